@@ -9,4 +9,267 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-export declare function ping(): string
+/** Authenticates requests with settings validated and keys prepared once, at construction. */
+export declare class Authenticator {
+  /**
+   * Validates `config` and prepares keys, claim rules, tenant rules and the rate limiter.
+   * Throws a `TypeError` or `RangeError` naming the offending field.
+   */
+  constructor(config: AuthConfig)
+  /**
+   * Runs the whole chain for one request. Each argument is a header value, `null` or
+   * `undefined`; nothing a client can send makes it throw.
+   */
+  authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null): AuthResult
+  /**
+   * Signs an access token (HS256 with `accessSecret`). `claims.sub` is required; `iat`,
+   * `exp` (`accessTtlSec`), `jti`, `type: "access"`, and `iss`/`aud` when configured are added.
+   */
+  signAccessToken(claims: TokenClaims): string
+  /** Signs a refresh token (HS256 with `refreshSecret`, `type: "refresh"`, `refreshTtlSec`). */
+  signRefreshToken(claims: TokenClaims): string
+  /**
+   * Verifies a refresh token (signature with `refreshSecret`, `type` must be `"refresh"`,
+   * expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
+   */
+  verifyRefreshToken(token: string): TokenVerification
+  /** Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate limiting. */
+  verifyAccessToken(token: string): TokenVerification
+  /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
+  get rateLimitMax(): number
+  /** Tokens added back per second (`rateLimitRefill`). */
+  get rateLimitRefill(): number
+  /** Lifetime of issued access tokens in seconds (`accessTtlSec`). */
+  get accessTtlSec(): number
+  /** Lifetime of issued refresh tokens in seconds (`refreshTtlSec`). */
+  get refreshTtlSec(): number
+  /** Number of rate-limit buckets currently held in memory. */
+  get rateLimitBuckets(): number
+}
+export type JsAuthenticator = Authenticator
+
+/**
+ * In-memory one-time codes keyed by e.g. user id or email. Per process: use a shared store
+ * (Redis…) when several processes must accept the same code.
+ */
+export declare class OtpStore {
+  /** Creates a store. Defaults: digits 6, ttlSec 300, maxAttempts 5, maxEntries 100000. */
+  constructor(options?: OtpStoreOptions)
+  /** Issues a fresh code for `key` (1 ..= 256 bytes), replacing any earlier one. */
+  issue(key: string): string
+  /** Checks `code` for `key`. A correct code is consumed; each wrong one costs an attempt. */
+  verify(key: string, code: string): OtpVerifyResult
+  /** Forgets the code for `key`; true if there was one. */
+  delete(key: string): boolean
+  /** Number of keys currently held (including expired ones not yet swept). */
+  get size(): number
+}
+
+/**
+ * Same chain and result as `Authenticator#authenticate`, configured per call. The config is
+ * validated on every call, but keys and rate-limit buckets are shared by equal configs.
+ */
+export declare function authenticateRequest(authorization: string | null | undefined, tenantHeader: string | null | undefined, host: string | null | undefined, config: AuthConfig): AuthResult
+
+/** The JS-visible `AuthResult`, documented for `index.d.ts`. */
+export interface AuthResult {
+  /** `true` when every check passed. */
+  authenticated: boolean
+  /** The token's `sub` claim (success only). */
+  userId?: string
+  /** The token's `email` claim, when present (success only). */
+  email?: string
+  /** The token's `role` claim, when present (success only). */
+  role?: string
+  /** Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only). */
+  tenantId?: string
+  /** A fresh UUID v4 for this request, failures included. */
+  requestId: string
+  /** Tokens left in the caller's bucket after this request (success and `rate_limited`). */
+  rateLimitRemaining?: number
+  /** Bucket capacity (`rateLimitMax`); `undefined` when rate limiting is off. */
+  rateLimitLimit?: number
+  /** Milliseconds until a retry can succeed; 0 unless `errorCode` is `rate_limited`. */
+  retryAfterMs: number
+  /** Human-readable reason, safe to return to clients (failure only). */
+  error?: string
+  /** Stable machine code, see the README's table (failure only). */
+  errorCode?: string
+  /** HTTP status to answer with: 200 on success, else 400, 401, 403 or 429. */
+  errorStatus: number
+}
+
+/**
+ * A new random TOTP secret as unpadded base32. `bytes` 16 ..= 64, default 20 (160 bits, the
+ * RFC 4226 recommendation) which gives 32 characters.
+ */
+export declare function generateTotpSecret(bytes?: number | undefined | null): string
+
+/**
+ * Hashes a password with Argon2id v1.3 (random 16-byte salt, 32-byte tag) off the main thread.
+ * Defaults: memoryCost 19456 KiB, timeCost 2, parallelism 1. Resolves to a PHC string
+ * (`$argon2id$v=19$m=19456,t=2,p=1$…`). Passwords are at most 4096 bytes. Invalid arguments
+ * throw synchronously (`TypeError`/`RangeError` with `code`).
+ */
+export declare function hashPassword(password: string | Buffer | Uint8Array, options?: PasswordOptions): Promise<string>
+
+/** Synchronous `hashPassword`: blocks the event loop for the whole hash (~5–15 ms at defaults). */
+export declare function hashPasswordSync(password: string | Buffer | Uint8Array, options?: PasswordOptions): string
+
+/**
+ * RFC 4226 HOTP code for `counter` (a safe integer ≥ 0). `secret` is base32 text or raw bytes
+ * (at least 16 bytes). Defaults: SHA1, 6 digits.
+ */
+export declare function hotp(secret: string | Buffer | Uint8Array, counter: number, options?: OtpOptions): string
+
+/**
+ * True when `hash` should be recomputed at the next successful login: it is not argon2id v1.3,
+ * its memory or time cost is below `options` (defaults 19456 KiB / 2), its parallelism differs,
+ * or its salt/tag are shorter than 16/32 bytes. Throws `ERR_INVALID_HASH` for a malformed hash.
+ */
+export declare function needsRehash(hash: string, options?: PasswordOptions): boolean
+
+/** Result of `verifyTotp`/`verifyHotp`. */
+export interface OtpMatch {
+  /** True when the code matched a step/counter inside the window. */
+  valid: boolean
+  /**
+   * Steps (TOTP, may be negative) or counters (HOTP) between the expected and the matching
+   * value; null when not valid. Store the matched counter to refuse replays.
+   */
+  delta?: number
+}
+
+/** Options shared by `hotp`, `totp`, `verifyHotp`, `verifyTotp` and `totpUri`. */
+export interface OtpOptions {
+  /** 'SHA1' | 'SHA256' | 'SHA512'. Default 'SHA1' (what authenticator apps expect). */
+  algorithm?: string
+  /** Code length, 6 ..= 8. Default 6. */
+  digits?: number
+  /** TOTP time step in seconds, 1 ..= 3600. Default 30. */
+  period?: number
+  /** TOTP: the time to use, Unix seconds. Default now. (For tests and clock-skewed callers.) */
+  time?: number
+  /**
+   * Verification window: TOTP accepts this many steps before and after the current one;
+   * HOTP looks this many counters ahead. 0 ..= 10. Default 1 for TOTP, 0 for HOTP.
+   */
+  window?: number
+}
+
+/** Options for `new OtpStore()`. */
+export interface OtpStoreOptions {
+  /** Code length, 4 ..= 10. Default 6. */
+  digits?: number
+  /** Lifetime of a code in seconds, 1 ..= 86400. Default 300. */
+  ttlSec?: number
+  /** Wrong guesses before the code is burned, 1 ..= 100. Default 5. */
+  maxAttempts?: number
+  /** Most keys held at once, 1 ..= 10_000_000; the oldest code is evicted beyond it. Default 100000. */
+  maxEntries?: number
+}
+
+/** Result of `OtpStore.verify`. */
+export interface OtpVerifyResult {
+  /** True only for the right, unexpired, not yet used code. */
+  valid: boolean
+  /** 'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'. */
+  reason: string
+  /** Wrong guesses still allowed for this code (0 once used, expired, burned or unknown). */
+  attemptsRemaining: number
+}
+
+/** Argon2id costs and pepper for `hashPassword`/`hashPasswordSync`/`needsRehash`. */
+export interface PasswordOptions {
+  /** Memory cost in KiB. Default 19456 (19 MiB, OWASP); allowed 8 * parallelism ..= 262144 (256 MiB). */
+  memoryCost?: number
+  /** Number of passes. Default 2; allowed 1 ..= 16. */
+  timeCost?: number
+  /** Lanes. Default 1; allowed 1 ..= 16. */
+  parallelism?: number
+  /**
+   * Optional pepper (Argon2 secret input K), at most 1024 bytes. Default none. It is not stored
+   * in the PHC string: pass the same secret to `verifyPassword`.
+   */
+  secret?: string | Buffer
+}
+
+/**
+ * Constant-time equality of two strings (compared as UTF-8) or Buffers/Uint8Arrays, any
+ * lengths (up to 64 MiB each); different lengths give `false` rather than throwing (unlike
+ * `crypto.timingSafeEqual`). A string and a Buffer holding the same bytes are equal.
+ */
+export declare function timingSafeEqual(a: string | Buffer | Uint8Array, b: string | Buffer | Uint8Array): boolean
+
+/** Result of `verifyRefreshToken` / `verifyAccessToken`. */
+export interface TokenVerification {
+  /** `true` when the token passed every check. */
+  valid: boolean
+  /** The `sub` claim. */
+  userId?: string
+  email?: string
+  role?: string
+  /** The `tenant_id` claim. */
+  tenantId?: string
+  /** The token id (`jti`), the key for revocation lists. */
+  jti?: string
+  /** `exp` in seconds since the epoch. */
+  expiresAt?: number
+  /** Human-readable reason (invalid tokens only). */
+  error?: string
+  /** Stable machine code, as in `AuthResult.errorCode` (invalid tokens only). */
+  errorCode?: string
+  /** 200 when valid, else the HTTP status of the error. */
+  errorStatus: number
+}
+
+/** RFC 6238 TOTP code at `options.time` (default now). Defaults: SHA1, 6 digits, 30 s period. */
+export declare function totp(secret: string | Buffer | Uint8Array, options?: OtpOptions): string
+
+/**
+ * `otpauth://totp/Issuer:account?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30` for a
+ * QR code, with issuer and account percent-encoded (RFC 3986).
+ */
+export declare function totpUri(input: TotpUriInput): string
+
+/** Input for `totpUri`. */
+export interface TotpUriInput {
+  /** Base32 secret (from `generateTotpSecret`). */
+  secret: string
+  /** Account name shown in the app, e.g. the user's email. 1 ..= 256 bytes, no ':'. */
+  account: string
+  /** Service name shown in the app. Optional, at most 256 bytes, no ':'. Recommended. */
+  issuer?: string
+  /** Default 'SHA1'. Note: several apps ignore anything but SHA1/6/30. */
+  algorithm?: string
+  /** Default 6. */
+  digits?: number
+  /** Default 30. */
+  period?: number
+}
+
+/** Checks an HOTP code at `counter` and up to `window` counters ahead (default 0). */
+export declare function verifyHotp(secret: string | Buffer | Uint8Array, code: string, counter: number, options?: OtpOptions): OtpMatch
+
+/**
+ * Checks a password against a PHC string made by us or by another library (the `argon2` and
+ * `@node-rs/argon2` npm packages; argon2i, argon2d, argon2id) off the main thread. A malformed
+ * hash throws `TypeError` with code `ERR_INVALID_HASH`; a hash whose costs exceed the caps
+ * (m > 262144 KiB, t > 16, p > 16) throws `RangeError` with code `ERR_HASH_TOO_COSTLY`.
+ */
+export declare function verifyPassword(hash: string, password: string | Buffer | Uint8Array, options?: VerifyPasswordOptions): Promise<boolean>
+
+/** Options for `verifyPassword`/`verifyPasswordSync`. */
+export interface VerifyPasswordOptions {
+  /** The pepper the hash was made with. Default none. */
+  secret?: string | Buffer
+}
+
+/** Synchronous `verifyPassword`. */
+export declare function verifyPasswordSync(hash: string, password: string | Buffer | Uint8Array, options?: VerifyPasswordOptions): boolean
+
+/**
+ * Checks a TOTP code within ±`window` steps (default 1) of `options.time` (default now), in
+ * constant time per candidate. A code of the wrong length or with non-digits is simply invalid.
+ */
+export declare function verifyTotp(secret: string | Buffer | Uint8Array, code: string, options?: OtpOptions): OtpMatch

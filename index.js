@@ -835,4 +835,19 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
-module.exports.ping = nativeBinding.ping
+module.exports.Authenticator = nativeBinding.Authenticator
+module.exports.JsAuthenticator = nativeBinding.JsAuthenticator
+module.exports.OtpStore = nativeBinding.OtpStore
+module.exports.authenticateRequest = nativeBinding.authenticateRequest
+module.exports.generateTotpSecret = nativeBinding.generateTotpSecret
+module.exports.hashPassword = nativeBinding.hashPassword
+module.exports.hashPasswordSync = nativeBinding.hashPasswordSync
+module.exports.hotp = nativeBinding.hotp
+module.exports.needsRehash = nativeBinding.needsRehash
+module.exports.timingSafeEqual = nativeBinding.timingSafeEqual
+module.exports.totp = nativeBinding.totp
+module.exports.totpUri = nativeBinding.totpUri
+module.exports.verifyHotp = nativeBinding.verifyHotp
+module.exports.verifyPassword = nativeBinding.verifyPassword
+module.exports.verifyPasswordSync = nativeBinding.verifyPasswordSync
+module.exports.verifyTotp = nativeBinding.verifyTotp

@@ -1,0 +1,281 @@
+//! The fused chain: bearer extraction, JWT verification, token type, tenant, rate limit and
+//! request id, run in one call with everything prepared at construction.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::bearer::extract_bearer;
+use crate::error::AuthError;
+use crate::jwt::{decode_verified, Claim, ClaimRules, Claims, HmacKey};
+use crate::rate_limit::{monotonic_nanos, Decision, RateLimiter};
+use crate::request_id::{new_request_id, REQUEST_ID_LEN};
+use crate::settings::Settings;
+use crate::tenant::{HostLabel, TenantRules, TenantSource};
+
+/// What one authentication produced. Strings borrow from the request or the decoded token.
+pub struct Outcome<'a> {
+    pub request_id: [u8; REQUEST_ID_LEN],
+    /// Bucket capacity, `None` when rate limiting is off.
+    pub rate_limit_limit: Option<u32>,
+    pub result: Result<Identity<'a>, Failure>,
+}
+
+pub struct Identity<'a> {
+    pub user_id: Cow<'a, str>,
+    pub email: Option<Cow<'a, str>>,
+    pub role: Option<Cow<'a, str>>,
+    pub tenant: TenantId<'a>,
+    /// Tokens left in the bucket after this request, `None` when rate limiting is off.
+    pub rate_limit_remaining: Option<u32>,
+}
+
+/// The resolved tenant id; every variant holds only `[A-Za-z0-9_-]`.
+pub enum TenantId<'a> {
+    None,
+    Claim(Cow<'a, str>),
+    Header(&'a [u8]),
+    Host(HostLabel),
+}
+
+impl TenantId<'_> {
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            TenantId::None => b"",
+            TenantId::Claim(s) => s.as_bytes(),
+            TenantId::Header(h) => h,
+            TenantId::Host(label) => label.as_bytes(),
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            TenantId::None => None,
+            // Validated as ASCII by the tenant rules.
+            _ => std::str::from_utf8(self.as_bytes()).ok(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Failure {
+    pub error: AuthError,
+    /// Milliseconds until a retry can succeed (rate-limited requests only, else 0).
+    pub retry_after_ms: u64,
+}
+
+impl From<AuthError> for Failure {
+    fn from(error: AuthError) -> Self {
+        Failure {
+            error,
+            retry_after_ms: 0,
+        }
+    }
+}
+
+pub struct Authenticator {
+    settings: Settings,
+    access_key: HmacKey,
+    refresh_key: Option<HmacKey>,
+    access_rules: ClaimRules,
+    refresh_rules: ClaimRules,
+    tenant_rules: TenantRules,
+    limiter: Option<RateLimiter>,
+}
+
+thread_local! {
+    /// Reused buffers for the decoded token and the rate-limit key: no allocation per request.
+    static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl Authenticator {
+    pub fn new(settings: Settings) -> Self {
+        let limiter = (settings.rate_limit_max > 0).then(|| {
+            RateLimiter::new(
+                settings.rate_limit_max,
+                settings.rate_limit_refill,
+                settings.rate_limit_max_keys,
+            )
+        });
+        Authenticator {
+            access_key: HmacKey::new(&settings.access_secret),
+            refresh_key: settings.refresh_secret.as_deref().map(HmacKey::new),
+            access_rules: settings.claim_rules("access"),
+            refresh_rules: settings.claim_rules("refresh"),
+            tenant_rules: settings.tenant_rules(),
+            limiter,
+            settings,
+        }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn limiter(&self) -> Option<&RateLimiter> {
+        self.limiter.as_ref()
+    }
+
+    /// Seconds since the epoch, whole (like `Math.floor(Date.now() / 1000)`), or the fixed clock.
+    pub fn now_sec(&self) -> f64 {
+        self.settings.clock_timestamp.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()) as f64
+        })
+    }
+
+    /// Runs the whole chain and hands the outcome to `f` while its borrowed strings are alive.
+    pub fn authenticate<R>(
+        &self,
+        authorization: Option<&[u8]>,
+        tenant_header: Option<&[u8]>,
+        host: Option<&[u8]>,
+        f: impl FnOnce(&Outcome<'_>) -> R,
+    ) -> R {
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => {
+                let (payload, key) = &mut *scratch;
+                self.authenticate_with(authorization, tenant_header, host, payload, key, f)
+            }
+            // Re-entered from inside `f`: fall back to fresh buffers.
+            Err(_) => self.authenticate_with(
+                authorization,
+                tenant_header,
+                host,
+                &mut Vec::new(),
+                &mut Vec::new(),
+                f,
+            ),
+        })
+    }
+
+    fn authenticate_with<R>(
+        &self,
+        authorization: Option<&[u8]>,
+        tenant_header: Option<&[u8]>,
+        host: Option<&[u8]>,
+        payload: &mut Vec<u8>,
+        key: &mut Vec<u8>,
+        f: impl FnOnce(&Outcome<'_>) -> R,
+    ) -> R {
+        let outcome = Outcome {
+            request_id: new_request_id(),
+            rate_limit_limit: self.limiter.as_ref().map(RateLimiter::capacity),
+            result: self.run_chain(authorization, tenant_header, host, payload, key),
+        };
+        f(&outcome)
+    }
+
+    fn run_chain<'a>(
+        &self,
+        authorization: Option<&[u8]>,
+        tenant_header: Option<&'a [u8]>,
+        host: Option<&[u8]>,
+        payload: &'a mut Vec<u8>,
+        key: &mut Vec<u8>,
+    ) -> Result<Identity<'a>, Failure> {
+        let token = extract_bearer(authorization, self.settings.max_token_bytes)?;
+        let mut claims = self.verify_access(token, payload)?;
+        let tenant_source = self.tenant_rules.resolve(
+            claims.tenant_id.as_str().map(str::as_bytes),
+            tenant_header,
+            host,
+        )?;
+        let tenant = match tenant_source {
+            TenantSource::None => TenantId::None,
+            TenantSource::Claim => {
+                TenantId::Claim(take_str(&mut claims.tenant_id).unwrap_or_default())
+            }
+            TenantSource::Header => TenantId::Header(tenant_header.unwrap_or_default()),
+            TenantSource::Host(label) => TenantId::Host(label),
+        };
+        let user_id = take_str(&mut claims.sub).unwrap_or_default();
+        let rate_limit_remaining = match &self.limiter {
+            None => None,
+            Some(limiter) => {
+                key.clear();
+                key.extend_from_slice(user_id.as_bytes());
+                key.push(b':');
+                key.extend_from_slice(tenant.as_bytes());
+                match limiter.take(key, monotonic_nanos()) {
+                    Decision::Allowed { remaining } => Some(remaining),
+                    Decision::Limited { retry_after_ms } => {
+                        return Err(Failure {
+                            error: AuthError::RateLimited,
+                            retry_after_ms,
+                        })
+                    }
+                }
+            }
+        };
+        Ok(Identity {
+            user_id,
+            email: take_str(&mut claims.email),
+            role: take_str(&mut claims.role),
+            tenant,
+            rate_limit_remaining,
+        })
+    }
+
+    /// Verifies an access token: signature, claims and type (`"access"` or none).
+    pub fn verify_access<'s>(
+        &self,
+        token: &[u8],
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<Claims<'s>, AuthError> {
+        let claims = decode_verified(token, &self.access_key, scratch)?;
+        self.access_rules.validate(&claims, self.now_sec())?;
+        Ok(claims)
+    }
+
+    /// Verifies a refresh token: signed with the refresh secret and typed `"refresh"`.
+    /// `None` when no refresh secret is configured.
+    pub fn verify_refresh<'s>(
+        &self,
+        token: &[u8],
+        scratch: &'s mut Vec<u8>,
+    ) -> Option<Result<Claims<'s>, AuthError>> {
+        let key = self.refresh_key.as_ref()?;
+        Some(verify_with(
+            token,
+            key,
+            &self.refresh_rules,
+            self.settings.max_token_bytes,
+            self.now_sec(),
+            scratch,
+        ))
+    }
+
+    pub fn access_key(&self) -> &HmacKey {
+        &self.access_key
+    }
+
+    pub fn refresh_key(&self) -> Option<&HmacKey> {
+        self.refresh_key.as_ref()
+    }
+}
+
+fn verify_with<'s>(
+    token: &[u8],
+    key: &HmacKey,
+    rules: &ClaimRules,
+    max_token_bytes: usize,
+    now: f64,
+    scratch: &'s mut Vec<u8>,
+) -> Result<Claims<'s>, AuthError> {
+    if token.len() > max_token_bytes {
+        return Err(AuthError::TokenTooLarge);
+    }
+    let claims = decode_verified(token, key, scratch)?;
+    rules.validate(&claims, now)?;
+    Ok(claims)
+}
+
+/// Moves a string claim out of the parsed claims (they are validated, so types are right).
+fn take_str<'a>(claim: &mut Claim<'a>) -> Option<Cow<'a, str>> {
+    match std::mem::take(claim) {
+        Claim::Str(s) => Some(s),
+        _ => None,
+    }
+}

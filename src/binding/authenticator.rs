@@ -1,0 +1,163 @@
+//! The `Authenticator` class: built once from a config, then one native call per request.
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use super::args::read_optional_str;
+use super::config::read_settings;
+use super::result::build_auth_result;
+use super::tokens::{self, TokenVerification};
+use crate::authenticator::Authenticator;
+
+/// Room for the `Bearer` scheme and separating spaces on top of `maxTokenBytes`.
+const AUTHORIZATION_SLACK: usize = 1024;
+/// Tenant ids are at most 63 bytes and hosts at most ~260; reading more cannot change a verdict.
+const TENANT_HEADER_CAP: usize = 1024;
+const HOST_CAP: usize = 1024;
+
+thread_local! {
+    static ARG_BUFFERS: RefCell<[Vec<u8>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
+}
+
+/// A raw JS value handed back as is.
+pub struct RawValue(pub sys::napi_value);
+
+impl ToNapiValue for RawValue {
+    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        Ok(val.0)
+    }
+}
+
+/// Authenticates requests with settings validated and keys prepared once, at construction.
+#[napi(js_name = "Authenticator")]
+pub struct JsAuthenticator {
+    core: Arc<Authenticator>,
+}
+
+#[napi]
+impl JsAuthenticator {
+    /// Validates `config` and prepares keys, claim rules, tenant rules and the rate limiter.
+    /// Throws a `TypeError` or `RangeError` naming the offending field.
+    #[napi(constructor, ts_args_type = "config: AuthConfig")]
+    pub fn new(env: Env, config: Unknown) -> Result<Self> {
+        let settings = read_settings(config).map_err(|e| e.throw(&env))?;
+        Ok(JsAuthenticator {
+            core: Arc::new(Authenticator::new(settings)),
+        })
+    }
+
+    /// Runs the whole chain for one request. Each argument is a header value, `null` or
+    /// `undefined`; nothing a client can send makes it throw.
+    #[napi(
+        ts_args_type = "authorization?: string | null, tenantHeader?: string | null, host?: string | null",
+        ts_return_type = "AuthResult"
+    )]
+    pub fn authenticate(
+        &self,
+        env: Env,
+        authorization: Unknown,
+        tenant_header: Unknown,
+        host: Unknown,
+    ) -> Result<RawValue> {
+        authenticate_raw(&env, &self.core, authorization, tenant_header, host)
+    }
+
+    /// Signs an access token (HS256 with `accessSecret`). `claims.sub` is required; `iat`,
+    /// `exp` (`accessTtlSec`), `jti`, `type: "access"`, and `iss`/`aud` when configured are added.
+    #[napi(ts_args_type = "claims: TokenClaims")]
+    pub fn sign_access_token(&self, env: Env, claims: Unknown) -> Result<String> {
+        tokens::sign(&env, &self.core, claims, tokens::Kind::Access)
+    }
+
+    /// Signs a refresh token (HS256 with `refreshSecret`, `type: "refresh"`, `refreshTtlSec`).
+    #[napi(ts_args_type = "claims: TokenClaims")]
+    pub fn sign_refresh_token(&self, env: Env, claims: Unknown) -> Result<String> {
+        tokens::sign(&env, &self.core, claims, tokens::Kind::Refresh)
+    }
+
+    /// Verifies a refresh token (signature with `refreshSecret`, `type` must be `"refresh"`,
+    /// expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
+    #[napi(ts_args_type = "token: string")]
+    pub fn verify_refresh_token(&self, env: Env, token: Unknown) -> Result<TokenVerification> {
+        tokens::verify(&env, &self.core, token, tokens::Kind::Refresh)
+    }
+
+    /// Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate limiting.
+    #[napi(ts_args_type = "token: string")]
+    pub fn verify_access_token(&self, env: Env, token: Unknown) -> Result<TokenVerification> {
+        tokens::verify(&env, &self.core, token, tokens::Kind::Access)
+    }
+
+    /// Bucket capacity (`rateLimitMax`, 0 when rate limiting is off).
+    #[napi(getter)]
+    pub fn rate_limit_max(&self) -> u32 {
+        self.core.settings().rate_limit_max
+    }
+
+    /// Tokens added back per second (`rateLimitRefill`).
+    #[napi(getter)]
+    pub fn rate_limit_refill(&self) -> f64 {
+        self.core.settings().rate_limit_refill
+    }
+
+    /// Lifetime of issued access tokens in seconds (`accessTtlSec`).
+    #[napi(getter)]
+    pub fn access_ttl_sec(&self) -> f64 {
+        self.core.settings().access_ttl_sec
+    }
+
+    /// Lifetime of issued refresh tokens in seconds (`refreshTtlSec`).
+    #[napi(getter)]
+    pub fn refresh_ttl_sec(&self) -> f64 {
+        self.core.settings().refresh_ttl_sec
+    }
+
+    /// Number of rate-limit buckets currently held in memory.
+    #[napi(getter)]
+    pub fn rate_limit_buckets(&self) -> u32 {
+        self.core.limiter().map_or(0, |l| l.len() as u32)
+    }
+}
+
+pub(crate) fn authenticate_raw(
+    env: &Env,
+    core: &Authenticator,
+    authorization: Unknown,
+    tenant_header: Unknown,
+    host: Unknown,
+) -> Result<RawValue> {
+    let raw_env = env.raw();
+    let auth_cap = core.settings().max_token_bytes + AUTHORIZATION_SLACK;
+    ARG_BUFFERS.with(|cell| {
+        let mut fresh: [Vec<u8>; 3] = Default::default();
+        let mut borrowed = cell.try_borrow_mut();
+        let [a, t, h] = match borrowed.as_deref_mut() {
+            Ok(bufs) => bufs,
+            Err(_) => &mut fresh,
+        };
+        // SAFETY: the handles are the arguments of the call in progress.
+        unsafe {
+            let authorization =
+                read_optional_str(raw_env, authorization.raw(), a, auth_cap, "authorization")
+                    .map_err(|e| e.throw(env))?;
+            let tenant_header = read_optional_str(
+                raw_env,
+                tenant_header.raw(),
+                t,
+                TENANT_HEADER_CAP,
+                "tenantHeader",
+            )
+            .map_err(|e| e.throw(env))?;
+            let host = read_optional_str(raw_env, host.raw(), h, HOST_CAP, "host")
+                .map_err(|e| e.throw(env))?;
+            Ok(
+                core.authenticate(authorization, tenant_header, host, |outcome| {
+                    RawValue(build_auth_result(raw_env, outcome))
+                }),
+            )
+        }
+    })
+}

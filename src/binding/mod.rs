@@ -1,0 +1,9 @@
+//! The napi-rs surface: converts JS values at the boundary and nothing else.
+
+pub mod args;
+pub mod authenticator;
+pub mod config;
+pub mod js_error;
+pub mod one_shot;
+pub mod result;
+pub mod tokens;

@@ -1,0 +1,134 @@
+//! Builds the flat `AuthResult` object: every key always present, `undefined` where it does not apply.
+
+use napi::sys;
+use std::ffi::CStr;
+use std::ptr;
+
+use crate::authenticator::Outcome;
+
+/// The JS-visible `AuthResult`, documented for `index.d.ts`.
+#[napi_derive::napi(object, object_to_js = false)]
+pub struct AuthResult {
+    /// `true` when every check passed.
+    pub authenticated: bool,
+    /// The token's `sub` claim (success only).
+    pub user_id: Option<String>,
+    /// The token's `email` claim, when present (success only).
+    pub email: Option<String>,
+    /// The token's `role` claim, when present (success only).
+    pub role: Option<String>,
+    /// Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only).
+    pub tenant_id: Option<String>,
+    /// A fresh UUID v4 for this request, failures included.
+    pub request_id: String,
+    /// Tokens left in the caller's bucket after this request (success and `rate_limited`).
+    pub rate_limit_remaining: Option<u32>,
+    /// Bucket capacity (`rateLimitMax`); `undefined` when rate limiting is off.
+    pub rate_limit_limit: Option<u32>,
+    /// Milliseconds until a retry can succeed; 0 unless `errorCode` is `rate_limited`.
+    pub retry_after_ms: f64,
+    /// Human-readable reason, safe to return to clients (failure only).
+    pub error: Option<String>,
+    /// Stable machine code, see the README's table (failure only).
+    pub error_code: Option<String>,
+    /// HTTP status to answer with: 200 on success, else 400, 401, 403 or 429.
+    pub error_status: u32,
+}
+
+struct Builder {
+    env: sys::napi_env,
+    obj: sys::napi_value,
+    undefined: sys::napi_value,
+}
+
+impl Builder {
+    unsafe fn set(&self, key: &CStr, value: sys::napi_value) {
+        sys::napi_set_named_property(self.env, self.obj, key.as_ptr(), value);
+    }
+
+    unsafe fn set_str(&self, key: &CStr, value: Option<&[u8]>) {
+        let v = match value {
+            Some(bytes) => {
+                let mut out = ptr::null_mut();
+                sys::napi_create_string_utf8(
+                    self.env,
+                    bytes.as_ptr().cast(),
+                    bytes.len() as isize,
+                    &mut out,
+                );
+                out
+            }
+            None => self.undefined,
+        };
+        self.set(key, v);
+    }
+
+    unsafe fn set_num(&self, key: &CStr, value: Option<f64>) {
+        let v = match value {
+            Some(n) => {
+                let mut out = ptr::null_mut();
+                sys::napi_create_double(self.env, n, &mut out);
+                out
+            }
+            None => self.undefined,
+        };
+        self.set(key, v);
+    }
+
+    unsafe fn set_bool(&self, key: &CStr, value: bool) {
+        let mut out = ptr::null_mut();
+        sys::napi_get_boolean(self.env, value, &mut out);
+        self.set(key, out);
+    }
+}
+
+/// # Safety
+/// `env` must be the live env of the current call.
+pub unsafe fn build_auth_result(env: sys::napi_env, outcome: &Outcome<'_>) -> sys::napi_value {
+    let mut obj = ptr::null_mut();
+    sys::napi_create_object(env, &mut obj);
+    let mut undefined = ptr::null_mut();
+    sys::napi_get_undefined(env, &mut undefined);
+    let b = Builder {
+        env,
+        obj,
+        undefined,
+    };
+    let limit = outcome.rate_limit_limit.map(f64::from);
+    match &outcome.result {
+        Ok(id) => {
+            b.set_bool(c"authenticated", true);
+            b.set_str(c"userId", Some(id.user_id.as_bytes()));
+            b.set_str(c"email", id.email.as_deref().map(str::as_bytes));
+            b.set_str(c"role", id.role.as_deref().map(str::as_bytes));
+            b.set_str(c"tenantId", id.tenant.as_str().map(str::as_bytes));
+            b.set_str(c"requestId", Some(&outcome.request_id));
+            b.set_num(
+                c"rateLimitRemaining",
+                id.rate_limit_remaining.map(f64::from),
+            );
+            b.set_num(c"rateLimitLimit", limit);
+            b.set_num(c"retryAfterMs", Some(0.0));
+            b.set_str(c"error", None);
+            b.set_str(c"errorCode", None);
+            b.set_num(c"errorStatus", Some(200.0));
+        }
+        Err(failure) => {
+            let err = failure.error;
+            let limited = err == crate::error::AuthError::RateLimited;
+            b.set_bool(c"authenticated", false);
+            b.set_str(c"userId", None);
+            b.set_str(c"email", None);
+            b.set_str(c"role", None);
+            b.set_str(c"tenantId", None);
+            b.set_str(c"requestId", Some(&outcome.request_id));
+            b.set_num(c"rateLimitRemaining", limited.then_some(0.0));
+            b.set_num(c"rateLimitLimit", limit);
+            b.set_num(c"retryAfterMs", Some(failure.retry_after_ms as f64));
+            b.set_str(c"error", Some(err.message().as_bytes()));
+            b.set_str(c"errorCode", Some(err.code().as_bytes()));
+            b.set_num(c"errorStatus", Some(err.status() as f64));
+        }
+    }
+    obj
+}

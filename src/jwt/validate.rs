@@ -1,0 +1,270 @@
+//! Claim validation: types, time window, audience, issuer, subject and token type.
+
+use super::claims::{Claim, Claims};
+use crate::error::AuthError;
+
+/// The claim checks an authenticator applies, fixed at construction.
+#[derive(Debug, Clone)]
+pub struct ClaimRules {
+    /// Accepted `iss` values; empty means "not checked".
+    pub issuers: Vec<String>,
+    /// Accepted `aud` values (a token passes if any of its audiences is listed); empty means "not checked".
+    pub audiences: Vec<String>,
+    /// Seconds of leeway for `exp` and `nbf`.
+    pub clock_tolerance_sec: f64,
+    pub require_expiration: bool,
+    pub require_subject: bool,
+    /// Refuse tokens that carry no `type` claim.
+    pub require_token_type: bool,
+    /// The `type` this check accepts: `"access"` or `"refresh"`.
+    pub expected_type: &'static str,
+}
+
+impl ClaimRules {
+    /// Checks in a fixed order (the same order the JS engine uses): types, nbf, exp, aud, iss,
+    /// sub, type. `now` is the current time in whole seconds since the epoch.
+    pub fn validate(&self, claims: &Claims<'_>, now: f64) -> Result<(), AuthError> {
+        check_types(claims)?;
+        let tolerance = self.clock_tolerance_sec;
+        if let Claim::Num(nbf) = claims.nbf {
+            if nbf > now + tolerance {
+                return Err(AuthError::TokenNotYetValid);
+            }
+        }
+        match claims.exp {
+            Claim::Num(exp) if now >= exp + tolerance => return Err(AuthError::TokenExpired),
+            Claim::Absent if self.require_expiration => return Err(AuthError::MissingExpiration),
+            _ => {}
+        }
+        if !self.audiences.is_empty() && !self.audience_matches(&claims.aud) {
+            return Err(AuthError::InvalidAudience);
+        }
+        if !self.issuers.is_empty()
+            && !claims
+                .iss
+                .as_str()
+                .is_some_and(|iss| self.issuers.iter().any(|i| i == iss))
+        {
+            return Err(AuthError::InvalidIssuer);
+        }
+        if self.require_subject && claims.sub.as_str().is_none_or(str::is_empty) {
+            return Err(AuthError::MissingSubject);
+        }
+        match claims.token_type.as_str() {
+            // A refresh token must never pass as an access token, even under a shared secret.
+            Some(t) if t != self.expected_type => Err(AuthError::WrongTokenType),
+            None if self.require_token_type => Err(AuthError::WrongTokenType),
+            _ => Ok(()),
+        }
+    }
+
+    fn audience_matches(&self, aud: &Claim<'_>) -> bool {
+        let accepted = |a: &str| self.audiences.iter().any(|x| x == a);
+        match aud {
+            Claim::Str(a) => accepted(a),
+            Claim::StrList(list) => list.iter().any(|a| accepted(a)),
+            _ => false,
+        }
+    }
+}
+
+/// A registered claim of the wrong JSON type is an error, not a claim to ignore.
+fn check_types(c: &Claims<'_>) -> Result<(), AuthError> {
+    let string_or_absent = |claim: &Claim<'_>| matches!(claim, Claim::Absent | Claim::Str(_));
+    let number_or_absent = |claim: &Claim<'_>| matches!(claim, Claim::Absent | Claim::Num(_));
+    let ok = [
+        &c.sub,
+        &c.iss,
+        &c.jti,
+        &c.email,
+        &c.role,
+        &c.tenant_id,
+        &c.token_type,
+    ]
+    .into_iter()
+    .all(string_or_absent)
+        && [&c.exp, &c.nbf, &c.iat].into_iter().all(number_or_absent)
+        && matches!(c.aud, Claim::Absent | Claim::Str(_) | Claim::StrList(_));
+    if ok {
+        Ok(())
+    } else {
+        Err(AuthError::InvalidClaims)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules() -> ClaimRules {
+        ClaimRules {
+            issuers: vec![],
+            audiences: vec![],
+            clock_tolerance_sec: 0.0,
+            require_expiration: true,
+            require_subject: true,
+            require_token_type: false,
+            expected_type: "access",
+        }
+    }
+
+    fn check(rules: &ClaimRules, json: &str, now: f64) -> Result<(), AuthError> {
+        rules.validate(&Claims::parse(json.as_bytes()).unwrap(), now)
+    }
+
+    #[test]
+    fn accepts_valid_claims() {
+        assert_eq!(check(&rules(), r#"{"sub":"u","exp":100}"#, 99.0), Ok(()));
+    }
+
+    #[test]
+    fn expiry_is_exclusive_and_honours_tolerance() {
+        assert_eq!(
+            check(&rules(), r#"{"sub":"u","exp":100}"#, 100.0),
+            Err(AuthError::TokenExpired)
+        );
+        let lenient = ClaimRules {
+            clock_tolerance_sec: 5.0,
+            ..rules()
+        };
+        assert_eq!(check(&lenient, r#"{"sub":"u","exp":100}"#, 104.0), Ok(()));
+        assert_eq!(
+            check(&lenient, r#"{"sub":"u","exp":100}"#, 105.0),
+            Err(AuthError::TokenExpired)
+        );
+    }
+
+    #[test]
+    fn not_before_honours_tolerance() {
+        assert_eq!(
+            check(&rules(), r#"{"sub":"u","exp":200,"nbf":101}"#, 100.0),
+            Err(AuthError::TokenNotYetValid)
+        );
+        assert_eq!(
+            check(&rules(), r#"{"sub":"u","exp":200,"nbf":100}"#, 100.0),
+            Ok(())
+        );
+        let lenient = ClaimRules {
+            clock_tolerance_sec: 2.0,
+            ..rules()
+        };
+        assert_eq!(
+            check(&lenient, r#"{"sub":"u","exp":200,"nbf":102}"#, 100.0),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn requires_expiration_unless_disabled() {
+        assert_eq!(
+            check(&rules(), r#"{"sub":"u"}"#, 1.0),
+            Err(AuthError::MissingExpiration)
+        );
+        let relaxed = ClaimRules {
+            require_expiration: false,
+            ..rules()
+        };
+        assert_eq!(check(&relaxed, r#"{"sub":"u"}"#, 1.0), Ok(()));
+    }
+
+    #[test]
+    fn checks_issuer_and_audience() {
+        let strict = ClaimRules {
+            issuers: vec!["me".into()],
+            audiences: vec!["api".into(), "web".into()],
+            ..rules()
+        };
+        assert_eq!(
+            check(
+                &strict,
+                r#"{"sub":"u","exp":9,"iss":"me","aud":"web"}"#,
+                1.0
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(
+                &strict,
+                r#"{"sub":"u","exp":9,"iss":"me","aud":["x","api"]}"#,
+                1.0
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(&strict, r#"{"sub":"u","exp":9,"iss":"me","aud":"x"}"#, 1.0),
+            Err(AuthError::InvalidAudience)
+        );
+        assert_eq!(
+            check(&strict, r#"{"sub":"u","exp":9,"iss":"me"}"#, 1.0),
+            Err(AuthError::InvalidAudience)
+        );
+        assert_eq!(
+            check(
+                &strict,
+                r#"{"sub":"u","exp":9,"iss":"you","aud":"api"}"#,
+                1.0
+            ),
+            Err(AuthError::InvalidIssuer)
+        );
+        assert_eq!(
+            check(&strict, r#"{"sub":"u","exp":9,"aud":"api"}"#, 1.0),
+            Err(AuthError::InvalidIssuer)
+        );
+    }
+
+    #[test]
+    fn requires_a_subject() {
+        assert_eq!(
+            check(&rules(), r#"{"exp":9}"#, 1.0),
+            Err(AuthError::MissingSubject)
+        );
+        assert_eq!(
+            check(&rules(), r#"{"exp":9,"sub":""}"#, 1.0),
+            Err(AuthError::MissingSubject)
+        );
+    }
+
+    #[test]
+    fn rejects_refresh_token_as_access() {
+        assert_eq!(
+            check(&rules(), r#"{"sub":"u","exp":9,"type":"refresh"}"#, 1.0),
+            Err(AuthError::WrongTokenType)
+        );
+        assert_eq!(
+            check(&rules(), r#"{"sub":"u","exp":9,"type":"Access"}"#, 1.0),
+            Err(AuthError::WrongTokenType)
+        );
+        assert_eq!(
+            check(&rules(), r#"{"sub":"u","exp":9,"type":"access"}"#, 1.0),
+            Ok(())
+        );
+        let strict = ClaimRules {
+            require_token_type: true,
+            ..rules()
+        };
+        assert_eq!(
+            check(&strict, r#"{"sub":"u","exp":9}"#, 1.0),
+            Err(AuthError::WrongTokenType)
+        );
+    }
+
+    #[test]
+    fn rejects_claims_of_the_wrong_type() {
+        for json in [
+            r#"{"sub":1,"exp":9}"#,
+            r#"{"sub":"u","exp":"9"}"#,
+            r#"{"sub":"u","exp":9,"nbf":null}"#,
+            r#"{"sub":"u","exp":9,"iat":true}"#,
+            r#"{"sub":"u","exp":9,"aud":[1]}"#,
+            r#"{"sub":"u","exp":9,"email":{}}"#,
+            r#"{"sub":"u","exp":9,"tenant_id":7}"#,
+            r#"{"sub":"u","exp":9,"type":["access"]}"#,
+        ] {
+            assert_eq!(
+                check(&rules(), json, 1.0),
+                Err(AuthError::InvalidClaims),
+                "{json}"
+            );
+        }
+    }
+}
