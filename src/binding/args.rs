@@ -1,7 +1,6 @@
 //! Reading JS string arguments into reusable byte buffers, with a size cap.
 
 use napi::sys;
-use std::ptr;
 
 use super::js_error::ArgError;
 
@@ -35,24 +34,15 @@ pub unsafe fn read_optional_str<'b>(
             )))
         }
     }
-    let mut len = 0usize;
-    sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len);
-    let take = len.min(cap);
+    // One copy into a buffer kept across calls: no length query, no allocation once warm.
     buf.clear();
-    buf.reserve(take + 1);
+    buf.reserve(cap + 1);
     let mut written = 0usize;
-    let status = sys::napi_get_value_string_utf8(
-        env,
-        value,
-        buf.as_mut_ptr().cast(),
-        take + 1,
-        &mut written,
-    );
+    let status =
+        sys::napi_get_value_string_utf8(env, value, buf.as_mut_ptr().cast(), cap + 1, &mut written);
     if status != sys::Status::napi_ok {
-        return Err(ArgError::Type(format!(
-            "{name} must be a string, null or undefined"
-        )));
+        return Err(ArgError::Type(format!("{name} must be a string, null or undefined")));
     }
-    buf.set_len(written.min(take));
+    buf.set_len(written.min(cap));
     Ok(Some(&buf[..]))
 }

@@ -4,6 +4,7 @@ use napi::sys;
 use std::ffi::CStr;
 use std::ptr;
 
+use super::env_cache::EnvCache;
 use crate::authenticator::Outcome;
 
 /// The JS-visible `AuthResult`, documented for `index.d.ts`.
@@ -85,6 +86,95 @@ impl Builder {
 /// # Safety
 /// `env` must be the live env of the current call.
 pub unsafe fn build_auth_result(env: sys::napi_env, outcome: &Outcome<'_>) -> sys::napi_value {
+    match EnvCache::get(env) {
+        Some(cache) => build_with_factory(env, cache, outcome),
+        None => build_with_property_sets(env, outcome),
+    }
+}
+
+/// One call into the cached JS factory with the twelve field values, in `AuthResult` order.
+unsafe fn build_with_factory(env: sys::napi_env, cache: &EnvCache, outcome: &Outcome<'_>) -> sys::napi_value {
+    let mut undefined = ptr::null_mut();
+    sys::napi_get_undefined(env, &mut undefined);
+    let limit = match outcome.rate_limit_limit {
+        Some(n) => uint(env, n),
+        None => undefined,
+    };
+    let request_id = string(env, &outcome.request_id);
+    let args: [sys::napi_value; 12] = match &outcome.result {
+        Ok(id) => {
+            let opt = |s: Option<&str>| s.map_or(undefined, |s| string(env, s.as_bytes()));
+            [
+                boolean(env, true),
+                string(env, id.user_id.as_bytes()),
+                opt(id.email.as_deref()),
+                opt(id.role.as_deref()),
+                opt(id.tenant.as_str()),
+                request_id,
+                id.rate_limit_remaining.map_or(undefined, |n| uint(env, n)),
+                limit,
+                uint(env, 0),
+                undefined,
+                undefined,
+                uint(env, 200),
+            ]
+        }
+        Err(failure) => {
+            let err = failure.error;
+            let (message, code) = cache.error_strings(env, err);
+            let limited = err == crate::error::AuthError::RateLimited;
+            [
+                boolean(env, false),
+                undefined,
+                undefined,
+                undefined,
+                undefined,
+                request_id,
+                if limited { uint(env, 0) } else { undefined },
+                limit,
+                double(env, failure.retry_after_ms as f64),
+                message,
+                code,
+                uint(env, err.status() as u32),
+            ]
+        }
+    };
+    let mut result = ptr::null_mut();
+    sys::napi_call_function(env, undefined, cache.factory(env), args.len(), args.as_ptr(), &mut result);
+    result
+}
+
+/// ASCII (the usual case) goes through the one-byte constructor, which skips UTF-8 decoding.
+unsafe fn string(env: sys::napi_env, bytes: &[u8]) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    if bytes.is_ascii() {
+        sys::napi_create_string_latin1(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out);
+    } else {
+        sys::napi_create_string_utf8(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out);
+    }
+    out
+}
+
+unsafe fn uint(env: sys::napi_env, n: u32) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    sys::napi_create_uint32(env, n, &mut out);
+    out
+}
+
+unsafe fn double(env: sys::napi_env, n: f64) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    sys::napi_create_double(env, n, &mut out);
+    out
+}
+
+unsafe fn boolean(env: sys::napi_env, b: bool) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    sys::napi_get_boolean(env, b, &mut out);
+    out
+}
+
+/// Fallback when the factory could not be made (e.g. script compilation disabled).
+unsafe fn build_with_property_sets(env: sys::napi_env, outcome: &Outcome<'_>) -> sys::napi_value {
     let mut obj = ptr::null_mut();
     sys::napi_create_object(env, &mut obj);
     let mut undefined = ptr::null_mut();
