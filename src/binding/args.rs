@@ -41,7 +41,9 @@ pub unsafe fn read_optional_str<'b>(
     let status =
         sys::napi_get_value_string_utf8(env, value, buf.as_mut_ptr().cast(), cap + 1, &mut written);
     if status != sys::Status::napi_ok {
-        return Err(ArgError::Type(format!("{name} must be a string, null or undefined")));
+        return Err(ArgError::Type(format!(
+            "{name} must be a string, null or undefined"
+        )));
     }
     buf.set_len(written.min(cap));
     Ok(Some(&buf[..]))

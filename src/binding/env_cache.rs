@@ -1,5 +1,5 @@
-//! Per-environment values made once and reused on every call: the JS factory that assembles
-//! `AuthResult` objects and the interned error strings.
+//! Per-environment values made once and reused on every call: the JS factories that assemble
+//! `AuthResult` objects.
 //!
 //! Why a JS factory: an object literal built by JS runs through V8's inline caches and costs
 //! tens of nanoseconds, while setting twelve properties one by one through Node-API costs
@@ -11,14 +11,43 @@ use std::ptr;
 
 use crate::error::AuthError;
 
-const FACTORY_SOURCE: &str = "(function makeAuthResult(authenticated, userId, email, role, tenantId, requestId, \
-rateLimitRemaining, rateLimitLimit, retryAfterMs, error, errorCode, errorStatus) { return { authenticated, userId, \
-email, role, tenantId, requestId, rateLimitRemaining, rateLimitLimit, retryAfterMs, error, errorCode, errorStatus }; })";
-
 pub struct EnvCache {
-    factory: sys::napi_ref,
-    /// `(message, code)` per [`AuthError`], in `AuthError::ALL` order.
-    error_strings: Vec<(sys::napi_ref, sys::napi_ref)>,
+    success: sys::napi_ref,
+    failure: sys::napi_ref,
+}
+
+/// The two factories; the failure one maps an [`AuthError`] index to its message, code and
+/// status from tables embedded once, so no error string crosses the boundary per call.
+fn factory_source() -> String {
+    let table = |f: &dyn Fn(AuthError) -> String| {
+        AuthError::ALL
+            .iter()
+            .map(|e| f(*e))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let rate_limited = AuthError::ALL
+        .iter()
+        .position(|e| *e == AuthError::RateLimited)
+        .unwrap_or(0);
+    format!(
+        "(function () {{\n\
+         const MESSAGES = [{messages}], CODES = [{codes}], STATUSES = [{statuses}];\n\
+         return [\n\
+         function authSuccess(userId, email, role, tenantId, requestId, rateLimitRemaining, rateLimitLimit) {{\n\
+           return {{ authenticated: true, userId, email, role, tenantId, requestId, rateLimitRemaining, rateLimitLimit,\n\
+             retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: 200 }};\n\
+         }},\n\
+         function authFailure(index, requestId, rateLimitLimit, retryAfterMs) {{\n\
+           return {{ authenticated: false, userId: undefined, email: undefined, role: undefined, tenantId: undefined,\n\
+             requestId, rateLimitRemaining: index === {rate_limited} ? 0 : undefined, rateLimitLimit, retryAfterMs,\n\
+             error: MESSAGES[index], errorCode: CODES[index], errorStatus: STATUSES[index] }};\n\
+         }}];\n\
+         }})()",
+        messages = table(&|e| format!("{:?}", e.message())),
+        codes = table(&|e| format!("{:?}", e.code())),
+        statuses = table(&|e| e.status().to_string()),
+    )
 }
 
 impl EnvCache {
@@ -32,7 +61,9 @@ impl EnvCache {
             return Some(&*(data as *const EnvCache));
         }
         let cache = Box::into_raw(Box::new(EnvCache::create(env)?));
-        if sys::napi_set_instance_data(env, cache.cast(), Some(finalize), ptr::null_mut()) != sys::Status::napi_ok {
+        if sys::napi_set_instance_data(env, cache.cast(), Some(finalize), ptr::null_mut())
+            != sys::Status::napi_ok
+        {
             drop(Box::from_raw(cache));
             return None;
         }
@@ -40,41 +71,46 @@ impl EnvCache {
     }
 
     unsafe fn create(env: sys::napi_env) -> Option<EnvCache> {
+        let source_text = factory_source();
         let mut source = ptr::null_mut();
-        let mut factory = ptr::null_mut();
-        ok(sys::napi_create_string_utf8(env, FACTORY_SOURCE.as_ptr().cast(), FACTORY_SOURCE.len() as isize, &mut source))?;
-        ok(sys::napi_run_script(env, source, &mut factory))?;
-        let mut error_strings = Vec::with_capacity(AuthError::ALL.len());
-        for err in AuthError::ALL {
-            error_strings.push((persistent_string(env, err.message())?, persistent_string(env, err.code())?));
-        }
-        Some(EnvCache { factory: persistent(env, factory)?, error_strings })
+        let mut pair = ptr::null_mut();
+        ok(sys::napi_create_string_utf8(
+            env,
+            source_text.as_ptr().cast(),
+            source_text.len() as isize,
+            &mut source,
+        ))?;
+        ok(sys::napi_run_script(env, source, &mut pair))?;
+        let (mut success, mut failure) = (ptr::null_mut(), ptr::null_mut());
+        ok(sys::napi_get_element(env, pair, 0, &mut success))?;
+        ok(sys::napi_get_element(env, pair, 1, &mut failure))?;
+        Some(EnvCache {
+            success: persistent(env, success)?,
+            failure: persistent(env, failure)?,
+        })
     }
 
-    /// # Safety
-    /// `env` must be the env this cache belongs to.
-    pub unsafe fn factory(&self, env: sys::napi_env) -> sys::napi_value {
-        deref(env, self.factory)
-    }
-
-    /// `(message, code)` JS strings of `err`.
+    /// `authSuccess(userId, email, role, tenantId, requestId, rateLimitRemaining, rateLimitLimit)`
     ///
     /// # Safety
     /// `env` must be the env this cache belongs to.
-    pub unsafe fn error_strings(&self, env: sys::napi_env, err: AuthError) -> (sys::napi_value, sys::napi_value) {
-        let index = AuthError::ALL.iter().position(|e| *e == err).unwrap_or(0);
-        let (message, code) = self.error_strings[index];
-        (deref(env, message), deref(env, code))
+    pub unsafe fn success(&self, env: sys::napi_env) -> sys::napi_value {
+        deref(env, self.success)
+    }
+
+    /// `authFailure(errorIndex, requestId, rateLimitLimit, retryAfterMs)`
+    ///
+    /// # Safety
+    /// `env` must be the env this cache belongs to.
+    pub unsafe fn failure(&self, env: sys::napi_env) -> sys::napi_value {
+        deref(env, self.failure)
     }
 }
 
 unsafe extern "C" fn finalize(env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
     let cache = Box::from_raw(data as *mut EnvCache);
-    sys::napi_delete_reference(env, cache.factory);
-    for (message, code) in cache.error_strings {
-        sys::napi_delete_reference(env, message);
-        sys::napi_delete_reference(env, code);
-    }
+    sys::napi_delete_reference(env, cache.success);
+    sys::napi_delete_reference(env, cache.failure);
 }
 
 fn ok(status: sys::napi_status) -> Option<()> {
@@ -85,12 +121,6 @@ unsafe fn persistent(env: sys::napi_env, value: sys::napi_value) -> Option<sys::
     let mut reference = ptr::null_mut();
     ok(sys::napi_create_reference(env, value, 1, &mut reference))?;
     Some(reference)
-}
-
-unsafe fn persistent_string(env: sys::napi_env, s: &str) -> Option<sys::napi_ref> {
-    let mut value = ptr::null_mut();
-    ok(sys::napi_create_string_latin1(env, s.as_ptr().cast(), s.len() as isize, &mut value))?;
-    persistent(env, value)
 }
 
 unsafe fn deref(env: sys::napi_env, reference: sys::napi_ref) -> sys::napi_value {

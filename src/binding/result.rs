@@ -6,6 +6,7 @@ use std::ptr;
 
 use super::env_cache::EnvCache;
 use crate::authenticator::Outcome;
+use crate::error::AuthError;
 
 /// The JS-visible `AuthResult`, documented for `index.d.ts`.
 #[napi_derive::napi(object, object_to_js = false)]
@@ -92,20 +93,21 @@ pub unsafe fn build_auth_result(env: sys::napi_env, outcome: &Outcome<'_>) -> sy
     }
 }
 
-/// One call into the cached JS factory with the twelve field values, in `AuthResult` order.
-unsafe fn build_with_factory(env: sys::napi_env, cache: &EnvCache, outcome: &Outcome<'_>) -> sys::napi_value {
+/// One call into a cached JS factory with the varying fields only.
+unsafe fn build_with_factory(
+    env: sys::napi_env,
+    cache: &EnvCache,
+    outcome: &Outcome<'_>,
+) -> sys::napi_value {
     let mut undefined = ptr::null_mut();
     sys::napi_get_undefined(env, &mut undefined);
-    let limit = match outcome.rate_limit_limit {
-        Some(n) => uint(env, n),
-        None => undefined,
-    };
+    let limit = outcome.rate_limit_limit.map_or(undefined, |n| uint(env, n));
     let request_id = string(env, &outcome.request_id);
-    let args: [sys::napi_value; 12] = match &outcome.result {
+    let mut result = ptr::null_mut();
+    match &outcome.result {
         Ok(id) => {
             let opt = |s: Option<&str>| s.map_or(undefined, |s| string(env, s.as_bytes()));
-            [
-                boolean(env, true),
+            let args = [
                 string(env, id.user_id.as_bytes()),
                 opt(id.email.as_deref()),
                 opt(id.role.as_deref()),
@@ -113,34 +115,37 @@ unsafe fn build_with_factory(env: sys::napi_env, cache: &EnvCache, outcome: &Out
                 request_id,
                 id.rate_limit_remaining.map_or(undefined, |n| uint(env, n)),
                 limit,
-                uint(env, 0),
+            ];
+            sys::napi_call_function(
+                env,
                 undefined,
-                undefined,
-                uint(env, 200),
-            ]
+                cache.success(env),
+                args.len(),
+                args.as_ptr(),
+                &mut result,
+            );
         }
         Err(failure) => {
-            let err = failure.error;
-            let (message, code) = cache.error_strings(env, err);
-            let limited = err == crate::error::AuthError::RateLimited;
-            [
-                boolean(env, false),
-                undefined,
-                undefined,
-                undefined,
-                undefined,
+            let index = AuthError::ALL
+                .iter()
+                .position(|e| *e == failure.error)
+                .unwrap_or(0);
+            let args = [
+                uint(env, index as u32),
                 request_id,
-                if limited { uint(env, 0) } else { undefined },
                 limit,
                 double(env, failure.retry_after_ms as f64),
-                message,
-                code,
-                uint(env, err.status() as u32),
-            ]
+            ];
+            sys::napi_call_function(
+                env,
+                undefined,
+                cache.failure(env),
+                args.len(),
+                args.as_ptr(),
+                &mut result,
+            );
         }
-    };
-    let mut result = ptr::null_mut();
-    sys::napi_call_function(env, undefined, cache.factory(env), args.len(), args.as_ptr(), &mut result);
+    }
     result
 }
 
@@ -164,12 +169,6 @@ unsafe fn uint(env: sys::napi_env, n: u32) -> sys::napi_value {
 unsafe fn double(env: sys::napi_env, n: f64) -> sys::napi_value {
     let mut out = ptr::null_mut();
     sys::napi_create_double(env, n, &mut out);
-    out
-}
-
-unsafe fn boolean(env: sys::napi_env, b: bool) -> sys::napi_value {
-    let mut out = ptr::null_mut();
-    sys::napi_get_boolean(env, b, &mut out);
     out
 }
 

@@ -59,6 +59,34 @@ pub fn bytes(v: &Unknown, name: &str, max_bytes: usize) -> HelperResult<Vec<u8>>
     Ok(out)
 }
 
+/// An optional JS number (absent = `None`); anything else is a `TypeError` naming `name`.
+pub fn number(v: &Option<Unknown>, name: &str) -> HelperResult<Option<f64>> {
+    if is_nullish(v) {
+        return Ok(None);
+    }
+    let v = v.as_ref().expect("checked by is_nullish");
+    if kind(v) != ValueType::Number {
+        return Err(HelperError::arg_type(name, "a number"));
+    }
+    unsafe { f64::from_napi_value(v.value().env, v.raw()) }
+        .map(Some)
+        .map_err(|_| HelperError::arg_type(name, "a number"))
+}
+
+/// An optional JS boolean (absent = `None`).
+pub fn boolean(v: &Option<Unknown>, name: &str) -> HelperResult<Option<bool>> {
+    if is_nullish(v) {
+        return Ok(None);
+    }
+    let v = v.as_ref().expect("checked by is_nullish");
+    if kind(v) != ValueType::Boolean {
+        return Err(HelperError::arg_type(name, "a boolean"));
+    }
+    unsafe { bool::from_napi_value(v.value().env, v.raw()) }
+        .map(Some)
+        .map_err(|_| HelperError::arg_type(name, "a boolean"))
+}
+
 /// An options object converted to its `#[napi(object)]` struct; absent means `T::default()`.
 pub fn options<T: FromNapiValue + Default>(v: &Option<Unknown>, name: &str) -> HelperResult<T> {
     if is_nullish(v) {

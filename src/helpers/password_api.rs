@@ -3,9 +3,12 @@
 //! Arguments are validated and the stored hash parsed on the calling thread, so bad input throws
 //! a `TypeError`/`RangeError` synchronously; the worker thread only runs Argon2.
 
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Unknown};
-use napi::{Env, Task};
+use napi::bindgen_prelude::{
+    AbortSignal, AsyncTask, Buffer, Either, FromNapiValue, JsObjectValue, Object, Unknown,
+};
+use napi::{Env, JsValue, Task, ValueType};
 use napi_derive::napi;
+use zeroize::Zeroizing;
 
 use super::args;
 use super::errors::{to_js, HelperError, HelperResult};
@@ -49,6 +52,25 @@ fn secret_bytes(secret: &Option<Either<String, Buffer>>) -> HelperResult<Vec<u8>
     Ok(bytes)
 }
 
+/// An optional `AbortSignal`: aborting before the work starts on the pool rejects the promise
+/// with an AbortError (a hash already running cannot be interrupted).
+fn abort_signal(v: &Option<Unknown>) -> HelperResult<Option<AbortSignal>> {
+    if args::is_nullish(v) {
+        return Ok(None);
+    }
+    let v = v.as_ref().expect("checked by is_nullish");
+    let is_signal = v.get_type().ok() == Some(ValueType::Object)
+        && unsafe { Object::from_napi_value(v.value().env, v.raw()) }
+            .and_then(|o| o.has_named_property("aborted"))
+            .unwrap_or(false);
+    if !is_signal {
+        return Err(HelperError::arg_type("signal", "an AbortSignal"));
+    }
+    unsafe { AbortSignal::from_napi_value(v.value().env, v.raw()) }
+        .map(Some)
+        .map_err(|_| HelperError::arg_type("signal", "an AbortSignal"))
+}
+
 fn read_costs(opts: &PasswordOptions) -> HelperResult<Costs> {
     let d = Costs::default();
     Costs {
@@ -82,8 +104,8 @@ fn prepare_hash(password: &Unknown, options: &Option<Unknown>) -> HelperResult<H
     let opts: PasswordOptions = args::options(options, "options")?;
     Ok(HashPasswordTask {
         costs: read_costs(&opts)?,
-        secret: secret_bytes(&opts.secret)?,
-        password,
+        secret: Zeroizing::new(secret_bytes(&opts.secret)?),
+        password: Zeroizing::new(password),
     })
 }
 
@@ -92,21 +114,21 @@ fn prepare_verify(
     password: &Unknown,
     options: &Option<Unknown>,
 ) -> HelperResult<VerifyPasswordTask> {
-    let hash = args::string(hash, "hash", password::MAX_HASH_CHARS)?;
+    let hash = args::string(hash, "hash", 64 << 10)?;
     let password = args::bytes(password, "password", MAX_PASSWORD_BYTES)?;
     let opts: VerifyPasswordOptions = args::options(options, "options")?;
     Ok(VerifyPasswordTask {
         decoded: password::parse(&hash)?,
-        secret: secret_bytes(&opts.secret)?,
-        password,
+        secret: Zeroizing::new(secret_bytes(&opts.secret)?),
+        password: Zeroizing::new(password),
     })
 }
 
 /// Work item for `hashPassword` on the libuv thread pool.
 pub struct HashPasswordTask {
-    password: Vec<u8>,
+    password: Zeroizing<Vec<u8>>,
     costs: Costs,
-    secret: Vec<u8>,
+    secret: Zeroizing<Vec<u8>>,
 }
 
 impl Task for HashPasswordTask {
@@ -125,8 +147,8 @@ impl Task for HashPasswordTask {
 /// Work item for `verifyPassword` on the libuv thread pool.
 pub struct VerifyPasswordTask {
     decoded: argon2_rust::Decoded,
-    password: Vec<u8>,
-    secret: Vec<u8>,
+    password: Zeroizing<Vec<u8>>,
+    secret: Zeroizing<Vec<u8>>,
 }
 
 impl Task for VerifyPasswordTask {
@@ -148,15 +170,18 @@ impl Task for VerifyPasswordTask {
 /// (`$argon2id$v=19$m=19456,t=2,p=1$…`). Passwords are at most 4096 bytes. Invalid arguments
 /// throw synchronously (`TypeError`/`RangeError` with `code`).
 #[napi(
-    ts_args_type = "password: string | Buffer | Uint8Array, options?: PasswordOptions",
+    ts_args_type = "password: string | Buffer | Uint8Array, options?: PasswordOptions, signal?: AbortSignal",
     ts_return_type = "Promise<string>"
 )]
 pub fn hash_password(
     env: Env,
     password: Unknown<'_>,
     options: Option<Unknown<'_>>,
+    signal: Option<Unknown<'_>>,
 ) -> napi::Result<AsyncTask<HashPasswordTask>> {
-    to_js(&env, prepare_hash(&password, &options)).map(AsyncTask::new)
+    let task = to_js(&env, prepare_hash(&password, &options))?;
+    let signal = to_js(&env, abort_signal(&signal))?;
+    Ok(AsyncTask::with_optional_signal(task, signal))
 }
 
 /// Synchronous `hashPassword`: blocks the event loop for the whole hash (~5–15 ms at defaults).
@@ -166,13 +191,10 @@ pub fn hash_password_sync(
     password: Unknown<'_>,
     options: Option<Unknown<'_>>,
 ) -> napi::Result<String> {
-    let mut task = to_js(&env, prepare_hash(&password, &options))?;
+    let task = to_js(&env, prepare_hash(&password, &options))?;
     to_js(
         &env,
-        password::hash(&task.password, task.costs, &task.secret).map(|h| {
-            task.password.fill(0);
-            h
-        }),
+        password::hash(&task.password, task.costs, &task.secret),
     )
 }
 
@@ -181,7 +203,7 @@ pub fn hash_password_sync(
 /// hash throws `TypeError` with code `ERR_INVALID_HASH`; a hash whose costs exceed the caps
 /// (m > 262144 KiB, t > 16, p > 16) throws `RangeError` with code `ERR_HASH_TOO_COSTLY`.
 #[napi(
-    ts_args_type = "hash: string, password: string | Buffer | Uint8Array, options?: VerifyPasswordOptions",
+    ts_args_type = "hash: string, password: string | Buffer | Uint8Array, options?: VerifyPasswordOptions, signal?: AbortSignal",
     ts_return_type = "Promise<boolean>"
 )]
 pub fn verify_password(
@@ -189,8 +211,11 @@ pub fn verify_password(
     hash: Unknown<'_>,
     password: Unknown<'_>,
     options: Option<Unknown<'_>>,
+    signal: Option<Unknown<'_>>,
 ) -> napi::Result<AsyncTask<VerifyPasswordTask>> {
-    to_js(&env, prepare_verify(&hash, &password, &options)).map(AsyncTask::new)
+    let task = to_js(&env, prepare_verify(&hash, &password, &options))?;
+    let signal = to_js(&env, abort_signal(&signal))?;
+    Ok(AsyncTask::with_optional_signal(task, signal))
 }
 
 /// Synchronous `verifyPassword`.
@@ -220,7 +245,7 @@ pub fn needs_rehash(
     options: Option<Unknown<'_>>,
 ) -> napi::Result<bool> {
     let result = (|| {
-        let hash = args::string(&hash, "hash", password::MAX_HASH_CHARS)?;
+        let hash = args::string(&hash, "hash", 64 << 10)?;
         let opts: PasswordOptions = args::options(&options, "options")?;
         let wanted = read_costs(&opts)?;
         let decoded = password::parse(&hash)?;

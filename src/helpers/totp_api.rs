@@ -1,6 +1,6 @@
 //! JS bindings for HOTP/TOTP, base32 secrets and `otpauth://` URIs.
 
-use napi::bindgen_prelude::Unknown;
+use napi::bindgen_prelude::{Either, Null, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
@@ -18,7 +18,7 @@ pub struct OtpOptions {
     pub digits: Option<f64>,
     /// TOTP time step in seconds, 1 ..= 3600. Default 30.
     pub period: Option<f64>,
-    /// TOTP: the time to use, Unix seconds. Default now. (For tests and clock-skewed callers.)
+    /// TOTP: the time to use, Unix seconds (fractions are floored). Default now.
     pub time: Option<f64>,
     /// Verification window: TOTP accepts this many steps before and after the current one;
     /// HOTP looks this many counters ahead. 0 ..= 10. Default 1 for TOTP, 0 for HOTP.
@@ -32,7 +32,11 @@ pub struct OtpMatch {
     pub valid: bool,
     /// Steps (TOTP, may be negative) or counters (HOTP) between the expected and the matching
     /// value; null when not valid. Store the matched counter to refuse replays.
-    pub delta: Option<i64>,
+    pub delta: Either<i64, Null>,
+}
+
+fn delta(d: Option<i64>) -> Either<i64, Null> {
+    d.map_or(Either::B(Null), Either::A)
 }
 
 struct Prepared {
@@ -67,7 +71,8 @@ fn prepare(secret: &Unknown, options: &Option<Unknown>) -> HelperResult<Prepared
 
 fn now_or(time: Option<f64>) -> HelperResult<u64> {
     match time {
-        Some(_) => args::int_in(time, "options.time", 0, (1u64 << 53) - 1, 0),
+        // Fractions are floored so `Date.now() / 1000` works as is.
+        Some(t) => args::int_in(Some(t.floor()), "options.time", 0, (1u64 << 53) - 1, 0),
         None => Ok(std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -90,7 +95,7 @@ fn read_counter(v: Option<f64>) -> HelperResult<u64> {
 pub fn hotp(
     env: Env,
     secret: Unknown<'_>,
-    counter: Option<f64>,
+    counter: Option<Unknown<'_>>,
     options: Option<Unknown<'_>>,
 ) -> napi::Result<String> {
     to_js(
@@ -99,7 +104,7 @@ pub fn hotp(
             let p = prepare(&secret, &options)?;
             Ok(hotp::hotp(
                 &p.secret,
-                read_counter(counter)?,
+                read_counter(args::number(&counter, "counter")?)?,
                 p.digits,
                 p.alg,
             ))
@@ -144,7 +149,7 @@ pub fn verify_totp(
             let found = hotp::verify_range(&p.secret, &code, from, now + window, p.digits, p.alg);
             Ok(OtpMatch {
                 valid: found.is_some(),
-                delta: found.map(|c| c as i64 - now as i64),
+                delta: delta(found.map(|c| c as i64 - now as i64)),
             })
         })(),
     )
@@ -158,7 +163,7 @@ pub fn verify_hotp(
     env: Env,
     secret: Unknown<'_>,
     code: Unknown<'_>,
-    counter: Option<f64>,
+    counter: Option<Unknown<'_>>,
     options: Option<Unknown<'_>>,
 ) -> napi::Result<OtpMatch> {
     to_js(
@@ -166,7 +171,7 @@ pub fn verify_hotp(
         (|| {
             let p = prepare(&secret, &options)?;
             let code = read_code(&code)?;
-            let counter = read_counter(counter)?;
+            let counter = read_counter(args::number(&counter, "counter")?)?;
             let window = args::int_in(p.opts.window, "options.window", 0, MAX_WINDOW, 0)?;
             let found = hotp::verify_range(
                 &p.secret,
@@ -178,7 +183,7 @@ pub fn verify_hotp(
             );
             Ok(OtpMatch {
                 valid: found.is_some(),
-                delta: found.map(|c| (c - counter) as i64),
+                delta: delta(found.map(|c| (c - counter) as i64)),
             })
         })(),
     )
@@ -186,12 +191,18 @@ pub fn verify_hotp(
 
 /// A new random TOTP secret as unpadded base32. `bytes` 16 ..= 64, default 20 (160 bits, the
 /// RFC 4226 recommendation) which gives 32 characters.
-#[napi]
-pub fn generate_totp_secret(env: Env, bytes: Option<f64>) -> napi::Result<String> {
+#[napi(ts_args_type = "bytes?: number")]
+pub fn generate_totp_secret(env: Env, bytes: Option<Unknown<'_>>) -> napi::Result<String> {
     to_js(
         &env,
         (|| {
-            let n = args::int_in(bytes, "bytes", hotp::MIN_SECRET_BYTES as u64, 64, 20)?;
+            let n = args::int_in(
+                args::number(&bytes, "bytes")?,
+                "bytes",
+                hotp::MIN_SECRET_BYTES as u64,
+                64,
+                20,
+            )?;
             hotp::generate_secret(n as usize)
         })(),
     )
