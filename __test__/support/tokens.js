@@ -1,19 +1,48 @@
 'use strict'
-// Hand-rolled HS256 tokens for tests that need headers or payloads no JWT library would emit.
-const crypto = require('node:crypto')
 
-const b64url = (input) => Buffer.from(input).toString('base64url')
+// Test support: a seeded random source and hand-made HS256 tokens (signed with node:crypto
+// directly, so neither engine's own signer is trusted to build its inputs).
 
-function rawToken(header, payload, secret) {
-  const h = typeof header === 'string' ? header : JSON.stringify(header)
-  const p = typeof payload === 'string' ? payload : JSON.stringify(payload)
-  const input = `${b64url(h)}.${b64url(p)}`
-  const sig = crypto.createHmac('sha256', secret).update(input).digest('base64url')
-  return `${input}.${sig}`
+const { createHmac } = require('node:crypto')
+
+/** mulberry32: a small deterministic PRNG, so a failing case can be replayed from its seed. */
+function random(seed) {
+  let a = seed >>> 0
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  return {
+    next,
+    int: (n) => Math.floor(next() * n),
+    pick: (list) => list[Math.floor(next() * list.length)],
+    chance: (p) => next() < p,
+  }
 }
 
-const SECRET = 'test-access-secret-0123456789abcdef'
-const REFRESH_SECRET = 'test-refresh-secret-0123456789abcdef'
-const NOW = 1_800_000_000
+function b64url(data) {
+  return Buffer.from(data, typeof data === 'string' ? 'latin1' : undefined).toString('base64url')
+}
 
-module.exports = { b64url, rawToken, SECRET, REFRESH_SECRET, NOW }
+/** A compact JWS from raw header and payload text (latin1, so any byte can be written). */
+function rawToken(headerJson, payloadJson, secret) {
+  const input = `${b64url(headerJson)}.${b64url(payloadJson)}`
+  return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`
+}
+
+const HS256 = '{"alg":"HS256","typ":"JWT"}'
+
+function token(claims, secret, header = HS256) {
+  return rawToken(header, Buffer.from(JSON.stringify(claims)).toString('latin1'), secret)
+}
+
+/** The result without its per-call request id, for field-for-field comparison. */
+function withoutRequestId(result) {
+  const { requestId, ...rest } = result
+  return rest
+}
+
+module.exports = { random, b64url, rawToken, token, HS256, withoutRequestId }

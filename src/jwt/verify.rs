@@ -55,8 +55,11 @@ pub fn decode_verified<'s>(
     Ok(claims)
 }
 
+/// The three segments of a compact JWS.
+type Segments<'t> = (&'t [u8], &'t [u8], &'t [u8]);
+
 /// Splits `header.payload.signature`; any other number of segments is malformed.
-fn split_compact(token: &[u8]) -> Result<(&[u8], &[u8], &[u8]), AuthError> {
+fn split_compact(token: &[u8]) -> Result<Segments<'_>, AuthError> {
     let mut parts = token.splitn(4, |&b| b == b'.');
     match (parts.next(), parts.next(), parts.next(), parts.next()) {
         (Some(h), Some(p), Some(s), None) => Ok((h, p, s)),

@@ -1,0 +1,76 @@
+'use strict'
+// API keys (format, checksum, HMAC storage, constant-time verify) and timingSafeEqual.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const crypto = require('node:crypto')
+const { generateApiKey, verifyApiKey, parseApiKey, timingSafeEqual } = require('..')
+
+const SECRET = 'a-server-secret-of-32-characters'
+
+test('generateApiKey returns key, HMAC-SHA256 hash, prefix and lastFour', () => {
+  const k = generateApiKey({ prefix: 'auth1_pk', secret: SECRET })
+  assert.match(k.key, /^auth1_pk_[0-9A-Za-z]{38}$/)
+  assert.equal(k.prefix, 'auth1_pk')
+  assert.equal(k.lastFour, k.key.slice(-4))
+  assert.equal(k.hash, crypto.createHmac('sha256', SECRET).update(k.key).digest('hex'))
+  assert.notEqual(k.key, generateApiKey({ secret: SECRET }).key)
+  assert.match(generateApiKey({ secret: Buffer.alloc(16, 7) }).key, /^auth1_pk_/)
+})
+
+test('verifyApiKey accepts the key and nothing else', () => {
+  const k = generateApiKey({ prefix: 'acme_live', secret: SECRET })
+  assert.equal(verifyApiKey(k.key, k.hash, SECRET), true)
+  assert.equal(verifyApiKey(k.key, k.hash, Buffer.from(SECRET)), true)
+  assert.equal(verifyApiKey(k.key, k.hash, 'another-secret-of-enough-length'), false)
+  const other = generateApiKey({ prefix: 'acme_live', secret: SECRET })
+  assert.equal(verifyApiKey(other.key, k.hash, SECRET), false)
+  assert.equal(verifyApiKey('garbage', k.hash, SECRET), false)
+  assert.equal(verifyApiKey(k.key.slice(0, -1) + (k.key.endsWith('a') ? 'b' : 'a'), k.hash, SECRET), false)
+})
+
+test('parseApiKey checks format and checksum offline', () => {
+  const { key } = generateApiKey({ prefix: 'auth1_pk', secret: SECRET })
+  assert.deepEqual(parseApiKey(key), { valid: true, prefix: 'auth1_pk' })
+  // Every single-character typo in the random part is caught by the checksum (or the format).
+  let caught = 0
+  for (let i = 9; i < key.length; i++) {
+    const c = key[i] === 'x' ? 'y' : 'x'
+    const typo = key.slice(0, i) + c + key.slice(i + 1)
+    if (!parseApiKey(typo).valid) caught++
+  }
+  assert.equal(caught, key.length - 9)
+  assert.deepEqual(parseApiKey(key.slice(0, -1) + (key.endsWith('0') ? '1' : '0')).error, 'bad_checksum')
+  for (const bad of ['', 'auth1_pk_', 'auth1_pk_short', 'Auth1_pk_' + key.slice(9), key + '_', key.replace('auth1_pk_', 'auth1_pk-'), 'x'.repeat(10000)]) {
+    assert.deepEqual(parseApiKey(bad), { valid: false, error: 'malformed' }, bad.slice(0, 30))
+  }
+  assert.throws(() => parseApiKey(12), TypeError)
+})
+
+test('bad secrets, prefixes and stored hashes throw typed errors', () => {
+  assert.throws(() => generateApiKey({ secret: 'short' }), (e) => e instanceof RangeError && /secret/.test(e.message))
+  assert.throws(() => generateApiKey({}), (e) => e instanceof TypeError && /secret/.test(e.message))
+  assert.throws(() => generateApiKey(), TypeError)
+  for (const prefix of ['', 'UPPER', '1abc', 'a__b', 'has space', 'a'.repeat(33), 'emoji😀']) {
+    assert.throws(() => generateApiKey({ prefix, secret: SECRET }), (e) => e instanceof TypeError && /prefix/.test(e.message), prefix)
+  }
+  const k = generateApiKey({ secret: SECRET })
+  assert.throws(() => verifyApiKey(k.key, 'nothex', SECRET), (e) => e instanceof TypeError && /storedHash/.test(e.message))
+  assert.throws(() => verifyApiKey(k.key, k.hash, 'short'), RangeError)
+  assert.throws(() => verifyApiKey(k.key, k.hash), TypeError)
+})
+
+test('timingSafeEqual compares strings and buffers of any length', () => {
+  assert.equal(timingSafeEqual('secret', 'secret'), true)
+  assert.equal(timingSafeEqual('secret', 'secreT'), false)
+  assert.equal(timingSafeEqual('secret', 'secret-longer'), false)
+  assert.equal(timingSafeEqual('', ''), true)
+  assert.equal(timingSafeEqual('', 'x'), false)
+  assert.equal(timingSafeEqual(Buffer.from([1, 2, 3]), Buffer.from([1, 2, 3])), true)
+  assert.equal(timingSafeEqual(Buffer.from([1, 2, 3]), new Uint8Array([1, 2, 4])), false)
+  assert.equal(timingSafeEqual('abc', Buffer.from('abc')), true)
+  assert.equal(timingSafeEqual('é', Buffer.from('é')), true)
+  const big = crypto.randomBytes(1 << 20)
+  assert.equal(timingSafeEqual(big, Buffer.from(big)), true)
+  assert.throws(() => timingSafeEqual('a', 1), (e) => e instanceof TypeError && /\bb\b/.test(e.message))
+  assert.throws(() => timingSafeEqual(null, 'a'), (e) => e instanceof TypeError && /\ba\b/.test(e.message))
+})

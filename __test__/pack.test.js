@@ -1,0 +1,197 @@
+'use strict'
+
+// What a user gets from the registry: the main package and this platform's package,
+// packed with `npm pack` as the release packs them, installed into a fresh project
+// with `npm install --offline` (no network; dependencies come from the npm cache)
+// and with no Rust on the PATH, then used from CommonJS, ESM and TypeScript.
+//
+// Needs the addon built for this machine (`npx napi build --platform`), which
+// stands in for the binary the release job moves into npm/<platform>/.
+
+const { describe, test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
+
+const root = path.join(__dirname, '..')
+const pkg = require('../package.json')
+const { platformSuffixOfTriple, currentPlatformSuffix } = require('../load-error.js')
+
+const platform = currentPlatformSuffix()
+const platformPackage = `${pkg.napi.binaryName}-${platform}`
+const binaryFile = `${pkg.napi.binaryName}.${platform}.node`
+
+// npm itself, run by this node, so the Rust-free PATH below need not contain it.
+function npmCli() {
+  const candidates = [
+    process.env.npm_execpath,
+    path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+    path.join(path.dirname(process.execPath), 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+  ]
+  const found = candidates.find((file) => file && /npm-cli\.js$/.test(file) && fs.existsSync(file))
+  if (!found) throw new Error(`npm-cli.js not found next to ${process.execPath}`)
+  return found
+}
+
+// The environment of a machine without Rust: no directory holding cargo or rustc,
+// no Rust variables, nothing inherited from a surrounding `npm test` run.
+function rustFreeEnv() {
+  const tools = process.platform === 'win32' ? ['cargo.exe', 'rustc.exe'] : ['cargo', 'rustc']
+  const env = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (/^(CARGO|RUSTUP|RUSTC|NAPI_RS_)/i.test(name)) continue
+    if (/^npm_(lifecycle|package)_/i.test(name)) continue
+    env[name] = value
+  }
+  const pathKey = Object.keys(env).find((name) => name.toUpperCase() === 'PATH') || 'PATH'
+  env[pathKey] = (env[pathKey] || '')
+    .split(path.delimiter)
+    .filter((dir) => dir && !tools.some((tool) => fs.existsSync(path.join(dir, tool))))
+    .join(path.delimiter)
+  return env
+}
+
+function run(file, args, options) {
+  const result = spawnSync(file, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options })
+  if (result.error) throw result.error
+  if (result.status !== 0) {
+    throw new Error(`${path.basename(file)} ${args.join(' ')} exited ${result.status}\n${result.stdout}\n${result.stderr}`)
+  }
+  return result.stdout
+}
+
+const npm = (args, options) => run(process.execPath, [npmCli(), ...args], options)
+
+function packJson(dir, destination) {
+  const out = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: dir })
+  return JSON.parse(out.slice(out.indexOf('[')))[0]
+}
+
+// Every file path an `exports` map can resolve to.
+function exportTargets(exportsField) {
+  if (typeof exportsField === 'string') return [exportsField]
+  return Object.values(exportsField).flatMap(exportTargets)
+}
+
+const installedVersion = (name) => require(path.join(root, 'node_modules', name, 'package.json')).version
+
+describe('packed packages, installed offline without Rust', () => {
+  let work
+  let mainPack
+  let platformPack
+  let app
+  let env
+
+  before(() => {
+    const builtBinary = path.join(root, binaryFile)
+    assert.ok(fs.existsSync(builtBinary), `${binaryFile} is missing: build it first with \`npx napi build --platform\``)
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-shield-pack-'))
+
+    // The release, staged: the files `npm pack` would publish, plus the
+    // optionalDependencies `napi pre-publish` writes (one per target, same version).
+    const listed = JSON.parse(npm(['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root }))[0].files
+    const stage = path.join(work, 'release')
+    for (const { path: file } of listed) {
+      fs.mkdirSync(path.dirname(path.join(stage, file)), { recursive: true })
+      fs.copyFileSync(path.join(root, file), path.join(stage, file))
+    }
+    const manifest = JSON.parse(fs.readFileSync(path.join(stage, 'package.json'), 'utf8'))
+    manifest.optionalDependencies = Object.fromEntries(
+      pkg.napi.targets.map((triple) => [`${pkg.napi.binaryName}-${platformSuffixOfTriple(triple)}`, pkg.version]),
+    )
+    fs.writeFileSync(path.join(stage, 'package.json'), JSON.stringify(manifest, null, 2))
+    mainPack = packJson(stage, work)
+
+    // This platform's package with the binary in it, as `napi artifacts` leaves it.
+    const platformStage = path.join(work, 'platform')
+    fs.cpSync(path.join(root, 'npm', platform), platformStage, { recursive: true })
+    fs.copyFileSync(builtBinary, path.join(platformStage, binaryFile))
+    platformPack = packJson(platformStage, work)
+
+    app = path.join(work, 'app')
+    fs.mkdirSync(app)
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+    env = rustFreeEnv()
+    // The frameworks and types a consumer brings along, at the versions in the npm cache.
+    const extras = ['express', 'fastify', '@types/node', '@types/express'].map((name) => `${name}@${installedVersion(name)}`)
+    npm(
+      [
+        'install',
+        '--offline',
+        '--no-audit',
+        '--no-fund',
+        '--no-package-lock',
+        path.join(work, platformPack.filename),
+        path.join(work, mainPack.filename),
+        ...extras,
+      ],
+      { cwd: app, env },
+    )
+  })
+
+  after(() => {
+    if (work) fs.rmSync(work, { recursive: true, force: true })
+  })
+
+  test('publishes only what users need: no sources, tests, binaries or build leftovers', () => {
+    const files = mainPack.files.map((f) => f.path.replace(/\\/g, '/'))
+    const allowed =
+      /^(README\.md|LICENSE[^/]*|package\.json|(index|express|fastify)\.(js|mjs|d\.ts|d\.mts)|native\.js|load-error\.js|js\/[\w-]+\.(js|mjs|d\.ts|d\.mts|json))$/
+    assert.deepEqual(
+      files.filter((file) => !allowed.test(file)),
+      [],
+      'files outside the allow-list',
+    )
+    for (const file of files) {
+      assert.doesNotMatch(file, /^(src|__test__|target|npm|bench|examples|fuzz|docs|types|\.github|\.ci)\/|\.node$|^Cargo\./)
+    }
+    for (const target of [...exportTargets(pkg.exports), pkg.main, pkg.types, pkg.module]) {
+      assert.ok(files.includes(target.replace(/^\.\//, '')), `${target} is exported but not published`)
+    }
+  })
+
+  test('the platform package holds only its binary and package.json', () => {
+    const files = platformPack.files.map((f) => f.path).sort()
+    assert.deepEqual(files, ['README.md', binaryFile, 'package.json'].sort())
+    assert.equal(platformPack.name, platformPackage)
+    assert.equal(platformPack.version, pkg.version)
+  })
+
+  test('the install ran without Rust and fetched the binary through the platform package only', () => {
+    const which = spawnSync(process.platform === 'win32' ? 'rustc.exe' : 'rustc', ['--version'], { env })
+    assert.ok(which.error && which.error.code === 'ENOENT', 'rustc must not be on the consumer PATH')
+    const installed = path.join(app, 'node_modules')
+    const mainDir = path.join(installed, pkg.name)
+    assert.deepEqual(
+      fs.readdirSync(mainDir).filter((file) => file.endsWith('.node')),
+      [],
+      'the main package carries no binary',
+    )
+    assert.ok(fs.existsSync(path.join(installed, platformPackage, binaryFile)))
+    const manifest = require(path.join(mainDir, 'package.json'))
+    assert.equal(manifest.optionalDependencies[platformPackage], pkg.version)
+  })
+
+  // The scripts run from inside the project, so `auth-shield` resolves to node_modules.
+  function runConsumer(script) {
+    fs.copyFileSync(path.join(__dirname, 'consumer', script), path.join(app, script))
+    return run(process.execPath, [script, platformPackage], { cwd: app, env })
+  }
+
+  test('require() of the package and its subpaths authenticates a token', () => {
+    assert.match(runConsumer('require.cjs'), /^consumer\.cjs ok$/m)
+  })
+
+  test('import() of the package and its subpaths authenticates a token', () => {
+    assert.match(runConsumer('import.mjs'), /^consumer\.mjs ok$/m)
+  })
+
+  test('TypeScript consumers, CommonJS and ESM, compile under strict against the packed types', () => {
+    const types = path.join(app, 'types')
+    fs.cpSync(path.join(__dirname, 'types'), types, { recursive: true })
+    const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+    run(process.execPath, [tsc, '-p', path.join(types, 'tsconfig.json')], { cwd: app, env })
+  })
+})

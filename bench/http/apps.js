@@ -1,0 +1,143 @@
+'use strict'
+// The HTTP servers under load. Every variant answers the same small JSON body on success;
+// the authenticated ones run the same six steps as the per-call section (express-jwt and
+// passport-jwt verify, then the shared JS chain tail does tenant, rate limit and request id).
+
+const http = require('node:http')
+const { createChain, createChainTail, failure } = require('../lib/chain')
+const { createSyncVerifiers, codeOf } = require('../lib/verifiers')
+const { loadNative, loadExpressAdapter } = require('../lib/ours')
+const { ISSUER, AUDIENCE } = require('../lib/fixtures')
+
+function body(result) {
+  return JSON.stringify({ ok: true, user: result.userId, tenant: result.tenantId ?? null, id: result.requestId })
+}
+
+const ANONYMOUS = { userId: 'anonymous', tenantId: null, requestId: '00000000-0000-4000-8000-000000000000' }
+
+// One function `(authorization, tenantHeader, host) -> AuthResult` per non-Express-specific variant.
+function createAuthFunction(auth, fx) {
+  const limits = { rateLimitMax: fx.config.rateLimitMax, rateLimitRefill: fx.config.rateLimitRefill }
+  if (auth === 'auth-shield') {
+    const authenticator = new (loadNative().native.Authenticator)(fx.config)
+    return (a, t, h) => authenticator.authenticate(a, t, h)
+  }
+  if (auth === 'fast-jwt') return createChain({ verify: createSyncVerifiers(fx).fastJwt, codeOf, ...limits })
+  return undefined
+}
+
+function nodeServer(auth, fx) {
+  const authenticate = createAuthFunction(auth, fx)
+  return http.createServer((req, res) => {
+    const result = authenticate
+      ? authenticate(req.headers.authorization, req.headers['x-tenant-id'], req.headers.host)
+      : ANONYMOUS
+    if (authenticate && !result.authenticated) {
+      res.writeHead(result.errorStatus, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ error: result.errorCode }))
+      return
+    }
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(body(result))
+  })
+}
+
+function rejectWith(res, result) {
+  res.status(result.errorStatus).json({ error: result.errorCode })
+}
+
+// Middleware that turns a verified payload (from express-jwt / passport-jwt) into the result.
+function chainTailMiddleware(fx, payloadOf) {
+  const completeChain = createChainTail(fx.config)
+  return (req, res, next) => {
+    const result = completeChain(payloadOf(req), req.headers['x-tenant-id'], req.headers.host)
+    if (!result.authenticated) return rejectWith(res, result)
+    req.auth = result
+    next()
+  }
+}
+
+function expressAuthMiddlewares(auth, fx) {
+  const verifyOptions = { algorithms: ['HS256'], issuer: ISSUER, audience: AUDIENCE }
+  switch (auth) {
+    case 'none':
+      return []
+    case 'auth-shield': {
+      const adapter = loadExpressAdapter()
+      if (adapter.available) return [createAdapterMiddleware(adapter.module, fx)]
+      const authenticate = createAuthFunction('auth-shield', fx)
+      return [plainMiddleware(authenticate)]
+    }
+    case 'fast-jwt':
+      return [plainMiddleware(createAuthFunction('fast-jwt', fx))]
+    case 'express-jwt-keyobject':
+    case 'express-jwt-string': {
+      const { expressjwt } = require('express-jwt')
+      const secret = auth === 'express-jwt-string' ? fx.secret : fx.secretKeyObject
+      const verify = expressjwt({ secret, ...verifyOptions })
+      const onError = (err, req, res, next) => rejectWith(res, failure(codeOf(err), fx.config.rateLimitMax))
+      return [verify, onError, chainTailMiddleware(fx, (req) => req.auth)]
+    }
+    case 'passport-jwt-keyobject': {
+      const passport = require('passport')
+      const { Strategy, ExtractJwt } = require('passport-jwt')
+      passport.use(
+        new Strategy(
+          {
+            jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+            secretOrKey: fx.secretKeyObject,
+            ...verifyOptions,
+          },
+          (payload, done) => done(null, payload),
+        ),
+      )
+      return [
+        passport.initialize(),
+        passport.authenticate('jwt', { session: false }),
+        chainTailMiddleware(fx, (req) => req.user),
+      ]
+    }
+    default:
+      throw new Error(`unknown auth variant ${auth}`)
+  }
+}
+
+function plainMiddleware(authenticate) {
+  return (req, res, next) => {
+    const result = authenticate(req.headers.authorization, req.headers['x-tenant-id'], req.headers.host)
+    if (!result.authenticated) return rejectWith(res, result)
+    req.auth = result
+    next()
+  }
+}
+
+// The project's own Express adapter, configured like the bare authenticator.
+function createAdapterMiddleware(adapter, fx) {
+  const factory = adapter.authShield || adapter.createMiddleware || adapter.default || adapter
+  if (typeof factory !== 'function') throw new Error('express.js exports no middleware factory')
+  return factory(fx.config)
+}
+
+function expressServer(auth, fx) {
+  const express = require('express')
+  const app = express()
+  app.disable('x-powered-by')
+  app.get('/', ...expressAuthMiddlewares(auth, fx), (req, res) => {
+    res.type('application/json').send(body(authResultOf(req)))
+  })
+  return http.createServer(app)
+}
+
+// Where each variant leaves the caller: the chains set `req.auth` (an AuthResult); the
+// auth-shield Express adapter sets `req.user` ({ userId, … }), `req.tenantId` and `req.id`.
+function authResultOf(req) {
+  if (req.auth) return req.auth
+  if (req.user && req.user.userId) return { userId: req.user.userId, tenantId: req.tenantId, requestId: req.id }
+  return ANONYMOUS
+}
+
+function createServer({ framework, auth }, fx) {
+  return framework === 'express' ? expressServer(auth, fx) : nodeServer(auth, fx)
+}
+
+module.exports = { createServer }

@@ -1,0 +1,54 @@
+'use strict'
+// Plain-text tables for stdout.
+
+const { formatTime, formatRatio, formatPercent, formatRps } = require('./format')
+
+function renderTable(headers, rows) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)))
+  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ')
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
+}
+
+function renderTimed(section) {
+  const rows = section.rows.map((r) => [
+    r.label,
+    formatTime(r.nsPerOp.median),
+    `${formatTime(r.nsPerOp.min)} – ${formatTime(r.nsPerOp.max)}`,
+    r.id === (r.baselineId || section.baseline)
+      ? '1 (baseline)'
+      : `${formatRatio(r.vsBaseline.median)} (${formatRatio(r.vsBaseline.min)}–${formatRatio(r.vsBaseline.max)})`,
+  ])
+  const out = [
+    `${section.title}`,
+    renderTable(['contender', 'median', 'min – max', 'time ÷ baseline, per round'], rows),
+  ]
+  const baseline = section.rows.find((r) => r.id === section.baseline)
+  out.push(`  baseline: ${baseline.label}${section.rows.some((r) => r.baselineId && r.baselineId !== section.baseline) ? ' (verify rows: auth-shield verifyPassword)' : ''}; a ratio above 1 means the contender is slower than the baseline`)
+  for (const u of section.unavailable || []) out.push(`  not available: ${u.label} — ${u.reason}`)
+  return out.join('\n')
+}
+
+// autocannon's histogram has 1 ms resolution.
+function formatLatency(ms) {
+  return ms < 1 ? '< 1 ms' : `${ms} ms`
+}
+
+function renderHttp(section) {
+  const rows = section.rows.map((r) => [
+    r.label,
+    formatRps(r.rps.median),
+    `${formatRps(r.rps.min)} – ${formatRps(r.rps.max)}`,
+    r.auth === 'none' ? '100 %' : formatPercent(r.ofNoAuth.median),
+    formatLatency(r.p50Ms.median),
+    formatLatency(r.p99Ms.median),
+  ])
+  return [section.title, renderTable(['server', 'req/s', 'min – max', 'of no-auth', 'p50', 'p99'], rows)].join('\n')
+}
+
+function renderTargets(targets) {
+  if (!targets.length) return ''
+  const rows = targets.map((t) => [t.name, t.measured, t.goal, t.met ? 'met' : 'NOT met'])
+  return ['Speed targets (issue 5)', renderTable(['target', 'measured', 'goal', ''], rows)].join('\n')
+}
+
+module.exports = { renderTimed, renderHttp, renderTargets }

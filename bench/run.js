@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+'use strict'
+// `npm run bench` — see bench/README.md for the method.
+//   --quick            fewer, shorter rounds (CI; under a minute)
+//   --only=a,b         sections: per-call, verify, http, helpers
+//   --out=DIR          where to write the JSON and SVG (default bench/results)
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { loadNative, loadJsEngine, ROOT } = require('./lib/ours')
+const { createFixtures } = require('./lib/fixtures')
+const { describeEnvironment } = require('./lib/env')
+const { progressDone } = require('./lib/progress')
+const { renderTimed, renderHttp, renderTargets } = require('./lib/table')
+const { renderChart } = require('./lib/svg')
+const { formatTime, formatRatio, formatPercent } = require('./lib/format')
+const { runPerCall } = require('./sections/per-call')
+const { runVerifyOnly } = require('./sections/verify-only')
+const { runHttp } = require('./sections/http')
+const { runArgon2, runUuid } = require('./sections/helpers')
+
+const SECTIONS = ['per-call', 'verify', 'http', 'helpers']
+
+const MODES = {
+  full: {
+    micro: { rounds: 9, sampleMs: 200, warmupMs: 500 },
+    argon2: { rounds: 5, sampleMs: 300, warmupMs: 0 },
+    http: { rounds: 3, durationSec: 5, warmupSec: 1, connections: 50 },
+  },
+  quick: {
+    micro: { rounds: 5, sampleMs: 40, warmupMs: 100 },
+    argon2: { rounds: 2, sampleMs: 60, warmupMs: 0 },
+    http: { rounds: 1, durationSec: 1, warmupSec: 0.5, connections: 50 },
+  },
+}
+
+function parseArgs(argv) {
+  const args = { mode: 'full', only: SECTIONS, out: path.join(__dirname, 'results') }
+  for (const arg of argv) {
+    if (arg === '--quick') args.mode = 'quick'
+    else if (arg.startsWith('--only=')) args.only = arg.slice(7).split(',')
+    else if (arg.startsWith('--out=')) args.out = path.resolve(arg.slice(6))
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write('usage: npm run bench -- [--quick] [--only=per-call,verify,http,helpers] [--out=DIR]\n')
+      process.exit(0)
+    } else throw new Error(`unknown argument ${arg} (try --help)`)
+  }
+  for (const s of args.only) if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}; known: ${SECTIONS.join(', ')}`)
+  return args
+}
+
+// The targets of issue 5, evaluated on whatever this run measured.
+function evaluateTargets(sections) {
+  const targets = []
+  const perCall = sections.perCall
+  if (perCall) {
+    const ours = perCall.rows.find((r) => r.id === 'native-authenticate')
+    const fast = perCall.rows.find((r) => r.id === 'chain-fast-jwt')
+    targets.push({ name: 'authenticate per call', measured: formatTime(ours.nsPerOp.median), goal: '≤ 1.50 µs', met: ours.nsPerOp.median <= 1500 })
+    targets.push({ name: 'vs fast-jwt equal-work chain', measured: `${formatRatio(fast.vsBaseline.median)} (its time ÷ ours)`, goal: '≥ 4.5×', met: fast.vsBaseline.median >= 4.5 })
+  }
+  if (sections.verifyOnly) {
+    const r = sections.verifyOnly.cachedVerifyVsFusedCall
+    targets.push({ name: 'full chain vs fast-jwt cached verify', measured: `${formatRatio(r.median)} (its time ÷ ours)`, goal: '> 1×', met: r.median > 1 })
+  }
+  if (sections.http) {
+    for (const [framework, goal] of [['node', 0.75], ['express', 0.9]]) {
+      const row = sections.http.rows.find((r) => r.framework === framework && r.auth === 'auth-shield')
+      targets.push({ name: `${framework === 'node' ? 'node:http' : 'Express'} + auth-shield, share of no-auth req/s`, measured: formatPercent(row.ofNoAuth.median), goal: `≥ ${formatPercent(goal)}`, met: row.ofNoAuth.median >= goal })
+    }
+  }
+  return targets
+}
+
+function writeAtomically(file, text) {
+  fs.writeFileSync(`${file}.tmp`, text)
+  fs.renameSync(`${file}.tmp`, file)
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2))
+  const mode = MODES[args.mode]
+  const { native, addonPath, build } = loadNative()
+  const jsEngine = loadJsEngine()
+  const env = describeEnvironment({ root: ROOT, build, addonPath, mode: args.mode })
+  const fx = createFixtures(native)
+
+  const print = (text) => process.stdout.write(`${text}\n\n`)
+  print(
+    [
+      `auth-shield ${env.authShield.version} (${env.authShield.commit}) benchmark, ${args.mode} mode`,
+      `Node ${env.node} (V8 ${env.v8}) on ${env.platform}`,
+      `CPU ${env.cpu}, ${env.cores} cores, ${env.memoryGiB} GiB, load average ${env.loadAverageAtStart.join(' ')}`,
+      `addon ${env.authShield.addon} — build: ${env.authShield.build}`,
+      `libraries: ${Object.entries(env.libraries).map(([n, v]) => `${n} ${v}`).join(', ')}`,
+    ].join('\n'),
+  )
+  if (build.startsWith('debug')) print('WARNING: the addon is a debug build; its numbers are not representative. Build with `npm run build` first.')
+
+  const sections = {}
+  const ours = { native, jsEngine }
+  if (args.only.includes('per-call')) {
+    sections.perCall = await runPerCall(ours, fx, mode.micro)
+    progressDone()
+    print(renderTimed(sections.perCall))
+  }
+  if (args.only.includes('verify')) {
+    sections.verifyOnly = await runVerifyOnly(ours, fx, mode.micro)
+    progressDone()
+    print(renderTimed(sections.verifyOnly))
+  }
+  if (args.only.includes('http')) {
+    sections.http = await runHttp(fx, mode.http)
+    progressDone()
+    print(`${renderHttp(sections.http)}\n(autocannon and the server share this ${env.cores}-core machine; each server runs in its own process)`)
+  }
+  if (args.only.includes('helpers')) {
+    sections.argon2 = await runArgon2(native, mode.argon2)
+    progressDone()
+    print(renderTimed(sections.argon2))
+    sections.uuid = await runUuid(native, mode.micro)
+    progressDone()
+    print(sections.uuid.skipped ? `UUID v4: skipped — ${sections.uuid.skipped}` : renderTimed(sections.uuid))
+  }
+
+  const targets = evaluateTargets(sections)
+  if (targets.length) print(renderTargets(targets))
+
+  const results = { env, settings: mode, sections, targets }
+  fs.mkdirSync(args.out, { recursive: true })
+  // Full runs replace the committed latest.*; quick runs (CI) write git-ignored quick.*.
+  const stem = path.join(args.out, args.mode === 'full' ? 'latest' : 'quick')
+  writeAtomically(`${stem}.json`, `${JSON.stringify(results, null, 2)}\n`)
+  writeAtomically(`${stem}.svg`, renderChart(results))
+  print(`wrote ${path.relative(process.cwd(), `${stem}.json`)} and ${path.relative(process.cwd(), `${stem}.svg`)}`)
+}
+
+main().catch((error) => {
+  progressDone()
+  process.stderr.write(`bench failed: ${error.stack || error}\n`)
+  process.exitCode = 1
+})

@@ -1,0 +1,83 @@
+'use strict'
+// Per-call, equal work: the six steps (bearer, HS256 + claims, tenant, rate limit, request id,
+// result object) through the fused native call and through JS chains on each JWT library.
+
+const { createChain } = require('../lib/chain')
+const { createSyncVerifiers, codeOf } = require('../lib/verifiers')
+const { sanityCheck } = require('../lib/sanity')
+const { measureInterleaved } = require('../lib/measure')
+const { summarize, pairedRatio } = require('../lib/stats')
+
+const BASELINE = 'native-authenticate'
+
+function buildContenders({ native, jsEngine }, fx) {
+  const { config, tenantHeader, host } = fx
+  const accept = (r) => r !== null && typeof r === 'object' && r.authenticated === true && r.userId === fx.expected.userId
+  const chainOn = (verify) =>
+    createChain({ verify, codeOf, rateLimitMax: config.rateLimitMax, rateLimitRefill: config.rateLimitRefill })
+  const verifiers = createSyncVerifiers(fx)
+
+  const authenticator = new native.Authenticator(config)
+  const contenders = [
+    {
+      id: BASELINE,
+      label: 'auth-shield Authenticator#authenticate',
+      call: (authorization) => authenticator.authenticate(authorization, tenantHeader, host),
+    },
+    {
+      id: 'native-one-shot',
+      label: 'auth-shield authenticateRequest (one-shot)',
+      call: (authorization) => native.authenticateRequest(authorization, tenantHeader, host, config),
+    },
+  ]
+  const unavailable = []
+  if (jsEngine.available) {
+    const engine = jsEngine.create(config)
+    contenders.push({
+      id: 'js-engine',
+      label: 'auth-shield JS engine (auth-shield/js)',
+      call: (authorization) => engine.authenticate(authorization, tenantHeader, host),
+    })
+  } else {
+    unavailable.push({ id: 'js-engine', label: 'auth-shield JS engine (auth-shield/js)', reason: jsEngine.reason })
+  }
+  const chains = [
+    ['chain-fast-jwt', 'JS chain + fast-jwt (no cache)', verifiers.fastJwt],
+    ['chain-jsonwebtoken-keyobject', 'JS chain + jsonwebtoken (KeyObject)', verifiers.jsonwebtokenKeyObject],
+    ['chain-jsonwebtoken-string', 'JS chain + jsonwebtoken (string secret)', verifiers.jsonwebtokenString],
+  ]
+  for (const [id, label, verify] of chains) {
+    const chain = chainOn(verify)
+    contenders.push({ id, label, call: (authorization) => chain(authorization, tenantHeader, host) })
+  }
+  for (const c of contenders) {
+    c.accept = accept
+    c.run = () => c.call(fx.authorization)
+  }
+  return { contenders, unavailable }
+}
+
+async function runPerCall(ours, fx, opts) {
+  const { contenders, unavailable } = buildContenders(ours, fx)
+  const rejects = Object.fromEntries(Object.entries(fx.rejects).map(([k, t]) => [k, `Bearer ${t}`]))
+  await sanityCheck(contenders, fx.authorization, rejects)
+  const raw = await measureInterleaved('per-call', contenders, opts)
+  const base = raw[BASELINE].nsPerOp
+  return {
+    title: 'Per call, equal work (6 steps, valid token)',
+    unit: 'ns/op',
+    baseline: BASELINE,
+    rows: contenders.map((c) => ({
+      id: c.id,
+      label: c.label,
+      nsPerOp: summarize(raw[c.id].nsPerOp),
+      // > 1: the contender takes that many times as long as the fused native call
+      vsBaseline: pairedRatio(raw[c.id].nsPerOp, base),
+      callsPerSample: raw[c.id].callsPerSample,
+      samples: raw[c.id].nsPerOp,
+    })),
+    unavailable,
+  }
+}
+
+module.exports = { runPerCall }

@@ -1,0 +1,91 @@
+'use strict'
+
+// Wires the service together: database, authenticator, helpers, routes. `startService` is what
+// server.js runs in each process, and what the tests start on port 0.
+
+const express = require('express')
+const { OtpStore } = require('../..')
+const authShield = require('../../express')
+const { openDatabase } = require('./database')
+const { createPasswords } = require('./passwords')
+const { jsonBody } = require('./validation')
+const { errorHandler, notFound } = require('./errors')
+const { currentUser } = require('./current-user')
+const { requestId } = require('./request-id')
+const { authRoutes } = require('./routes/auth')
+const { keyRoutes } = require('./routes/keys')
+const { otpRoutes } = require('./routes/otp')
+
+function me(req, res) {
+  const user = req.account
+  res.json({
+    userId: String(user.id),
+    userName: user.userName,
+    role: user.role,
+    tenantId: req.tenantId ?? null,
+    requestId: req.id,
+    stepUpAt: user.stepUpAt,
+  })
+}
+
+function createApp({ config, db, authenticate, otpStore, passwords, log }) {
+  const app = express()
+  app.disable('x-powered-by')
+  // Tokens are signed and checked by the middleware's own authenticator: one set of secrets.
+  const authenticator = authenticate.authenticator
+  const signedIn = [authenticate, currentUser(db)]
+  const body = jsonBody(config.bodyLimit)
+
+  app.get('/health', requestId, (req, res) => {
+    res.json({ status: 'ok', database: db.ping() ? 'ok' : 'error', engine: authenticate.engine, pid: process.pid })
+  })
+  app.use('/api/auth', requestId, authRoutes({ db, authenticator, passwords, jsonBody: body }))
+  app.get('/api/me', signedIn, me)
+  app.use('/api', keyRoutes({ db, secret: config.apiKeySecret, signedIn, jsonBody: body }))
+  app.use('/api/otp', otpRoutes({ db, otpStore, ttlSec: config.otp.ttlSec, signedIn, jsonBody: body, log }))
+  app.use(requestId, notFound)
+  app.use(errorHandler(log))
+  return app
+}
+
+/**
+ * Opens the database, builds the authenticator and helpers, and listens on config.host:port.
+ * Resolves to `{ server, url, close }` once listening.
+ */
+async function startService(config, log) {
+  // One engine call per request: bearer token, JWT, tenant, rate limit, request id. Native
+  // unless USE_RUST_AUTH=false, which switches to auth-shield's pure-JS engine.
+  const authenticate = authShield(config.auth)
+  const db = openDatabase(config.dataDir)
+  const otpStore = new OtpStore({ ttlSec: config.otp.ttlSec, maxAttempts: config.otp.maxAttempts })
+  const passwords = await createPasswords(config.argon2)
+  const app = createApp({ config, db, authenticate, otpStore, passwords, log })
+
+  const prune = setInterval(() => db.refreshTokens.pruneExpired(), 3600e3).unref()
+  db.refreshTokens.pruneExpired()
+
+  const server = app.listen(config.port, config.host)
+  await new Promise((resolve, reject) => {
+    server.once('listening', resolve)
+    server.once('error', reject)
+  }).catch((err) => {
+    clearInterval(prune)
+    db.close()
+    throw err
+  })
+  const { address, port } = server.address()
+  const host = address.includes(':') ? `[${address}]` : address
+  let closing
+  const close = () =>
+    (closing ??= new Promise((resolve) => {
+      clearInterval(prune)
+      server.close(() => {
+        db.close()
+        resolve()
+      })
+      server.closeIdleConnections?.()
+    }))
+  return { server, url: `http://${host}:${port}`, close }
+}
+
+module.exports = { createApp, startService }

@@ -1,0 +1,73 @@
+'use strict'
+
+// Settings for the token API, read once from the environment.
+
+const crypto = require('node:crypto')
+const path = require('node:path')
+
+const SECRET_NAMES = ['ACCESS_SECRET', 'REFRESH_SECRET', 'API_KEY_SECRET']
+
+/** Returns the names of the secrets missing from `env`, after filling them with random values. */
+function fillMissingSecrets(env) {
+  const generated = []
+  for (const name of SECRET_NAMES) {
+    if (!env[name]) {
+      env[name] = crypto.randomBytes(32).toString('base64url')
+      generated.push(name)
+    }
+  }
+  return generated
+}
+
+function numberFrom(env, name, fallback, min, max, integer = true) {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || (integer && !Number.isInteger(value)) || value < min || value > max) {
+    const kind = integer ? 'an integer' : 'a number'
+    throw new RangeError(`${name} must be ${kind} from ${min} to ${max}, got ${JSON.stringify(raw)}`)
+  }
+  return value
+}
+const intFrom = (env, name, fallback, min, max) => numberFrom(env, name, fallback, min, max, true)
+
+/**
+ * Builds the service configuration from `env`. Secrets must already be present (see
+ * `fillMissingSecrets`); lengths are checked by the Authenticator and the API key helper.
+ */
+function loadConfig(env = process.env) {
+  for (const name of SECRET_NAMES) {
+    if (!env[name]) throw new Error(`${name} is not set`)
+  }
+  // Argon2 costs default to the helper's own (OWASP) defaults; tests lower them through the
+  // environment so the suite stays fast. Unset means "use the library default".
+  const argon2 = {}
+  const memoryCost = intFrom(env, 'ARGON2_MEMORY_KIB', undefined, 8, 262144)
+  const timeCost = intFrom(env, 'ARGON2_TIME_COST', undefined, 1, 16)
+  if (memoryCost !== undefined) argon2.memoryCost = memoryCost
+  if (timeCost !== undefined) argon2.timeCost = timeCost
+
+  return {
+    port: intFrom(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    dataDir: path.resolve(env.DATA_DIR || path.join(__dirname, 'data')),
+    bodyLimit: env.BODY_LIMIT || '16kb',
+    argon2,
+    auth: {
+      accessSecret: env.ACCESS_SECRET,
+      refreshSecret: env.REFRESH_SECRET,
+      issuer: 'auth-shield-token-api',
+      // `acme.localhost:3000` names the tenant "acme"; set BASE_DOMAIN=example.com in production.
+      baseDomain: env.BASE_DOMAIN || 'localhost',
+      accessTtlSec: intFrom(env, 'ACCESS_TTL_SEC', 900, 1, 86400),
+      refreshTtlSec: intFrom(env, 'REFRESH_TTL_SEC', 604800, 1, 31536000),
+      rateLimitMax: intFrom(env, 'RATE_LIMIT_MAX', 100, 0, 1e9),
+      rateLimitRefill: numberFrom(env, 'RATE_LIMIT_REFILL', 10, 0.001, 1e9, false),
+      requireTokenType: true,
+    },
+    apiKeySecret: env.API_KEY_SECRET,
+    otp: { ttlSec: intFrom(env, 'OTP_TTL_SEC', 300, 1, 86400), maxAttempts: 5 },
+  }
+}
+
+module.exports = { loadConfig, fillMissingSecrets, SECRET_NAMES }

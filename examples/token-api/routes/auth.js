@@ -1,0 +1,59 @@
+'use strict'
+
+// Public account routes: register, log in (get-user-token), refresh.
+
+const express = require('express')
+const { ApiError } = require('../errors')
+const { objectBody, registration, login, refreshRequest } = require('../validation')
+
+/** `{ accessToken, refreshToken, expiresIn }` for `user`; its role is read fresh from the database. */
+function tokenPair(authenticator, user) {
+  const claims = { sub: String(user.id), role: user.role }
+  return {
+    accessToken: authenticator.signAccessToken(claims),
+    refreshToken: authenticator.signRefreshToken(claims),
+    expiresIn: authenticator.accessTtlSec,
+  }
+}
+
+function authRoutes({ db, authenticator, passwords, jsonBody }) {
+  const router = express.Router()
+
+  router.post('/register', jsonBody, async (req, res) => {
+    const { userName, password } = registration(objectBody(req))
+    const hash = await passwords.hash(password)
+    const id = db.users.create(userName, hash)
+    if (id === null) throw new ApiError(409, 'user_exists', 'That user name is already taken')
+    res.status(201).json({ id: String(id), userName })
+  })
+
+  router.post('/get-user-token', jsonBody, async (req, res) => {
+    const { userName, password } = login(objectBody(req))
+    const user = db.users.findByName(userName)
+    const ok = await passwords.verify(user && user.passwordHash, password)
+    if (!ok) throw new ApiError(401, 'invalid_credentials', 'Invalid user name or password')
+    // The only moment the plain password is at hand: upgrade hashes made with weaker costs.
+    if (passwords.needsRehash(user.passwordHash)) {
+      db.users.setPasswordHash(user.id, await passwords.hash(password))
+    }
+    res.json(tokenPair(authenticator, user))
+  })
+
+  router.post('/refresh', jsonBody, (req, res) => {
+    const { refreshToken } = refreshRequest(objectBody(req))
+    const verified = authenticator.verifyRefreshToken(refreshToken)
+    if (!verified.valid) throw new ApiError(401, verified.errorCode, verified.error)
+    // Rotation: each refresh token works once. The spent list lives in the shared database,
+    // so a replay is caught whichever worker it reaches.
+    if (!db.refreshTokens.markUsed(verified.jti, verified.expiresAt)) {
+      throw new ApiError(401, 'refresh_token_reused', 'Refresh token has already been used')
+    }
+    const user = db.users.findBySubject(verified.userId)
+    if (!user) throw new ApiError(401, 'unknown_user', 'The user of this token no longer exists')
+    res.json(tokenPair(authenticator, user))
+  })
+
+  return router
+}
+
+module.exports = { authRoutes }

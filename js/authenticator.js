@@ -1,0 +1,216 @@
+'use strict'
+
+// The pure-JS Authenticator: the same six steps, config, methods and AuthResult as the native
+// class (src/authenticator.rs, src/binding/*.rs), on jsonwebtoken, crypto.randomUUID() and a
+// Map token bucket. The fallback without a binary, the benchmark baseline, and shadow mode's
+// other side.
+
+const { createSecretKey, randomUUID } = require('node:crypto')
+const { readSettings } = require('./config')
+const { extractBearer } = require('./bearer')
+const { ClaimRules } = require('./jwt')
+const { signToken } = require('./sign')
+const { TenantRules } = require('./tenant')
+const { RateLimiter } = require('./rate-limit')
+const { TABLE, Failure, typeError, genericFailure } = require('./errors')
+
+// Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
+// hosts ~260. The native binding reads no more than this of each argument, and so do we.
+const AUTHORIZATION_SLACK = 1024
+const TENANT_HEADER_CAP = 1024
+const HOST_CAP = 1024
+
+/** Settings turned into keys, rules and a limiter once; shared by equal one-shot configs. */
+class Core {
+  constructor(settings) {
+    this.settings = settings
+    // Key objects built once: jsonwebtoken would otherwise re-derive one from the secret per call.
+    this.accessKey = createSecretKey(settings.accessSecret)
+    this.refreshKey = settings.refreshSecret ? createSecretKey(settings.refreshSecret) : null
+    this.accessRules = new ClaimRules(settings, 'access')
+    this.refreshRules = new ClaimRules(settings, 'refresh')
+    this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
+    this.limiter =
+      settings.rateLimitMax > 0
+        ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefill, settings.rateLimitMaxKeys)
+        : null
+    this.authorizationCap = settings.maxTokenBytes + AUTHORIZATION_SLACK
+  }
+
+  /** Seconds since the epoch, whole, or the fixed test clock. */
+  now() {
+    const fixed = this.settings.clockTimestamp
+    return fixed === null ? Math.floor(Date.now() / 1000) : fixed
+  }
+
+  authenticate(authorization, tenantHeader, host) {
+    const a = readHeaderArg(authorization, 'authorization', this.authorizationCap)
+    const t = readHeaderArg(tenantHeader, 'tenantHeader', TENANT_HEADER_CAP)
+    const h = readHeaderArg(host, 'host', HOST_CAP)
+    const requestId = randomUUID()
+    const limit = this.limiter === null ? undefined : this.settings.rateLimitMax
+    const outcome = this.runChain(a, t, h)
+    if (outcome instanceof Failure) return failureResult(outcome, requestId, limit)
+    return {
+      authenticated: true,
+      userId: outcome.userId,
+      email: outcome.email,
+      role: outcome.role,
+      tenantId: outcome.tenantId,
+      requestId,
+      rateLimitRemaining: outcome.remaining,
+      rateLimitLimit: limit,
+      retryAfterMs: 0,
+      error: undefined,
+      errorCode: undefined,
+      errorStatus: 200,
+    }
+  }
+
+  runChain(authorization, tenantHeader, host) {
+    const token = extractBearer(authorization, this.settings.maxTokenBytes)
+    if (token instanceof Failure) return token
+    const claims = this.accessRules.verify(token, this.accessKey, this.now())
+    if (claims instanceof Failure) return claims
+    const tenantId = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
+    if (tenantId instanceof Failure) return tenantId
+    const userId = claims.sub === undefined ? '' : claims.sub
+    let remaining
+    if (this.limiter !== null) {
+      const decision = this.limiter.take(`${userId}:${tenantId === undefined ? '' : tenantId}`)
+      if (!decision.allowed) return new Failure('rate_limited', decision.retryAfterMs)
+      remaining = decision.remaining
+    }
+    return { userId, email: claims.email, role: claims.role, tenantId, remaining }
+  }
+
+  verify(token, kind) {
+    if (typeof token !== 'string') throw typeError('token must be a string')
+    let key = this.accessKey
+    let rules = this.accessRules
+    if (kind === 'refresh') {
+      if (this.refreshKey === null) throw genericFailure('verifyRefreshToken needs config.refreshSecret')
+      key = this.refreshKey
+      rules = this.refreshRules
+    }
+    const claims =
+      Buffer.byteLength(token) > this.settings.maxTokenBytes
+        ? new Failure('token_too_large')
+        : rules.verify(token, key, this.now())
+    if (claims instanceof Failure) {
+      const { status, message } = TABLE[claims.code]
+      return { valid: false, errorStatus: status, error: message, errorCode: claims.code }
+    }
+    // Only the claims the token has, as the native object leaves absent ones out.
+    const result = { valid: true, errorStatus: 200 }
+    for (const [field, claim] of VERIFICATION_FIELDS) {
+      const v = claims[claim]
+      if (typeof v === 'string') result[field] = v
+    }
+    if (typeof claims.exp === 'number') result.expiresAt = claims.exp
+    return result
+  }
+
+  sign(claims, kind) {
+    let key = this.accessKey
+    if (kind === 'refresh') {
+      if (this.refreshKey === null) throw genericFailure('signRefreshToken needs config.refreshSecret')
+      key = this.refreshKey
+    }
+    return signToken(this.settings, key, claims, kind, this.now())
+  }
+}
+
+const VERIFICATION_FIELDS = [
+  ['userId', 'sub'],
+  ['email', 'email'],
+  ['role', 'role'],
+  ['tenantId', 'tenant_id'],
+  ['jti', 'jti'],
+]
+
+function failureResult(failure, requestId, limit) {
+  const { status, message } = TABLE[failure.code]
+  const limited = failure.code === 'rate_limited'
+  return {
+    authenticated: false,
+    userId: undefined,
+    email: undefined,
+    role: undefined,
+    tenantId: undefined,
+    requestId,
+    rateLimitRemaining: limited ? 0 : undefined,
+    rateLimitLimit: limit,
+    retryAfterMs: failure.retryAfterMs,
+    error: message,
+    errorCode: failure.code,
+    errorStatus: status,
+  }
+}
+
+/**
+ * A header argument: undefined for null/undefined, else a string cut to at most `cap` UTF-8
+ * bytes on a character boundary (what the native binding reads of it). Anything else throws.
+ */
+function readHeaderArg(value, name, cap) {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string') throw typeError(`${name} must be a string, null or undefined`)
+  if (value.length * 3 <= cap) return value
+  const bytes = Buffer.from(value, 'utf8')
+  if (bytes.length <= cap) return value
+  let end = cap
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--
+  return bytes.toString('utf8', 0, end)
+}
+
+/** Authenticates requests with settings validated and keys prepared once, at construction. */
+class Authenticator {
+  #core
+
+  constructor(config) {
+    this.#core = new Core(readSettings(config))
+  }
+
+  /** Runs the whole chain for one request; nothing a client sends makes it throw. */
+  authenticate(authorization, tenantHeader, host) {
+    return this.#core.authenticate(authorization, tenantHeader, host)
+  }
+
+  signAccessToken(claims) {
+    return this.#core.sign(claims, 'access')
+  }
+
+  signRefreshToken(claims) {
+    return this.#core.sign(claims, 'refresh')
+  }
+
+  verifyRefreshToken(token) {
+    return this.#core.verify(token, 'refresh')
+  }
+
+  verifyAccessToken(token) {
+    return this.#core.verify(token, 'access')
+  }
+
+  get rateLimitMax() {
+    return this.#core.settings.rateLimitMax
+  }
+
+  get rateLimitRefill() {
+    return this.#core.settings.rateLimitRefill
+  }
+
+  get accessTtlSec() {
+    return this.#core.settings.accessTtlSec
+  }
+
+  get refreshTtlSec() {
+    return this.#core.settings.refreshTtlSec
+  }
+
+  get rateLimitBuckets() {
+    return this.#core.limiter === null ? 0 : this.#core.limiter.size
+  }
+}
+
+module.exports = { Authenticator, Core }

@@ -1,0 +1,178 @@
+'use strict'
+
+// Picks the engine behind the middleware and runs shadow mode.
+//
+// Native unless USE_RUST_AUTH=false (or the option engine: 'js'); when the native binary cannot
+// be loaded, one clear warning and the JS engine, never a crashed app. With shadow: true every
+// request runs through both engines, the primary's result is served, and every difference
+// (requestId aside) is counted and reported to onMismatch.
+
+const { Authenticator: JsAuthenticator } = require('./authenticator')
+const { typeError } = require('./errors')
+
+const RESULT_FIELDS = [
+  'authenticated',
+  'userId',
+  'email',
+  'role',
+  'tenantId',
+  'rateLimitRemaining',
+  'rateLimitLimit',
+  'retryAfterMs',
+  'error',
+  'errorCode',
+  'errorStatus',
+]
+// Each engine measures time on its own clock, microseconds apart: a wait that differs by less
+// than the Retry-After header's one-second granularity is the same answer.
+const DEFAULT_RETRY_AFTER_TOLERANCE_MS = 1000
+
+let nativeBinding // undefined: not tried yet; null: failed to load
+let nativeLoadError = null
+let warnedUnavailable = false
+
+/** The native package, or null (with one process warning) when its binary cannot be loaded. */
+function loadNative() {
+  if (nativeBinding === undefined) {
+    try {
+      nativeBinding = require('..')
+      if (typeof nativeBinding.Authenticator !== 'function') throw new Error('the binding has no Authenticator')
+    } catch (err) {
+      nativeBinding = null
+      nativeLoadError = err
+    }
+  }
+  if (nativeBinding === null && !warnedUnavailable) {
+    warnedUnavailable = true
+    const reason = String((nativeLoadError && nativeLoadError.message) || nativeLoadError).split('\n')[0]
+    process.emitWarning(
+      `auth-shield: the native binary could not be loaded (${reason}); using the pure-JS engine, ` +
+        'which gives the same results more slowly. Install the platform package or build the addon to use the native engine.',
+      { code: 'AUTH_SHIELD_NATIVE_UNAVAILABLE' },
+    )
+  }
+  return nativeBinding
+}
+
+/** 'native' or 'js': the option if given, else USE_RUST_AUTH (read when a middleware is made). */
+function requestedEngine(option) {
+  if (option !== undefined) {
+    if (option !== 'native' && option !== 'js') throw typeError("options.engine must be 'native' or 'js'")
+    return option
+  }
+  const env = process.env.USE_RUST_AUTH
+  return env !== undefined && /^(false|0|no|off)$/i.test(env.trim()) ? 'js' : 'native'
+}
+
+function constructorFor(name) {
+  if (name === 'js') return JsAuthenticator
+  const binding = loadNative()
+  return binding === null ? null : binding.Authenticator
+}
+
+function isAuthenticator(value) {
+  return typeof value === 'object' && value !== null && typeof value.authenticate === 'function'
+}
+
+/**
+ * An engine for the middleware: `{ name, authenticator, authenticate(a, t, h), stats() }`.
+ * `source` is an authenticator config, or an Authenticator of either engine to use as is.
+ */
+function createEngine(source, options = {}) {
+  const onMismatch = options.onMismatch
+  if (onMismatch !== undefined && typeof onMismatch !== 'function') {
+    throw typeError('options.onMismatch must be a function')
+  }
+  if (options.shadow !== undefined && typeof options.shadow !== 'boolean') {
+    throw typeError('options.shadow must be a boolean')
+  }
+  const tolerance = options.retryAfterToleranceMs ?? DEFAULT_RETRY_AFTER_TOLERANCE_MS
+  if (typeof tolerance !== 'number' || !(tolerance >= 0)) {
+    throw typeError('options.retryAfterToleranceMs must be a number >= 0')
+  }
+
+  let name
+  let primary
+  let shadow = null
+  if (isAuthenticator(source)) {
+    if (options.shadow) {
+      throw typeError('shadow mode builds both engines from a config: pass the config object, not an Authenticator')
+    }
+    primary = source
+    name = source instanceof JsAuthenticator ? 'js' : 'native'
+  } else {
+    name = requestedEngine(options.engine)
+    let Primary = constructorFor(name)
+    if (Primary === null) {
+      name = 'js'
+      Primary = JsAuthenticator
+    }
+    primary = new Primary(source)
+    if (options.shadow) {
+      const Shadow = constructorFor(name === 'js' ? 'native' : 'js')
+      // Without a native binary there is nothing to compare with; the warning above said why.
+      if (Shadow !== null) shadow = new Shadow(source)
+    }
+  }
+
+  const counts = { requests: 0, mismatches: 0, mismatchesByField: {}, onMismatchErrors: 0 }
+  const shadowName = name === 'js' ? 'native' : 'js'
+
+  function authenticateInShadow(authorization, tenantHeader, host) {
+    const served = primary.authenticate(authorization, tenantHeader, host)
+    const other = shadow.authenticate(authorization, tenantHeader, host)
+    counts.requests++
+    const fields = differingFields(served, other, tolerance)
+    if (fields.length > 0) {
+      counts.mismatches++
+      for (const field of fields) counts.mismatchesByField[field] = (counts.mismatchesByField[field] || 0) + 1
+      if (onMismatch) {
+        try {
+          onMismatch({ fields, primary: served, shadow: other, primaryEngine: name, shadowEngine: shadowName })
+        } catch {
+          // A broken reporting hook must not fail the request it reports on.
+          counts.onMismatchErrors++
+        }
+      }
+    }
+    return served
+  }
+
+  function authenticateOnly(authorization, tenantHeader, host) {
+    counts.requests++
+    return primary.authenticate(authorization, tenantHeader, host)
+  }
+
+  return {
+    name,
+    authenticator: primary,
+    shadowAuthenticator: shadow,
+    authenticate: shadow === null ? authenticateOnly : authenticateInShadow,
+    stats() {
+      return {
+        engine: name,
+        shadow: shadow !== null,
+        shadowEngine: shadow === null ? undefined : shadowName,
+        requests: counts.requests,
+        mismatches: counts.mismatches,
+        mismatchesByField: { ...counts.mismatchesByField },
+        onMismatchErrors: counts.onMismatchErrors,
+      }
+    },
+  }
+}
+
+/** The AuthResult fields on which two results differ; requestId is fresh per call by design. */
+function differingFields(a, b, retryAfterToleranceMs = 0) {
+  const fields = []
+  for (const field of RESULT_FIELDS) {
+    const x = a[field]
+    const y = b[field]
+    if (Object.is(x, y)) continue
+    if (field === 'retryAfterMs' && x > 0 && y > 0 && Math.abs(x - y) <= retryAfterToleranceMs) continue
+    fields.push(field)
+  }
+  return fields
+}
+
+module.exports = { createEngine, differingFields, requestedEngine, loadNative, RESULT_FIELDS }

@@ -1,0 +1,8 @@
+'use strict'
+
+// `require('auth-shield/js')`: the pure-JS engine, with the native package's auth API.
+
+const { Authenticator } = require('./authenticator')
+const { authenticateRequest } = require('./one-shot')
+
+module.exports = { Authenticator, authenticateRequest }

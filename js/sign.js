@@ -1,0 +1,132 @@
+'use strict'
+
+// Token issuance on jsonwebtoken, with the native binding's claim rules and errors
+// (src/binding/tokens.rs): the library sets iat, exp, jti, type and iss; the payload is
+// serialized with sorted keys, as the native side's serde_json map writes it.
+
+const jsonwebtoken = require('jsonwebtoken')
+const { randomUUID } = require('node:crypto')
+const { typeError, rangeError } = require('./errors')
+const { isValidTenantId } = require('./tenant')
+
+// Claims auth-shield sets itself; a caller passing one is told so instead of being ignored.
+const RESERVED = [
+  ['iat', 'the signing time'],
+  ['exp', 'accessTtlSec / refreshTtlSec'],
+  ['jti', 'a fresh UUID'],
+  ['type', 'the signing method'],
+  ['iss', 'config.issuer'],
+]
+const SIGN_OPTIONS = { algorithm: 'HS256', header: { typ: 'JWT' } }
+
+/** Signs `claims` as a `kind` ('access' | 'refresh') token with `key`, at `now` seconds. */
+function signToken(settings, key, claims, kind, now) {
+  const payload = claimsToObject(claims)
+  checkUserClaims(payload)
+  const ttl = kind === 'access' ? settings.accessTtlSec : settings.refreshTtlSec
+  // Whole seconds, as RFC 7519 NumericDate is usually written.
+  payload.iat = Math.floor(now)
+  payload.exp = Math.floor(now + ttl)
+  if (settings.issuers.length > 0) payload.iss = settings.issuers[0]
+  if (settings.audiences.length > 0 && !Object.hasOwn(payload, 'aud')) payload.aud = settings.audiences[0]
+  payload.jti = randomUUID()
+  payload.type = kind
+  const token = jsonwebtoken.sign(canonicalJson(payload), key, SIGN_OPTIONS)
+  if (token.length > settings.maxTokenBytes) {
+    throw rangeError(
+      `the signed token is ${token.length} bytes, over maxTokenBytes (${settings.maxTokenBytes}); it would be refused`,
+    )
+  }
+  return token
+}
+
+/** The claims as plain JSON data, through JSON.stringify as the native binding does. */
+function claimsToObject(claims) {
+  if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) {
+    throw typeError('claims must be a plain object')
+  }
+  const text = JSON.stringify(claims)
+  if (typeof text !== 'string') throw typeError('claims must be a plain object')
+  const value = JSON.parse(text)
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const column = Array.isArray(value) ? 0 : text.length
+    throw rangeError(`claims could not be encoded: invalid type: ${describe(value, text)}, expected a map at line 1 column ${column}`)
+  }
+  const surrogate = loneSurrogateError(text)
+  if (surrogate !== null) throw rangeError(`claims could not be encoded: ${surrogate}`)
+  // Null prototype: a "__proto__" claim stays an ordinary key.
+  return Object.assign(Object.create(null), value)
+}
+
+/** serde_json's words for a JSON value of the wrong type. */
+function describe(value, text) {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'sequence'
+  if (typeof value === 'string') return `string ${JSON.stringify(value)}`
+  if (typeof value === 'boolean') return `boolean \`${value}\``
+  return /[.eE]/.test(text) ? `floating point \`${text}\`` : `integer \`${text}\``
+}
+
+/**
+ * JSON.stringify writes a lone UTF-16 surrogate as a `\udXXX` escape, which has no UTF-8 form;
+ * serde_json refuses the first one it meets. Its message, with the same (byte) column.
+ */
+function loneSurrogateError(text) {
+  if (!/\\ud[89a-f]/i.test(text)) return null
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '\\') continue
+    if (text[i + 1] !== 'u') {
+      i++
+      continue
+    }
+    const unit = parseInt(text.slice(i + 2, i + 6), 16)
+    const at = (index) => `at line 1 column ${Buffer.byteLength(text.slice(0, index)) + 1}`
+    if (unit >= 0xdc00 && unit <= 0xdfff) return `lone leading surrogate in hex escape ${at(i + 5)}`
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      if (text[i + 6] !== '\\' || text[i + 7] !== 'u') return `unexpected end of hex escape ${at(i + 6)}`
+      const low = parseInt(text.slice(i + 8, i + 12), 16)
+      if (low < 0xdc00 || low > 0xdfff) return `lone leading surrogate in hex escape ${at(i + 11)}`
+      i += 6
+    }
+    i += 5
+  }
+  return null
+}
+
+function checkUserClaims(p) {
+  for (const [name, setter] of RESERVED) {
+    if (Object.hasOwn(p, name)) throw typeError(`claims.${name} is set by auth-shield (${setter}); remove it`)
+  }
+  if (typeof p.sub !== 'string' || p.sub === '') {
+    throw typeError('claims.sub must be a non-empty string (the user id)')
+  }
+  for (const name of ['email', 'role']) {
+    if (Object.hasOwn(p, name) && typeof p[name] !== 'string') throw typeError(`claims.${name} must be a string`)
+  }
+  if (Object.hasOwn(p, 'tenant_id') && !(typeof p.tenant_id === 'string' && isValidTenantId(p.tenant_id))) {
+    throw rangeError(
+      'claims.tenant_id must be 1-63 characters of [A-Za-z0-9_-], starting with a letter or digit',
+    )
+  }
+  if (Object.hasOwn(p, 'aud')) {
+    const aud = p.aud
+    if (!(typeof aud === 'string' || (Array.isArray(aud) && aud.every((a) => typeof a === 'string')))) {
+      throw typeError('claims.aud must be a string or an array of strings')
+    }
+  }
+  if (Object.hasOwn(p, 'nbf') && typeof p.nbf !== 'number') throw typeError('claims.nbf must be a number')
+}
+
+/** JSON with object keys sorted by their UTF-8 bytes at every level (serde_json's map order). */
+function canonicalJson(value) {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value)
+  const keys = Object.keys(value).sort(compareUtf8)
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`
+}
+
+function compareUtf8(a, b) {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b))
+}
+
+module.exports = { signToken }
