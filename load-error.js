@@ -18,6 +18,8 @@ function platformSuffixOfTriple(triple) {
   return triple
 }
 
+// glibc and musl builds are separate packages; Node's report names the glibc
+// it runs on, and says nothing on musl.
 function isGlibc() {
   try {
     process.report.excludeNetwork = true

@@ -366,9 +366,9 @@ test('authenticateRequest (one-shot) agrees and shares state per config', () => 
   }
 })
 
-test('exp written with more digits than a double holds is read the same', {
-  todo: 'native serde_json parses decimals without float_roundtrip: 1700000000.0000001 reads as 1700000000 (expired) while JSON.parse rounds correctly',
-}, () => {
+// Regression: serde_json without float_roundtrip read this exp as exactly 1000 (expired); the
+// native scanner now rounds correctly, as JSON.parse does.
+test('exp written with more digits than a double holds is read the same', () => {
   const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: 1000, rateLimitMax: 0 })
   const t = rawToken(HS256, '{"sub":"u","exp":1000.0000000000001}', ACCESS)
   assert.deepStrictEqual(pair.j.verifyAccessToken(t), pair.n.verifyAccessToken(t))

@@ -11,7 +11,7 @@ const http = require('node:http')
 const os = require('node:os')
 const path = require('node:path')
 
-const { generateApiKey } = require('..')
+const { Authenticator, generateApiKey } = require('..')
 const { loadConfig } = require('../examples/token-api/config')
 const { startService } = require('../examples/token-api/app')
 const { seed } = require('../examples/token-api/seed')
@@ -66,6 +66,7 @@ describe('token API in process', () => {
   const logLines = []
   const log = { info: (m) => logLines.push(m), warn: (m) => logLines.push(m), error: (m) => logLines.push(m) }
   let dataDir
+  let config
 
   const post = (p, json, headers) => request(base, 'POST', p, { json, headers })
   const bearer = (token, extra = {}) => ({ authorization: `Bearer ${token}`, ...extra })
@@ -91,7 +92,8 @@ describe('token API in process', () => {
       // Practically no refill, so the rate-limit test does not depend on timing.
       RATE_LIMIT_REFILL: '0.001',
     }
-    service = await startService(loadConfig(env), log)
+    config = loadConfig(env)
+    service = await startService(config, log)
     base = service.url
   })
 
@@ -309,6 +311,26 @@ describe('token API in process', () => {
     }
   })
 
+  test('a valid token whose user does not exist gets unknown_user, not a server error', async () => {
+    // Same secrets and issuer as the service, so these tokens pass the signature checks.
+    const signer = new Authenticator({
+      accessSecret: config.auth.accessSecret,
+      refreshSecret: config.auth.refreshSecret,
+      issuer: config.auth.issuer,
+    })
+    for (const sub of ['999999', 'not-a-number', '0', '1e3']) {
+      const access = signer.signAccessToken({ sub })
+      for (const [method, p] of [
+        ['GET', '/api/me'],
+        ['POST', '/api/keys'],
+        ['POST', '/api/otp/start'],
+      ]) {
+        assertError(await request(base, method, p, { headers: bearer(access) }), 401, 'unknown_user')
+      }
+      assertError(await post('/api/auth/refresh', { refreshToken: signer.signRefreshToken({ sub }) }), 401, 'unknown_user')
+    }
+  })
+
   test('API key and OTP routes refuse bad input', async () => {
     const { accessToken } = await registerAndLogin('frank')
     const auth = bearer(accessToken)
@@ -397,6 +419,34 @@ describe('token API in process', () => {
       assert.equal(again.status, 200)
     } finally {
       db.close()
+    }
+  })
+})
+
+describe('token API configuration', () => {
+  const secrets = { ACCESS_SECRET: 'a'.repeat(32), REFRESH_SECRET: 'b'.repeat(32), API_KEY_SECRET: 'c'.repeat(16) }
+
+  test('defaults to loopback port 3000 and the library Argon2 costs', () => {
+    const config = loadConfig(secrets)
+    assert.equal(config.host, '127.0.0.1')
+    assert.equal(config.port, 3000)
+    assert.deepEqual(config.argon2, {})
+    assert.equal(config.bodyLimit, '16kb')
+    assert.equal(config.dataDir, path.join(__dirname, '..', 'examples', 'token-api', 'data'))
+  })
+
+  test('refuses bad values with the variable named', () => {
+    const cases = [
+      [{ PORT: 'abc' }, /PORT/],
+      [{ PORT: '70000' }, /PORT/],
+      [{ RATE_LIMIT_REFILL: '0' }, /RATE_LIMIT_REFILL/],
+      [{ ARGON2_MEMORY_KIB: '1' }, /ARGON2_MEMORY_KIB/],
+      [{ BODY_LIMIT: 'lots' }, /BODY_LIMIT/],
+      [{ API_KEY_SECRET: 'short' }, /API_KEY_SECRET/],
+      [{ ACCESS_SECRET: '' }, /ACCESS_SECRET is not set/],
+    ]
+    for (const [env, message] of cases) {
+      assert.throws(() => loadConfig({ ...secrets, ...env }), message)
     }
   })
 })

@@ -268,7 +268,7 @@ test('signs tokens that carry the library claims and refuses reserved ones', () 
   const j = new js.Authenticator({ ...base, issuer: ['me', 'old'], audience: 'api' })
   const cycle = {}
   cycle.self = cycle
-  for (const claims of [null, [], 'x', { sub: '' }, { sub: 1 }, { sub: 'u', exp: 1 }, { sub: 'u', iss: 'x' }, { sub: 'u', iat: 1 }, { sub: 'u', jti: 'x' }, { sub: 'u', type: 'x' }, { sub: 'u', email: null }, { sub: 'u', role: 5 }, { sub: 'u', tenant_id: 'bad:id' }, { sub: 'u', aud: [1] }, { sub: 'u', nbf: '1' }, { sub: 'u', big: 10n }, cycle, { toJSON: () => undefined }]) {
+  for (const claims of [null, [], 'x', { sub: '' }, { sub: 1 }, { sub: 'u', exp: 1 }, { sub: 'u', iss: 'x' }, { sub: 'u', iat: 1 }, { sub: 'u', jti: 'x' }, { sub: 'u', type: 'x' }, { sub: 'u', email: null }, { sub: 'u', role: 5 }, { sub: 'u', tenant_id: 'bad:id' }, { sub: 'u', aud: [1] }, { sub: 'u', nbf: '1' }, { sub: 'u', big: 10n }, cycle, { toJSON: () => undefined }, { toJSON: () => 1.5 }, { toJSON: () => [1] }, { toJSON: () => 'abc' }, { sub: 'é', x: '\ud800' }, { sub: 'u', x: '\udc00' }, { sub: 'u', y: '\ud800\ud800' }]) {
     const expected = thrown(() => n.signAccessToken(claims))
     assert.ok(expected, 'the native signer refuses it')
     assert.deepEqual(thrown(() => j.signAccessToken(claims)), expected)

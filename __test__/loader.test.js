@@ -32,7 +32,7 @@ test('names a missing binary: platform, each attempt, and how to build from sour
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-shield-nobinary-'))
   try {
     // The loader files alone, as an install where npm skipped the platform package.
-    for (const file of ['index.js', 'native.js', 'load-error.js', 'package.json']) {
+    for (const file of ['index.js', 'index.mjs', 'native.js', 'load-error.js', 'package.json']) {
       fs.copyFileSync(path.join(root, file), path.join(dir, file))
     }
     const env = { ...process.env }
@@ -56,6 +56,14 @@ test('names a missing binary: platform, each attempt, and how to build from sour
     assert.match(error.message, /NAPI_RS_NATIVE_LIBRARY_PATH/)
     assert.match(error.message, /auth-shield\/js/)
     assert.match(error.cause, /Cannot find native binding/, 'the generated loader error stays reachable as cause')
+
+    // ESM users get the same error, not a bare "Cannot find native binding".
+    const esm = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', "import('./index.mjs').then(() => console.log('loaded'), (e) => console.log(e.code))"],
+      { cwd: dir, env, encoding: 'utf8' },
+    )
+    assert.equal(esm.stdout.trim(), 'ERR_AUTH_SHIELD_NO_BINARY', esm.stderr)
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }

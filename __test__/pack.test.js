@@ -64,10 +64,13 @@ function run(file, args, options) {
 
 const npm = (args, options) => run(process.execPath, [npmCli(), ...args], options)
 
-function packJson(dir, destination) {
-  const out = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: dir })
+// `npm pack --json` (--ignore-scripts: `prepare` is a release build); the report
+// of the one package packed.
+function pack(dir, ...args) {
+  const out = npm(['pack', '--json', '--ignore-scripts', ...args], { cwd: dir })
   return JSON.parse(out.slice(out.indexOf('[')))[0]
 }
+const packJson = (dir, destination) => pack(dir, '--pack-destination', destination)
 
 // Every file path an `exports` map can resolve to.
 function exportTargets(exportsField) {
@@ -91,7 +94,7 @@ describe('packed packages, installed offline without Rust', () => {
 
     // The release, staged: the files `npm pack` would publish, plus the
     // optionalDependencies `napi pre-publish` writes (one per target, same version).
-    const listed = JSON.parse(npm(['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root }))[0].files
+    const listed = pack(root, '--dry-run').files
     const stage = path.join(work, 'release')
     for (const { path: file } of listed) {
       fs.mkdirSync(path.dirname(path.join(stage, file)), { recursive: true })

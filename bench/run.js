@@ -6,6 +6,7 @@
 //   --out=DIR          where to write the JSON and SVG (default bench/results)
 
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { loadNative, loadJsEngine, ROOT } = require('./lib/ours')
 const { createFixtures } = require('./lib/fixtures')
@@ -102,7 +103,11 @@ async function main() {
   if (args.only.includes('per-call')) {
     sections.perCall = await runPerCall(ours, fx, mode.micro)
     progressDone()
-    print(renderTimed(sections.perCall))
+    const r = sections.perCall.stringSecretVsKeyObject
+    print(
+      `${renderTimed(sections.perCall)}\n  jsonwebtoken chain, string secret ÷ KeyObject: ${formatRatio(r.median)} ` +
+        `(${formatRatio(r.min)}–${formatRatio(r.max)}): the cost of createPublicKey() on every call`,
+    )
   }
   if (args.only.includes('verify')) {
     sections.verifyOnly = await runVerifyOnly(ours, fx, mode.micro)
@@ -124,7 +129,11 @@ async function main() {
   }
 
   const targets = evaluateTargets(sections)
-  if (targets.length) print(renderTargets(targets))
+  if (targets.length) print(renderTargets(targets, args.mode === 'quick'))
+  env.loadAverageAtEnd = os.loadavg().map((x) => Number(x.toFixed(2)))
+  if (env.loadAverageAtStart[0] > env.cores / 2 || env.loadAverageAtEnd[0] > env.cores * 1.5) {
+    print(`note: load average ${env.loadAverageAtStart[0]} at start, ${env.loadAverageAtEnd[0]} at end on ${env.cores} cores: other work was running; prefer the ratios, or re-run on a quiet machine`)
+  }
 
   const results = { env, settings: mode, sections, targets }
   fs.mkdirSync(args.out, { recursive: true })

@@ -44,7 +44,7 @@ function loadNative() {
   }
   if (nativeBinding === null && !warnedUnavailable) {
     warnedUnavailable = true
-    const reason = String((nativeLoadError && nativeLoadError.message) || nativeLoadError).split('\n')[0]
+    const reason = String((nativeLoadError && nativeLoadError.message) || nativeLoadError).split('\n')[0].replace(/\.$/, '')
     process.emitWarning(
       `auth-shield: the native binary could not be loaded (${reason}); using the pure-JS engine, ` +
         'which gives the same results more slowly. Install the platform package or build the addon to use the native engine.',

@@ -1,7 +1,8 @@
 'use strict'
 
-// Reads a JWT header or payload the way the native core reads it with serde_json
-// (src/jwt/{claims,header}.rs), so both engines call the same bytes malformed:
+// Reads a JWT header or payload the way the native core reads it (src/jwt/{json_scan,claims,header}.rs),
+// so both engines call the same bytes malformed:
+// - the whole header and payload must be valid UTF-8 (RFC 8259 §8.1);
 // - known claims (and `alg`) are decoded strictly: valid UTF-8, paired surrogate escapes,
 //   numbers that do not overflow to infinity; each known claim may appear only once;
 // - everything else is skipped after a grammar check only (serde's IgnoredAny), without
@@ -10,322 +11,59 @@
 // (the only array form `aud` may take), or OTHER (null, booleans, objects, mixed arrays).
 
 const { isUtf8 } = require('node:buffer')
+const { Reader, MALFORMED, OTHER } = require('./json-reader')
 
-const OTHER = Object.freeze({ other: true })
 const KNOWN_CLAIMS = new Set(['sub', 'exp', 'nbf', 'iat', 'iss', 'aud', 'jti', 'email', 'role', 'tenant_id', 'type'])
 
-// Thrown (and caught by the callers) for any input serde_json would refuse.
-const MALFORMED = new Error('malformed JSON')
-
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const SIMPLE_ESCAPES = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' }
-
-class Reader {
-  constructor(buf) {
-    this.b = buf
-    this.i = 0
-  }
-
-  ws() {
-    const b = this.b
-    let i = this.i
-    while (i < b.length && (b[i] === 0x20 || b[i] === 0x0a || b[i] === 0x0d || b[i] === 0x09)) i++
-    this.i = i
-  }
-
-  expect(byte) {
-    if (this.b[this.i] !== byte) throw MALFORMED
-    this.i++
-  }
-
-  /** The string after an opening quote, decoded; refuses what serde refuses when decoding. */
-  strictString() {
-    const b = this.b
-    let out = ''
-    let start = this.i
-    for (;;) {
-      const c = b[this.i]
-      if (c === QUOTE || c === BACKSLASH) {
-        if (start < this.i) {
-          if (!isUtf8(b.subarray(start, this.i))) throw MALFORMED
-          out += b.toString('utf8', start, this.i)
-        }
-        this.i++
-        if (c === QUOTE) return out
-        out += this.strictEscape()
-        start = this.i
-      } else if (c === undefined || c < 0x20) {
-        throw MALFORMED
-      } else {
-        this.i++
-      }
-    }
-  }
-
-  strictEscape() {
-    const e = this.b[this.i++]
-    if (e !== 0x75) {
-      const simple = SIMPLE_ESCAPES[e]
-      if (simple === undefined) throw MALFORMED
-      return simple
-    }
-    const unit = this.hex4()
-    if (unit >= 0xdc00 && unit <= 0xdfff) throw MALFORMED // lone trailing surrogate
-    if (unit < 0xd800 || unit > 0xdbff) return String.fromCharCode(unit)
-    // A leading surrogate must be followed by an escaped trailing one.
-    if (this.b[this.i] !== BACKSLASH || this.b[this.i + 1] !== 0x75) throw MALFORMED
-    this.i += 2
-    const low = this.hex4()
-    if (low < 0xdc00 || low > 0xdfff) throw MALFORMED
-    return String.fromCharCode(unit, low)
-  }
-
-  hex4() {
-    let n = 0
-    for (let k = 0; k < 4; k++) {
-      const d = hexValue(this.b[this.i++])
-      if (d < 0) throw MALFORMED
-      n = n * 16 + d
-    }
-    return n
-  }
-
-  /** Skips a string after its opening quote, checking only escapes and control characters. */
-  looseString() {
-    const b = this.b
-    for (;;) {
-      const c = b[this.i++]
-      if (c === QUOTE) return
-      if (c === BACKSLASH) {
-        const e = b[this.i++]
-        if (e === 0x75) this.hex4()
-        else if (SIMPLE_ESCAPES[e] === undefined) throw MALFORMED
-      } else if (c === undefined || c < 0x20) {
-        throw MALFORMED
-      }
-    }
-  }
-
-  /** Scans a JSON number; with `decode`, returns its value and refuses overflow to infinity. */
-  number(decode) {
-    const b = this.b
-    const start = this.i
-    if (b[this.i] === 0x2d) this.i++
-    if (b[this.i] === 0x30) this.i++
-    else if (isDigit19(b[this.i])) this.skipDigits()
-    else throw MALFORMED
-    if (b[this.i] === 0x2e) {
-      this.i++
-      if (!isDigit(b[this.i])) throw MALFORMED
-      this.skipDigits()
-    }
-    if (b[this.i] === 0x65 || b[this.i] === 0x45) {
-      this.i++
-      if (b[this.i] === 0x2b || b[this.i] === 0x2d) this.i++
-      if (!isDigit(b[this.i])) throw MALFORMED
-      this.skipDigits()
-    }
-    if (!decode) return undefined
-    const value = Number(b.toString("latin1", start, this.i))
-    if (!Number.isFinite(value)) throw MALFORMED
-    return value
-  }
-
-  skipDigits() {
-    while (isDigit(this.b[this.i])) this.i++
-  }
-
-  literal() {
-    const b = this.b
-    const i = this.i
-    const word = b[i] === 0x74 ? 'true' : b[i] === 0x66 ? 'false' : b[i] === 0x6e ? 'null' : null
-    if (word === null || b.toString("latin1", i, i + word.length) !== word) throw MALFORMED
-    this.i += word.length
-  }
-
-  /** Skips any value after a grammar check, iteratively (serde's IgnoredAny). */
-  ignoreValue() {
-    const b = this.b
-    const stack = []
-    for (;;) {
-      this.ws()
-      const c = b[this.i]
-      if (c === 0x5b) {
-        this.i++
-        this.ws()
-        if (b[this.i] === 0x5d) this.i++
-        else {
-          stack.push(0x5d)
-          continue
-        }
-      } else if (c === 0x7b) {
-        this.i++
-        this.ws()
-        if (b[this.i] === 0x7d) this.i++
-        else {
-          this.looseKey()
-          stack.push(0x7d)
-          continue
-        }
-      } else this.scalar(false)
-      // A value ended: close what it completes, or move on to the next element.
-      for (;;) {
-        if (stack.length === 0) return
-        this.ws()
-        const next = b[this.i++]
-        const close = stack[stack.length - 1]
-        if (next === close) {
-          stack.pop()
-        } else if (next === 0x2c) {
-          if (close === 0x7d) {
-            this.ws()
-            this.looseKey()
-          }
-          break
-        } else throw MALFORMED
-      }
-    }
-  }
-
-  looseKey() {
-    this.expect(QUOTE)
-    this.looseString()
-    this.ws()
-    this.expect(0x3a)
-  }
-
-  /** A string, number or literal; strings are skipped loosely unless `decode`. */
-  scalar(decode) {
-    const c = this.b[this.i]
-    if (c === QUOTE) {
-      this.i++
-      if (decode) return this.strictString()
-      this.looseString()
-      return undefined
-    }
-    if (c === 0x2d || isDigit(c)) return this.number(decode)
-    this.literal()
+/** A known claim's value, decoded as far as validation needs. */
+function claimValue(r) {
+  r.ws()
+  const c = r.b[r.i]
+  if (c === 0x7b) {
+    r.objectOfIgnored()
     return OTHER
   }
-
-  /** `{ "key": <ignored>, ... }` with keys decoded strictly (serde's MapKey). */
-  objectOfIgnored() {
-    this.i++
-    this.ws()
-    if (this.b[this.i] === 0x7d) {
-      this.i++
-      return
-    }
-    for (;;) {
-      this.ws()
-      this.expect(QUOTE)
-      this.strictString()
-      this.ws()
-      this.expect(0x3a)
-      this.ignoreValue()
-      this.ws()
-      const c = this.b[this.i++]
-      if (c === 0x7d) return
-      if (c !== 0x2c) throw MALFORMED
-    }
+  if (c !== 0x5b) return r.scalar(true)
+  r.i++
+  r.ws()
+  const items = []
+  if (r.b[r.i] === 0x5d) {
+    r.i++
+    return items
   }
-
-  /** A known claim's value, decoded as far as validation needs. */
-  claimValue() {
-    this.ws()
-    const c = this.b[this.i]
-    if (c === 0x7b) {
-      this.objectOfIgnored()
-      return OTHER
-    }
-    if (c !== 0x5b) {
-      const v = this.scalar(true)
-      return v === OTHER ? OTHER : v
-    }
-    this.i++
-    this.ws()
-    const items = []
-    if (this.b[this.i] === 0x5d) {
-      this.i++
-      return items
-    }
-    for (;;) {
-      const item = this.arrayItem()
-      if (item === undefined) return this.skipRestOfArray()
-      items.push(item)
-      this.ws()
-      const next = this.b[this.i++]
-      if (next === 0x5d) return items
-      if (next !== 0x2c) throw MALFORMED
-    }
-  }
-
-  /** An array element: a decoded string, or undefined for anything else (skipped). */
-  arrayItem() {
-    this.ws()
-    const c = this.b[this.i]
-    if (c === 0x5b) this.ignoreValue()
-    else if (c === 0x7b) this.objectOfIgnored()
-    else {
-      const v = this.scalar(true)
-      if (typeof v === 'string') return v
-    }
-    return undefined
-  }
-
-  skipRestOfArray() {
-    for (;;) {
-      this.ws()
-      const next = this.b[this.i++]
-      if (next === 0x5d) return OTHER
-      if (next !== 0x2c) throw MALFORMED
-      this.ignoreValue()
-    }
-  }
-
-  /** Walks a top-level object, handing each decoded key to `onEntry`, which reads the value. */
-  topObject(onEntry) {
-    this.ws()
-    this.expect(0x7b)
-    this.ws()
-    if (this.b[this.i] === 0x7d) this.i++
-    else {
-      for (;;) {
-        this.ws()
-        this.expect(QUOTE)
-        const key = this.strictString()
-        this.ws()
-        this.expect(0x3a)
-        onEntry(key)
-        this.ws()
-        const c = this.b[this.i++]
-        if (c === 0x7d) break
-        if (c !== 0x2c) throw MALFORMED
-      }
-    }
-    this.ws()
-    if (this.i !== this.b.length) throw MALFORMED
+  for (;;) {
+    const item = arrayItem(r)
+    if (item === undefined) return skipRestOfArray(r)
+    items.push(item)
+    r.ws()
+    const next = r.b[r.i++]
+    if (next === 0x5d) return items
+    if (next !== 0x2c) throw MALFORMED
   }
 }
 
-function isDigit(c) {
-  return c >= 0x30 && c <= 0x39
+/** An array element: a decoded string, or undefined for anything else (skipped). */
+function arrayItem(r) {
+  r.ws()
+  // Strings are decoded strictly; anything else is skipped unevaluated, as native does.
+  if (r.b[r.i] === 0x22) return r.scalar(true)
+  r.ignoreValue()
+  return undefined
 }
 
-function isDigit19(c) {
-  return c >= 0x31 && c <= 0x39
-}
-
-function hexValue(c) {
-  if (c >= 0x30 && c <= 0x39) return c - 0x30
-  if (c >= 0x61 && c <= 0x66) return c - 0x57
-  if (c >= 0x41 && c <= 0x46) return c - 0x37
-  return -1
+function skipRestOfArray(r) {
+  for (;;) {
+    r.ws()
+    const next = r.b[r.i++]
+    if (next === 0x5d) return OTHER
+    if (next !== 0x2c) throw MALFORMED
+    r.ignoreValue()
+  }
 }
 
 /** `{ alg, hasCrit }` of a JOSE header, or null when serde would refuse it. */
 function parseHeader(buf) {
+  if (!isUtf8(buf)) return null
   const r = new Reader(buf)
   const header = { alg: undefined, hasCrit: false }
   let algSeen = false
@@ -334,7 +72,7 @@ function parseHeader(buf) {
       if (key === 'alg') {
         if (algSeen) throw MALFORMED
         algSeen = true
-        const v = r.claimValue()
+        const v = claimValue(r)
         header.alg = typeof v === 'string' ? v : undefined
       } else {
         r.ignoreValue()
@@ -350,6 +88,7 @@ function parseHeader(buf) {
 
 /** The known claims of a payload, or null when serde would refuse it. */
 function parseClaims(buf) {
+  if (!isUtf8(buf)) return null
   const r = new Reader(buf)
   const claims = {
     sub: undefined,
@@ -367,7 +106,7 @@ function parseClaims(buf) {
   try {
     r.topObject((key) => {
       if (!KNOWN_CLAIMS.has(key)) return r.ignoreValue()
-      const value = r.claimValue()
+      const value = claimValue(r)
       // A known claim twice is ambiguous (parsers disagree on which wins): refused.
       if (claims[key] !== undefined) throw MALFORMED
       claims[key] = value

@@ -6,7 +6,7 @@
 // structure, algorithm, signature, claim types, nbf, exp, missing exp, aud, iss, sub, type.
 
 const jsonwebtoken = require('jsonwebtoken')
-const { parseHeader, parseClaims, OTHER } = require('./jwt-json')
+const { parseHeader, parseClaims } = require('./jwt-json')
 const { fail } = require('./errors')
 
 const BASE64URL = /^[A-Za-z0-9_-]*$/
@@ -118,7 +118,7 @@ function hasValidTypes(claims) {
     if (v !== undefined && typeof v !== 'number') return false
   }
   const aud = claims.aud
-  return aud === undefined || typeof aud === 'string' || (Array.isArray(aud) && aud !== OTHER)
+  return aud === undefined || typeof aud === 'string' || Array.isArray(aud)
 }
 
 function failureOf(err) {

@@ -38,11 +38,24 @@ pub fn extract_bearer(header: Option<&[u8]>, max_token_bytes: usize) -> Result<&
 /// `b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`
 fn is_b64token(token: &[u8]) -> bool {
     let body_end = token.len() - token.iter().rev().take_while(|&&b| b == b'=').count();
+    // A table lookup per byte: this scan runs over every token on the hot path.
     body_end > 0
-        && token[..body_end].iter().all(|&b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/')
-        })
+        && token[..body_end]
+            .iter()
+            .all(|&b| B64TOKEN_CHARS[b as usize])
 }
+
+static B64TOKEN_CHARS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        table[i] =
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/');
+        i += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {

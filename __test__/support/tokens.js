@@ -1,7 +1,8 @@
 'use strict'
 
-// Test support: a seeded random source and hand-made HS256 tokens (signed with node:crypto
-// directly, so neither engine's own signer is trusted to build its inputs).
+// Test support: hand-made HS256 tokens for inputs no JWT library would emit (signed with
+// node:crypto directly, so neither engine's own signer builds its own inputs), shared secrets
+// and clock, and a seeded random source for generated tests.
 
 const { createHmac } = require('node:crypto')
 
@@ -27,13 +28,20 @@ function b64url(data) {
   return Buffer.from(data, typeof data === 'string' ? 'latin1' : undefined).toString('base64url')
 }
 
-/** A compact JWS from raw header and payload text (latin1, so any byte can be written). */
-function rawToken(headerJson, payloadJson, secret) {
-  const input = `${b64url(headerJson)}.${b64url(payloadJson)}`
+/**
+ * A compact JWS. Header and payload are objects (JSON, UTF-8) or raw text taken byte for byte
+ * (latin1), so any byte sequence can be written.
+ */
+function rawToken(header, payload, secret) {
+  const bytes = (part) => (typeof part === 'string' ? part : Buffer.from(JSON.stringify(part)))
+  const input = `${b64url(bytes(header))}.${b64url(bytes(payload))}`
   return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`
 }
 
 const HS256 = '{"alg":"HS256","typ":"JWT"}'
+const SECRET = 'test-access-secret-0123456789abcdef'
+const REFRESH_SECRET = 'test-refresh-secret-0123456789abcdef'
+const NOW = 1_800_000_000
 
 function token(claims, secret, header = HS256) {
   return rawToken(header, Buffer.from(JSON.stringify(claims)).toString('latin1'), secret)
@@ -45,4 +53,4 @@ function withoutRequestId(result) {
   return rest
 }
 
-module.exports = { random, b64url, rawToken, token, HS256, withoutRequestId }
+module.exports = { random, b64url, rawToken, token, HS256, withoutRequestId, SECRET, REFRESH_SECRET, NOW }

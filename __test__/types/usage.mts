@@ -1,15 +1,32 @@
 // An ESM consumer: the import condition of every entry point, named and
 // default exports, typed as precisely as the CommonJS ones.
-import authShield, { Authenticator, authenticateRequest } from 'auth-shield'
+import authShieldNative, { Authenticator, authenticateRequest } from 'auth-shield'
 import type { AuthConfig, AuthResult } from 'auth-shield'
+import expressAuth, { authShield, AuthShieldError } from 'auth-shield/express'
+import fastifyAuth from 'auth-shield/fastify'
+import jsEngine, { Authenticator as JsAuthenticator } from 'auth-shield/js'
+import express from 'express'
+import Fastify from 'fastify'
 
 const config: AuthConfig = { accessSecret: 'a-secret-of-at-least-thirty-two-bytes!!', rateLimitMax: 0 }
 const auth = new Authenticator(config)
 const token: string = auth.signAccessToken({ sub: 'user-1' })
 const named: AuthResult = auth.authenticate(`Bearer ${token}`)
-const viaDefault: AuthResult = new authShield.Authenticator(config).authenticate(`Bearer ${token}`)
+const viaDefault: AuthResult = new authShieldNative.Authenticator(config).authenticate(`Bearer ${token}`)
 const oneShot: AuthResult = authenticateRequest(`Bearer ${token}`, null, null, config)
-// @ts-expect-error the default export is the same module, not a callable
-authShield()
+// @ts-expect-error the default export is the module object, not a function
+authShieldNative()
 
-export { named, viaDefault, oneShot }
+const jsResult: AuthResult = new JsAuthenticator(config).authenticate(`Bearer ${token}`)
+const jsViaDefault: AuthResult = jsEngine.authenticateRequest(`Bearer ${token}`, null, null, config)
+
+const app = express()
+app.use(expressAuth(config), authShield(new JsAuthenticator(config), { engine: 'js' }))
+app.get('/me', (req, res) => res.json({ userId: req.user?.userId }))
+const isAuthError = (e: unknown): boolean => e instanceof AuthShieldError
+
+const fastify = Fastify()
+await fastify.register(fastifyAuth, { config })
+fastify.get('/me', async (request) => ({ userId: request.user?.userId ?? null }))
+
+export { named, viaDefault, oneShot, jsResult, jsViaDefault, isAuthError }

@@ -26,6 +26,11 @@ import {
   verifyTotp,
 } from 'auth-shield'
 import type { AuthConfig, AuthResult, TokenClaims, TokenVerification } from 'auth-shield'
+import authShield = require('auth-shield/express')
+import authShieldPlugin = require('auth-shield/fastify')
+import * as jsEngine from 'auth-shield/js'
+import express = require('express')
+import Fastify = require('fastify')
 
 const secret = 'a-secret-of-at-least-thirty-two-bytes!!'
 const config: AuthConfig = {
@@ -93,7 +98,52 @@ const pending: Promise<boolean> = hashPassword('pw').then((h) => verifyPassword(
 const clean: string[] = [sanitizeHtml('<b>x</b>'), sanitizeFilename('../etc/passwd'), validateSqlInterval('1 day')]
 const same: boolean = timingSafeEqual('a', Buffer.from('a'))
 
+// The pure-JS engine: same config, same result type.
+const jsAuth = new jsEngine.Authenticator(config)
+const jsResult: AuthResult = jsAuth.authenticate(`Bearer ${jsAuth.signAccessToken(claims)}`, null, null)
+const jsOneShot: AuthResult = jsEngine.authenticateRequest(null, null, null, config)
+
+// Express: a config or an Authenticator of either engine, options, req.user typed.
+const app = express()
+const middleware = authShield(config, {
+  credentialsRequired: false,
+  getToken: (req) => req.headers['x-token'] as string | undefined,
+  skip: ['/health', /^\/public\//],
+  engine: 'native',
+  shadow: true,
+  onMismatch: (mismatch) => console.warn(mismatch.fields, mismatch.primary.errorCode),
+  onError: (err, _req, res) => {
+    const status: number = err.status
+    res.statusCode = status
+    res.end(err.code)
+  },
+})
+app.use('/api', middleware, authShield(jsAuth), authShield(auth))
+app.get('/api/me', (req, res) => {
+  const who: string | undefined = req.user?.userId
+  const tenant: string | undefined = req.tenantId
+  res.json({ who, tenant, id: req.id })
+})
+const engineName: 'native' | 'js' = middleware.engine
+const mismatches: number = middleware.stats().mismatches
+// @ts-expect-error options are checked
+authShield(config, { credentialsRequired: 'no' })
+const expressError: authShield.AuthShieldError | undefined = undefined
+
+// Fastify: the plugin with a config or an authenticator; request.user typed.
+const fastify = Fastify()
+fastify.register(authShieldPlugin, { config, hook: 'preHandler', credentialsRequired: false })
+fastify.register(authShieldPlugin, { authenticator: jsAuth, hook: false })
+fastify.get('/me', { onRequest: [fastify.authenticate] }, async (request) => {
+  const who: string | undefined = request.user?.userId
+  const tenant: string | null = request.tenantId
+  return { who, tenant, requests: fastify.authShield.stats().requests }
+})
+// @ts-expect-error hook is one of 'onRequest' | 'preHandler' | false
+fastify.register(authShieldPlugin, { config, hook: 'onSend' })
+
 export {
+  jsResult, jsOneShot, engineName, mismatches, expressError,
   misspelt, missing, withIat, authenticated, status, retry, requestId, userId, code, mustBeString, oneShot,
   valid, expiresAt, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same,
 }

@@ -68,6 +68,9 @@ function expressAuthMiddlewares(auth, fx) {
       const authenticate = createAuthFunction('auth-shield', fx)
       return [plainMiddleware(authenticate)]
     }
+    // Separates the adapter's own cost (response headers, options) from the native call's.
+    case 'auth-shield-direct':
+      return [plainMiddleware(createAuthFunction('auth-shield', fx))]
     case 'fast-jwt':
       return [plainMiddleware(createAuthFunction('fast-jwt', fx))]
     case 'express-jwt-keyobject':
@@ -111,11 +114,16 @@ function plainMiddleware(authenticate) {
   }
 }
 
-// The project's own Express adapter, configured like the bare authenticator.
+// The project's own Express adapter, configured like the bare authenticator. The engine is
+// pinned so that USE_RUST_AUTH=false in the environment cannot turn this row into the JS engine.
 function createAdapterMiddleware(adapter, fx) {
-  const factory = adapter.authShield || adapter.createMiddleware || adapter.default || adapter
+  const factory = adapter.authShield || adapter.default || adapter
   if (typeof factory !== 'function') throw new Error('express.js exports no middleware factory')
-  return factory(fx.config)
+  const middleware = factory(fx.config, { engine: 'native' })
+  if (middleware.engine !== undefined && middleware.engine !== 'native') {
+    throw new Error(`auth-shield/express runs the ${middleware.engine} engine, not the native one`)
+  }
+  return middleware
 }
 
 function expressServer(auth, fx) {

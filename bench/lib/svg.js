@@ -99,8 +99,8 @@ function renderChart(results) {
         value: r.rps.median,
         min: r.rps.min,
         max: r.rps.max,
-        ours: r.auth === 'auth-shield',
-        text: `${formatRps(r.rps.median)} req/s`,
+        ours: r.auth.startsWith('auth-shield'),
+        text: `${formatRps(r.rps.median)} req/s${r.auth === 'none' ? '' : ` (${Math.round(r.ofNoAuth.median * 100)} %)`}`,
       })),
     })
   }

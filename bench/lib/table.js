@@ -45,10 +45,13 @@ function renderHttp(section) {
   return [section.title, renderTable(['server', 'req/s', 'min – max', 'of no-auth', 'p50', 'p99'], rows)].join('\n')
 }
 
-function renderTargets(targets) {
+function renderTargets(targets, quick) {
   if (!targets.length) return ''
   const rows = targets.map((t) => [t.name, t.measured, t.goal, t.met ? 'met' : 'NOT met'])
-  return ['Speed targets (issue 5)', renderTable(['target', 'measured', 'goal', ''], rows)].join('\n')
+  const title = quick
+    ? 'Speed targets (issue 5) — quick mode: too few, too short samples to judge them; use a full run'
+    : 'Speed targets (issue 5)'
+  return [title, renderTable(['target', 'measured', 'goal', ''], rows)].join('\n')
 }
 
 module.exports = { renderTimed, renderHttp, renderTargets }

@@ -9,13 +9,15 @@ const { fork } = require('node:child_process')
 const autocannon = require('autocannon')
 const { progress } = require('../lib/progress')
 const { summarize, pairedRatio } = require('../lib/stats')
+const { loadExpressAdapter } = require('../lib/ours')
 
 const VARIANTS = [
   { framework: 'node', auth: 'none', label: 'node:http, no auth' },
   { framework: 'node', auth: 'auth-shield', label: 'node:http + auth-shield' },
   { framework: 'node', auth: 'fast-jwt', label: 'node:http + fast-jwt chain' },
   { framework: 'express', auth: 'none', label: 'Express 5, no auth' },
-  { framework: 'express', auth: 'auth-shield', label: 'Express 5 + auth-shield' },
+  { framework: 'express', auth: 'auth-shield', label: 'Express 5 + auth-shield/express middleware' },
+  { framework: 'express', auth: 'auth-shield-direct', label: 'Express 5 + auth-shield (3-line middleware)' },
   { framework: 'express', auth: 'fast-jwt', label: 'Express 5 + fast-jwt chain' },
   { framework: 'express', auth: 'express-jwt-keyobject', label: 'Express 5 + express-jwt (KeyObject) + chain' },
   { framework: 'express', auth: 'passport-jwt-keyobject', label: 'Express 5 + passport-jwt (KeyObject) + chain' },
@@ -75,22 +77,28 @@ function summarizeLoad(label, result) {
 }
 
 async function runHttp(fx, { rounds, durationSec, warmupSec, connections }) {
+  const adapter = loadExpressAdapter()
+  const variants = VARIANTS.map((v) =>
+    v.framework === 'express' && v.auth === 'auth-shield' && !adapter.available
+      ? { ...v, label: `Express 5 + auth-shield (${adapter.reason}; direct call)` }
+      : v,
+  )
   const servers = new Map()
   try {
     progress('http: starting servers')
-    const started = await Promise.allSettled(VARIANTS.map((v) => startServer(v, fx)))
-    started.forEach((s, i) => s.status === 'fulfilled' && servers.set(idOf(VARIANTS[i]), s.value))
+    const started = await Promise.allSettled(variants.map((v) => startServer(v, fx)))
+    started.forEach((s, i) => s.status === 'fulfilled' && servers.set(idOf(variants[i]), s.value))
     const failed = started.find((s) => s.status === 'rejected')
     if (failed) throw failed.reason
-    for (const v of VARIANTS) await sanityCheck(v, servers.get(idOf(v)).port, fx)
-    for (const v of VARIANTS) {
+    for (const v of variants) await sanityCheck(v, servers.get(idOf(v)).port, fx)
+    for (const v of variants) {
       progress(`http: warming up ${v.label}`)
       await load(servers.get(idOf(v)).port, fx, { durationSec: warmupSec, connections })
     }
-    const samples = Object.fromEntries(VARIANTS.map((v) => [idOf(v), []]))
+    const samples = Object.fromEntries(variants.map((v) => [idOf(v), []]))
     for (let round = 0; round < rounds; round++) {
-      for (let k = 0; k < VARIANTS.length; k++) {
-        const v = VARIANTS[(k + round) % VARIANTS.length]
+      for (let k = 0; k < variants.length; k++) {
+        const v = variants[(k + round) % variants.length]
         progress(`http: round ${round + 1}/${rounds} ${v.label}`)
         const result = await load(servers.get(idOf(v)).port, fx, { durationSec, connections })
         samples[idOf(v)].push(summarizeLoad(v.label, result))
@@ -98,7 +106,7 @@ async function runHttp(fx, { rounds, durationSec, warmupSec, connections }) {
     }
     return {
       title: `HTTP (autocannon, ${connections} connections, ${durationSec} s per sample, loopback)`,
-      rows: VARIANTS.map((v) => {
+      rows: variants.map((v) => {
         const own = samples[idOf(v)].map((s) => s.rps)
         const bare = samples[`${v.framework}:none`].map((s) => s.rps)
         return {

@@ -77,6 +77,11 @@ async function runPerCall(ours, fx, opts) {
       samples: raw[c.id].nsPerOp,
     })),
     unavailable,
+    // The "42×" story: jsonwebtoken against itself, string secret ÷ KeyObject, per round.
+    stringSecretVsKeyObject: pairedRatio(
+      raw['chain-jsonwebtoken-string'].nsPerOp,
+      raw['chain-jsonwebtoken-keyobject'].nsPerOp,
+    ),
   }
 }
 

@@ -56,9 +56,9 @@ async function startService(config, log) {
   // One engine call per request: bearer token, JWT, tenant, rate limit, request id. Native
   // unless USE_RUST_AUTH=false, which switches to auth-shield's pure-JS engine.
   const authenticate = authShield(config.auth)
-  const db = openDatabase(config.dataDir)
   const otpStore = new OtpStore({ ttlSec: config.otp.ttlSec, maxAttempts: config.otp.maxAttempts })
   const passwords = await createPasswords(config.argon2)
+  const db = openDatabase(config.dataDir)
   const app = createApp({ config, db, authenticate, otpStore, passwords, log })
 
   const prune = setInterval(() => db.refreshTokens.pruneExpired(), 3600e3).unref()

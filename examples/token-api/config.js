@@ -31,14 +31,17 @@ function numberFrom(env, name, fallback, min, max, integer = true) {
 }
 const intFrom = (env, name, fallback, min, max) => numberFrom(env, name, fallback, min, max, true)
 
-/**
- * Builds the service configuration from `env`. Secrets must already be present (see
- * `fillMissingSecrets`); lengths are checked by the Authenticator and the API key helper.
- */
-function loadConfig(env = process.env) {
-  for (const name of SECRET_NAMES) {
-    if (!env[name]) throw new Error(`${name} is not set`)
+/** BODY_LIMIT as body-parser reads it ("16kb", "1mb", bytes); refused rather than read as "no limit". */
+function bodyLimitFrom(env) {
+  const raw = env.BODY_LIMIT || '16kb'
+  if (!/^\d{1,9}(b|kb|mb)?$/i.test(raw)) {
+    throw new RangeError(`BODY_LIMIT must look like 16kb, 1mb or a byte count, got ${JSON.stringify(raw)}`)
   }
+  return raw
+}
+
+/** Where the database lives and how new passwords are hashed: all that seeding needs. */
+function loadStorageConfig(env = process.env) {
   // Argon2 costs default to the helper's own (OWASP) defaults; tests lower them through the
   // environment so the suite stays fast. Unset means "use the library default".
   const argon2 = {}
@@ -46,13 +49,25 @@ function loadConfig(env = process.env) {
   const timeCost = intFrom(env, 'ARGON2_TIME_COST', undefined, 1, 16)
   if (memoryCost !== undefined) argon2.memoryCost = memoryCost
   if (timeCost !== undefined) argon2.timeCost = timeCost
+  return { dataDir: path.resolve(env.DATA_DIR || path.join(__dirname, 'data')), argon2 }
+}
+
+/**
+ * Builds the service configuration from `env`. Secrets must already be present (see
+ * `fillMissingSecrets`); the JWT secrets' length is checked by the Authenticator.
+ */
+function loadConfig(env = process.env) {
+  for (const name of SECRET_NAMES) {
+    if (!env[name]) throw new Error(`${name} is not set`)
+  }
+  // This one would only fail at the first POST /api/keys, so check it at start.
+  if (Buffer.byteLength(env.API_KEY_SECRET) < 16) throw new RangeError('API_KEY_SECRET must be at least 16 bytes')
 
   return {
     port: intFrom(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
-    dataDir: path.resolve(env.DATA_DIR || path.join(__dirname, 'data')),
-    bodyLimit: env.BODY_LIMIT || '16kb',
-    argon2,
+    ...loadStorageConfig(env),
+    bodyLimit: bodyLimitFrom(env),
     auth: {
       accessSecret: env.ACCESS_SECRET,
       refreshSecret: env.REFRESH_SECRET,
@@ -70,4 +85,4 @@ function loadConfig(env = process.env) {
   }
 }
 
-module.exports = { loadConfig, fillMissingSecrets, SECRET_NAMES }
+module.exports = { loadConfig, loadStorageConfig, fillMissingSecrets, SECRET_NAMES }

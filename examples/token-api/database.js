@@ -124,10 +124,16 @@ function openDatabase(dataDir) {
   }
 
   const apiKeys = {
+    /** Stores a key's hash; returns `{ id, createdAt }`, or null when `lookupId` is taken. */
     create({ userId, lookupId, hash, prefix, lastFour, name }) {
       const createdAt = nowSec()
-      const info = s.insertApiKey.run(userId, lookupId, hash, prefix, lastFour, name, createdAt)
-      return { id: Number(info.lastInsertRowid), createdAt }
+      try {
+        const info = s.insertApiKey.run(userId, lookupId, hash, prefix, lastFour, name, createdAt)
+        return { id: Number(info.lastInsertRowid), createdAt }
+      } catch (err) {
+        if (isUniqueViolation(err)) return null
+        throw err
+      }
     },
     findByLookup(lookupId) {
       const row = s.apiKeyByLookup.get(lookupId)

@@ -6,7 +6,7 @@
 // throwaway test accounts, never for real ones. 10,000 users take well under a second.
 
 const { hashPassword } = require('../..')
-const { loadConfig } = require('./config')
+const { loadStorageConfig } = require('./config')
 const { openDatabase } = require('./database')
 
 const USAGE = 'usage: node examples/token-api/seed.js [--count N] [--password P] [--prefix NAME]'
@@ -26,7 +26,9 @@ function parseArgs(argv) {
       if (value.length < 8 || value.length > 1024) throw new Error('--password must be 8 to 1024 characters')
       args.password = value
     } else if (flag === '--prefix') {
-      if (!/^[A-Za-z][A-Za-z0-9._-]{1,40}$/.test(value)) throw new Error('--prefix must be 2 to 41 letters, digits or . _ -, starting with a letter')
+      if (!/^[A-Za-z][A-Za-z0-9._-]{1,40}$/.test(value)) {
+        throw new Error('--prefix must be 2 to 41 letters, digits or . _ -, starting with a letter')
+      }
       args.prefix = value
     } else {
       throw new Error(`unknown argument ${JSON.stringify(flag)}`)
@@ -36,8 +38,7 @@ function parseArgs(argv) {
 }
 
 async function seed({ count, password, prefix }, env = process.env) {
-  // Secrets play no part in seeding; placeholders let loadConfig run without them.
-  const config = loadConfig({ ACCESS_SECRET: '-', REFRESH_SECRET: '-', API_KEY_SECRET: '-', ...env })
+  const config = loadStorageConfig(env)
   const started = Date.now()
   const hash = await hashPassword(password, config.argon2)
   const db = openDatabase(config.dataDir)

@@ -6,7 +6,9 @@
 const cluster = require('node:cluster')
 const { loadConfig, fillMissingSecrets } = require('./config')
 
-const USAGE = 'usage: node examples/token-api/server.js [--workers N]   (env: PORT, HOST, DATA_DIR, ACCESS_SECRET, REFRESH_SECRET, API_KEY_SECRET)'
+const USAGE =
+  'usage: node examples/token-api/server.js [--workers N]\n' +
+  '  env: PORT, HOST, DATA_DIR, ACCESS_SECRET, REFRESH_SECRET, API_KEY_SECRET (see examples/token-api/README.md)'
 
 function parseArgs(argv) {
   let workers = 1
@@ -34,9 +36,14 @@ const log = {
 function ensureSecrets() {
   const generated = fillMissingSecrets(process.env)
   if (generated.length > 0) {
+    const lost = [
+      generated.some((name) => name !== 'API_KEY_SECRET') && 'tokens',
+      generated.includes('API_KEY_SECRET') && 'API keys',
+    ].filter(Boolean)
+    const what = lost.join(' and ')
     log.warn(
       `${generated.join(', ')} not set: generated random ${generated.length > 1 ? 'values' : 'value'} for this run. ` +
-        'Tokens and API keys issued now will NOT survive a restart; set them in the environment to keep them.',
+        `${what[0].toUpperCase()}${what.slice(1)} issued now will NOT survive a restart; set them in the environment to keep them.`,
     )
   }
 }

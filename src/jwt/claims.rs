@@ -3,12 +3,11 @@
 //! Each known claim is captured with its JSON type so a wrong type is reported as
 //! `invalid_claims` rather than silently ignored; a known claim appearing twice makes the token
 //! malformed (JSON parsers disagree on which duplicate wins, an ambiguity attackers exploit).
-//! Unknown claims are skipped without building values.
+//! Unknown claims are skipped without building values. The payload must be UTF-8 (RFC 8259 §8.1).
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 use std::borrow::Cow;
-use std::fmt;
+
+use super::json_scan::{Scalar, Scanner};
 
 /// A claim's value as far as validation cares.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -59,9 +58,30 @@ pub struct Claims<'a> {
 }
 
 impl<'a> Claims<'a> {
-    /// `None` when the payload is not a JSON object or repeats a known claim.
+    /// `None` when the payload is not UTF-8, not a JSON object, repeats a known claim, or
+    /// holds a known numeric claim too large for a double.
     pub fn parse(json: &'a [u8]) -> Option<Claims<'a>> {
-        serde_json::from_slice(json).ok()
+        let text = std::str::from_utf8(json).ok()?;
+        let mut claims = Claims::default();
+        Scanner::new(text).object(|key, scanner| {
+            let Some(slot) = claims.slot(&key) else {
+                return scanner.skip_value();
+            };
+            let value = match scanner.value()? {
+                Scalar::Str(s) => Claim::Str(s),
+                Scalar::Num(n) if n.is_finite() => Claim::Num(n),
+                Scalar::Num(_) => return None,
+                Scalar::StrList(list) => Claim::StrList(list),
+                // A JSON null is a present claim of the wrong type, never "absent".
+                Scalar::Other => Claim::Other,
+            };
+            if !slot.is_absent() {
+                return None;
+            }
+            *slot = value;
+            Some(())
+        })?;
+        Some(claims)
     }
 
     fn slot(&mut self, key: &str) -> Option<&mut Claim<'a>> {
@@ -79,200 +99,6 @@ impl<'a> Claims<'a> {
             "type" => &mut self.token_type,
             _ => return None,
         })
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Claims<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(ClaimsVisitor(std::marker::PhantomData))
-    }
-}
-
-struct ClaimsVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for ClaimsVisitor<'a> {
-    type Value = Claims<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JWT claims object")
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Claims<'a>, M::Error> {
-        let mut claims = Claims::default();
-        while let Some(JsonKey(key)) = map.next_key::<JsonKey<'de>>()? {
-            match claims.slot(&key) {
-                Some(slot) => {
-                    let ClaimValue(value) = map.next_value()?;
-                    if !slot.is_absent() {
-                        return Err(de::Error::custom("duplicate claim"));
-                    }
-                    // A JSON null is a present claim of the wrong type, never "absent".
-                    *slot = value;
-                }
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(claims)
-    }
-}
-
-/// An object key, borrowed from the input unless it contains escapes (`"s\u0075b"` is `sub`).
-pub struct JsonKey<'a>(pub Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for JsonKey<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(KeyVisitor(std::marker::PhantomData))
-    }
-}
-
-struct KeyVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for KeyVisitor<'a> {
-    type Value = JsonKey<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string key")
-    }
-
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(JsonKey(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(JsonKey(Cow::Owned(v.to_owned())))
-    }
-}
-
-/// Any JSON value, reduced to the shape validation needs.
-pub struct ClaimValue<'a>(pub Claim<'a>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for ClaimValue<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ValueVisitor(std::marker::PhantomData))
-    }
-}
-
-struct ValueVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for ValueVisitor<'a> {
-    type Value = ClaimValue<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(ClaimValue(Claim::Str(Cow::Borrowed(v))))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(ClaimValue(Claim::Str(Cow::Owned(v.to_owned()))))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(ClaimValue(Claim::Str(Cow::Owned(v))))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(ClaimValue(Claim::Num(v)))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(ClaimValue(Claim::Num(v as f64)))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(ClaimValue(Claim::Num(v as f64)))
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(ClaimValue(Claim::Other))
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(ClaimValue(Claim::Other))
-    }
-
-    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-        let mut items = Vec::new();
-        while let Some(ArrayItem(item)) = seq.next_element()? {
-            match item {
-                Some(s) => items.push(s),
-                None => {
-                    while seq.next_element::<IgnoredAny>()?.is_some() {}
-                    return Ok(ClaimValue(Claim::Other));
-                }
-            }
-        }
-        Ok(ClaimValue(Claim::StrList(items)))
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(ClaimValue(Claim::Other))
-    }
-}
-
-/// An array element: a string, or anything else skipped without recursing into it.
-struct ArrayItem<'a>(Option<Cow<'a, str>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for ArrayItem<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ArrayItemVisitor(std::marker::PhantomData))
-    }
-}
-
-struct ArrayItemVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for ArrayItemVisitor<'a> {
-    type Value = ArrayItem<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(ArrayItem(Some(Cow::Borrowed(v))))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(ArrayItem(Some(Cow::Owned(v.to_owned()))))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(ArrayItem(Some(Cow::Owned(v))))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(ArrayItem(None))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(ArrayItem(None))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(ArrayItem(None))
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(ArrayItem(None))
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(ArrayItem(None))
-    }
-
-    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(ArrayItem(None))
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(ArrayItem(None))
     }
 }
 
@@ -313,6 +139,10 @@ mod tests {
         assert!(Claims::parse(br#"{"sub":"a","sub":"b"}"#).is_none());
         assert!(Claims::parse(br#"{"sub":"a","s\u0075b":"b"}"#).is_none());
         assert!(Claims::parse(br#"{"x":1,"x":2}"#).is_some());
+        assert!(
+            Claims::parse(b"{\"x\":\"\xff\"}").is_none(),
+            "invalid UTF-8"
+        );
         for json in [&b"[]"[..], b"1", b"\"s\"", b"null", b"{", b"{}x"] {
             assert!(
                 Claims::parse(json).is_none(),

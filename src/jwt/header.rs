@@ -1,79 +1,48 @@
 //! The JOSE header: only `alg` matters, and it must be exactly `HS256`.
 
-use super::claims::JsonKey;
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::Deserialize;
 use std::borrow::Cow;
-use std::fmt;
 
+use super::json_scan::{Scalar, Scanner};
 use crate::error::AuthError;
 
 #[derive(Default)]
 pub struct Header<'a> {
     pub alg: Option<Cow<'a, str>>,
-    /// RFC 7515 §4.1.11: extensions we do not implement must make the token invalid.
-    pub has_crit: bool,
 }
 
 impl<'a> Header<'a> {
     pub fn parse(json: &'a [u8]) -> Result<Header<'a>, AuthError> {
-        let header: Header<'a> =
-            serde_json::from_slice(json).map_err(|_| AuthError::MalformedToken)?;
-        if header.has_crit {
+        let text = std::str::from_utf8(json).map_err(|_| AuthError::MalformedToken)?;
+        let mut alg: Option<Scalar<'a>> = None;
+        let mut has_crit = false;
+        Scanner::new(text)
+            .object(|key, scanner| match key.as_ref() {
+                // A second `alg` would let two parsers disagree on the algorithm.
+                "alg" if alg.is_some() => None,
+                "alg" => {
+                    alg = Some(scanner.value()?);
+                    Some(())
+                }
+                "crit" => {
+                    has_crit = true;
+                    scanner.skip_value()
+                }
+                _ => scanner.skip_value(),
+            })
+            .ok_or(AuthError::MalformedToken)?;
+        // RFC 7515 §4.1.11: extensions we do not implement must make the token invalid.
+        if has_crit {
             return Err(AuthError::MalformedToken);
         }
         // Case-sensitive on purpose: "none", "None", "hs256" and every other spelling are refused.
-        match header.alg.as_deref() {
-            Some("HS256") => Ok(header),
+        match alg {
+            Some(Scalar::Str(alg)) if alg == "HS256" => Ok(Header { alg: Some(alg) }),
+            // A number too large for a double is malformed wherever a known member holds it.
+            Some(Scalar::Num(n)) if !n.is_finite() => Err(AuthError::MalformedToken),
             _ => Err(AuthError::UnsupportedAlgorithm),
         }
     }
 }
-
-impl<'de: 'a, 'a> Deserialize<'de> for Header<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(HeaderVisitor(std::marker::PhantomData))
-    }
-}
-
-struct HeaderVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for HeaderVisitor<'a> {
-    type Value = Header<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JOSE header object")
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Header<'a>, M::Error> {
-        let mut header = Header::default();
-        let mut alg_seen = false;
-        while let Some(JsonKey(key)) = map.next_key::<JsonKey<'de>>()? {
-            match key.as_ref() {
-                "alg" => {
-                    if alg_seen {
-                        return Err(serde::de::Error::custom("duplicate alg"));
-                    }
-                    alg_seen = true;
-                    let value: super::claims::ClaimValue<'de> = map.next_value()?;
-                    header.alg = match value.0 {
-                        super::claims::Claim::Str(s) => Some(s),
-                        _ => None,
-                    };
-                }
-                "crit" => {
-                    map.next_value::<IgnoredAny>()?;
-                    header.has_crit = true;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(header)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

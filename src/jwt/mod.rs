@@ -3,6 +3,7 @@
 pub mod base64url;
 pub mod claims;
 pub mod header;
+pub mod json_scan;
 pub mod sign;
 pub mod validate;
 pub mod verify;

@@ -1,0 +1,54 @@
+'use strict'
+
+// Test support: start a server on loopback port 0 and make requests to it.
+
+const http = require('node:http')
+
+/** Listens on 127.0.0.1:0; resolves to { base, close }. */
+function listen(server) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      resolve({
+        base: `http://127.0.0.1:${port}`,
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections()
+            server.close(done)
+          }),
+      })
+    })
+  })
+}
+
+/**
+ * GET `url` with `headers`; { status, headers, body, json }. fetch() for ordinary requests;
+ * node:http when a Host header must be sent (fetch always writes its own).
+ */
+async function get(url, headers = {}) {
+  if (headers.host === undefined) {
+    const res = await fetch(url, { headers })
+    const body = await res.text()
+    return { status: res.status, headers: Object.fromEntries(res.headers), body, json: parse(body) }
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers, agent: false }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk) => (body += chunk))
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body, json: parse(body) }))
+    })
+    req.on('error', reject)
+  })
+}
+
+function parse(body) {
+  try {
+    return JSON.parse(body)
+  } catch {
+    return undefined
+  }
+}
+
+module.exports = { listen, get }
