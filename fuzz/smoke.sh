@@ -52,9 +52,14 @@ for target in "${targets[@]}"; do
   fi
   corpus="fuzz/corpus/$target"
   mkdir -p "$corpus"
+  # Checked-in seeds are read (never written); a dictionary teaches libFuzzer the grammar.
+  inputs=("$corpus")
+  [ -d "fuzz/seeds/$target" ] && inputs+=("fuzz/seeds/$target")
+  extra=()
+  [ -f "fuzz/dicts/$target.dict" ] && extra+=("-dict=fuzz/dicts/$target.dict")
   log="fuzz/target/smoke-$target.log"
-  if "${fuzz[@]}" run "${flags[@]}" "$target" "$corpus" -- \
-    -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 >"$log" 2>&1; then
+  if "${fuzz[@]}" run "${flags[@]}" "$target" "${inputs[@]}" -- \
+    -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 "${extra[@]}" >"$log" 2>&1; then
     runs=$(grep -o 'Done [0-9]* runs' "$log" | grep -o '[0-9]*' || echo '?')
     echo "ok   $target: $runs executions in ${seconds}s"
     passed=$((passed + 1))

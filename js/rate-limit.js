@@ -3,7 +3,7 @@
 // Per-key token buckets in a Map, refilled continuously on a monotonic clock, as
 // src/rate_limit.rs. Memory is bounded the same way: past `maxKeys` buckets a sweep forgets
 // full buckets first (an unknown key starts full, so nothing is lost), then, only if a flood
-// of distinct keys keeps the map over its bound, buckets idle for a second, then any idle one.
+// of distinct keys keeps the map over its bound, the least recently used ones.
 
 const { performance } = require('node:perf_hooks')
 
@@ -62,9 +62,11 @@ class RateLimiter {
   sweep(nowNanos) {
     const target = this.maxKeys - Math.floor(this.maxKeys / 4)
     this.retain((b) => this.refilled(b, nowNanos) < this.capacity)
-    for (const idleNanos of [NANOS_PER_SEC, 0]) {
-      if (this.buckets.size <= target) break
-      this.retain((b) => nowNanos - b.lastNanos <= idleNanos)
+    const excess = this.buckets.size - target
+    if (excess > 0) {
+      const stamps = Array.from(this.buckets.values(), (b) => b.lastNanos).sort((x, y) => x - y)
+      const cutoff = stamps[excess - 1]
+      this.retain((b) => b.lastNanos > cutoff)
     }
   }
 

@@ -2,9 +2,9 @@
 //!
 //! Memory is bounded: once more than `max_keys` buckets exist, a sweep forgets buckets that
 //! have refilled to capacity (forgetting a full bucket loses nothing: an unknown key starts
-//! full). Only when a flood of distinct keys keeps the map over its bound after that are
-//! buckets idle for a second, then any idle bucket, forgotten; a key under its own traffic
-//! is touched continuously and survives.
+//! full). Only when a flood of distinct keys keeps the map over its bound after that are the
+//! least recently used buckets forgotten, down to three quarters of the bound; a key under
+//! its own traffic is among the most recently used and survives.
 
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
@@ -123,11 +123,14 @@ impl RateLimiter {
         }
         let target = self.max_keys - self.max_keys / 4;
         self.retain(|b| self.refilled(b, now_nanos) < self.capacity);
-        for idle_nanos in [1_000_000_000u64, 0] {
-            if self.len() <= target {
-                break;
+        let excess = self.len().saturating_sub(target);
+        if excess > 0 {
+            // Keep the `target` most recently used: cut at the excess-th oldest touch.
+            let mut stamps: Vec<u64> = self.buckets.iter().map(|e| e.last_nanos).collect();
+            if excess <= stamps.len() {
+                let (_, &mut cutoff, _) = stamps.select_nth_unstable(excess - 1);
+                self.retain(|b| b.last_nanos > cutoff);
             }
-            self.retain(|b| now_nanos.saturating_sub(b.last_nanos) <= idle_nanos);
         }
         self.sweeping.store(false, Ordering::Release);
     }
@@ -211,6 +214,26 @@ mod tests {
             rl.take(b"busy", 10_000_000),
             Decision::Limited { .. }
         ));
+    }
+
+    #[test]
+    fn a_steady_user_survives_a_flood_faster_than_the_refill() {
+        // 1,000 new keys per millisecond against a bound of 5,000: the user touching its bucket
+        // every millisecond is always among the most recently used, so it is never reset.
+        let rl = RateLimiter::new(1000, 1.0, 5000);
+        let mut key = 0u64;
+        for ms in 0..100u64 {
+            let now = ms * 1_000_000;
+            assert!(matches!(rl.take(b"steady", now), Decision::Allowed { .. }));
+            for i in 0..1000u64 {
+                key += 1;
+                rl.take(&key.to_le_bytes(), now + i);
+            }
+        }
+        assert_eq!(
+            rl.take(b"steady", 100_000_000),
+            Decision::Allowed { remaining: 899 }
+        );
     }
 
     #[test]
