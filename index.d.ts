@@ -120,7 +120,6 @@ export declare class Authenticator {
   /** Number of rate-limit buckets currently held in memory. */
   get rateLimitBuckets(): number
 }
-export type JsAuthenticator = Authenticator
 
 /**
  * Fluent Content-Security-Policy builder. Starts from `default-src 'self'; object-src 'none';

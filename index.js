@@ -836,7 +836,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.Authenticator = nativeBinding.Authenticator
-module.exports.JsAuthenticator = nativeBinding.JsAuthenticator
 module.exports.CspBuilder = nativeBinding.CspBuilder
 module.exports.OtpStore = nativeBinding.OtpStore
 module.exports.authenticateRequest = nativeBinding.authenticateRequest

@@ -10,7 +10,7 @@ use super::args::read_optional_str;
 use super::config::read_settings;
 use super::result::build_auth_result;
 use super::tokens::{self, TokenVerification};
-use crate::authenticator::Authenticator;
+use crate::authenticator::Authenticator as Core;
 
 /// Room for the `Bearer` scheme and separating spaces on top of `maxTokenBytes`.
 const AUTHORIZATION_SLACK: usize = 1024;
@@ -32,20 +32,20 @@ impl ToNapiValue for RawValue {
 }
 
 /// Authenticates requests with settings validated and keys prepared once, at construction.
-#[napi(js_name = "Authenticator")]
-pub struct JsAuthenticator {
-    core: Arc<Authenticator>,
+#[napi]
+pub struct Authenticator {
+    core: Arc<Core>,
 }
 
 #[napi]
-impl JsAuthenticator {
+impl Authenticator {
     /// Validates `config` and prepares keys, claim rules, tenant rules and the rate limiter.
     /// Throws a `TypeError` or `RangeError` naming the offending field.
     #[napi(constructor, ts_args_type = "config: AuthConfig")]
     pub fn new(env: Env, config: Unknown) -> Result<Self> {
         let settings = read_settings(config).map_err(|e| e.throw(&env))?;
-        Ok(JsAuthenticator {
-            core: Arc::new(Authenticator::new(settings)),
+        Ok(Authenticator {
+            core: Arc::new(Core::new(settings)),
         })
     }
 
@@ -124,7 +124,7 @@ impl JsAuthenticator {
 
 pub(crate) fn authenticate_raw(
     env: &Env,
-    core: &Authenticator,
+    core: &Core,
     authorization: Unknown,
     tenant_header: Unknown,
     host: Unknown,
