@@ -348,3 +348,29 @@ test('headers are read only up to a cap: padding past it cannot smuggle a token 
   // Cut at 1024 bytes this Host is one label, which names no tenant (as "localhost" would not).
   assert.deepEqual(accepts(bearer(good), { host: `${'a'.repeat(5000)}.example.com` }).map((r) => r.tenantId), [undefined, undefined])
 })
+
+test('verifyAccessToken and verifyRefreshToken refuse the same corpus with the same codes', () => {
+  const cases = [
+    ['unsupported_algorithm', `${b64url('{"alg":"none"}')}.${b64url(JSON.stringify(CLAIMS))}.`],
+    ['unsupported_algorithm', rawToken('{"alg":"HS512"}', JSON.stringify(CLAIMS), SECRET)],
+    ['malformed_token', rawToken('{"alg":"HS256","alg":"HS256"}', JSON.stringify(CLAIMS), SECRET)],
+    ['malformed_token', rawToken(HS256, `{"sub":"a","exp":1e400}`, SECRET)],
+    ['malformed_token', 'a.b'],
+    ['malformed_token', ''],
+    ['invalid_signature', token(CLAIMS, 'another-secret-another-secret-another!')],
+    ['invalid_claims', token({ ...CLAIMS, sub: 42 }, SECRET)],
+    ['token_too_large', 'a'.repeat(9000)],
+  ]
+  for (const [name, auth] of engines({ refreshSecret: SECRET })) {
+    for (const [code, t] of cases) {
+      for (const v of [auth.verifyAccessToken(t), auth.verifyRefreshToken(t)]) {
+        assert.equal(v.valid, false, `${name}: ${t.slice(0, 60)}`)
+        assert.equal(v.errorCode, code, `${name}: ${t.slice(0, 60)}`)
+        assert.equal(v.userId, undefined)
+      }
+    }
+    // An access token is not a refresh token, even under one shared secret.
+    assert.equal(auth.verifyRefreshToken(token({ ...CLAIMS, type: 'access' }, SECRET)).errorCode, 'wrong_token_type', name)
+    assert.equal(auth.verifyAccessToken(token({ ...CLAIMS, type: 'refresh' }, SECRET)).errorCode, 'wrong_token_type', name)
+  }
+})

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::bearer::extract_bearer;
+use crate::bearer::{extract_bearer, is_b64token};
 use crate::error::AuthError;
 use crate::jwt::{decode_verified, Claim, ClaimRules, Claims, HmacKey};
 use crate::rate_limit::{monotonic_nanos, Decision, RateLimiter};
@@ -176,7 +176,15 @@ impl Authenticator {
         key: &mut Vec<u8>,
     ) -> Result<Identity<'a>, Failure> {
         let token = extract_bearer(authorization, self.settings.max_token_bytes)?;
-        let mut claims = self.verify_access(token, payload)?;
+        let mut claims = self
+            .verify_access(token, payload)
+            .map_err(|err| match err {
+                // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
+                AuthError::MalformedToken if !is_b64token(token) => {
+                    AuthError::InvalidAuthorizationFormat
+                }
+                other => other,
+            })?;
         let tenant_source = self.tenant_rules.resolve(
             claims.tenant_id.as_str().map(str::as_bytes),
             tenant_header,

@@ -55,8 +55,8 @@ fuzz_target!(|req: Request| {
         }
         None => req.authorization.clone().unwrap_or_default(),
     };
-    let authorization = (req.signed_payload.is_some() || req.authorization.is_some())
-        .then_some(&header[..]);
+    let authorization =
+        (req.signed_payload.is_some() || req.authorization.is_some()).then_some(&header[..]);
     auth.authenticate(
         authorization,
         req.tenant_header.as_deref(),
@@ -68,7 +68,10 @@ fuzz_target!(|req: Request| {
             assert_eq!(&id[14..15], "4");
             if let Ok(identity) = &outcome.result {
                 // Only a token with our MAC can authenticate.
-                assert!(req.signed_payload.is_some(), "unsigned request authenticated");
+                assert!(
+                    req.signed_payload.is_some(),
+                    "unsigned request authenticated"
+                );
                 assert!(!identity.user_id.is_empty(), "empty subject accepted");
                 match &identity.tenant {
                     TenantId::None => {}
@@ -79,7 +82,10 @@ fuzz_target!(|req: Request| {
                     }
                 }
             } else if let Err(failure) = &outcome.result {
-                assert_eq!(failure.retry_after_ms > 0, failure.error.code() == "rate_limited");
+                assert_eq!(
+                    failure.retry_after_ms > 0,
+                    failure.error.code() == "rate_limited"
+                );
             }
         },
     );

@@ -2,8 +2,9 @@
 //!
 //! Whatever serde_json reads as an object, the claims reader must accept (unless a known claim
 //! repeats) with the same value for every known claim; whatever it accepts must be JSON that
-//! serde_json reads too, except where serde_json stops on its own limits (nesting depth,
-//! numbers out of f64 range in skipped members).
+//! serde_json reads too, except where serde_json is stricter than the JSON grammar in members
+//! the reader only skips: nesting depth, numbers out of f64 range, lone surrogate escapes
+//! (RFC 8259 allows them; JSON.parse accepts them).
 #![no_main]
 
 use auth_shield::jwt::{Claim, Claims};
@@ -13,7 +14,17 @@ use serde_json::Value;
 use std::fmt;
 
 const KNOWN: [&str; 11] = [
-    "sub", "exp", "nbf", "iat", "iss", "aud", "jti", "email", "role", "tenant_id", "type",
+    "sub",
+    "exp",
+    "nbf",
+    "iat",
+    "iss",
+    "aud",
+    "jti",
+    "email",
+    "role",
+    "tenant_id",
+    "type",
 ];
 
 /// Every key of a JSON object in order, duplicates kept.
@@ -85,17 +96,41 @@ fuzz_target!(|data: &[u8]| {
             let ours = ours.expect("a JSON object serde_json reads was refused");
             for name in KNOWN {
                 let c = claim(&ours, name);
-                assert!(same(c, map.get(name)), "{name}: ours {c:?}, serde_json {:?}", map.get(name));
+                assert!(
+                    same(c, map.get(name)),
+                    "{name}: ours {c:?}, serde_json {:?}",
+                    map.get(name)
+                );
             }
         }
         Ok(other) => assert!(ours.is_none(), "a non-object was accepted: {other:?}"),
         Err(e) => {
-            if ours.is_some() {
+            if let Some(ours) = ours {
                 let why = e.to_string();
                 assert!(
-                    why.contains("recursion limit") || why.contains("number out of range"),
+                    [
+                        "recursion limit",
+                        "number out of range",
+                        "hex escape",
+                        "surrogate",
+                        "unicode code point"
+                    ]
+                    .iter()
+                    .any(|limit| why.contains(limit)),
                     "accepted what serde_json refuses: {why}"
                 );
+                // A lone surrogate in a claim we read must be refused, not replaced with U+FFFD.
+                let text = std::str::from_utf8(data).unwrap_or_default();
+                if !text.contains('\u{fffd}') && !text.to_ascii_lowercase().contains("fffd") {
+                    for name in KNOWN {
+                        if let Claim::Str(s) = claim(&ours, name) {
+                            assert!(
+                                !s.contains('\u{fffd}'),
+                                "{name} decoded a lone surrogate as U+FFFD"
+                            );
+                        }
+                    }
+                }
             }
         }
     }

@@ -27,7 +27,9 @@ fuzz_target!(|ops: Vec<Op>| {
     }
     let header = policy.build();
     assert!(
-        header.bytes().all(|b| b.is_ascii() && !b.is_ascii_control() && b != b','),
+        header
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_control() && b != b','),
         "unsafe header value {header:?}"
     );
     for directive in header.split("; ") {

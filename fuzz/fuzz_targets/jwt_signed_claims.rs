@@ -25,7 +25,10 @@ fuzz_target!(|input: Input| {
 
     // Random bytes never carry our MAC.
     if let Ok(_claims) = decode_verified(&input.raw, &key, &mut scratch) {
-        panic!("unsigned token verified: {:?}", String::from_utf8_lossy(&input.raw));
+        panic!(
+            "unsigned token verified: {:?}",
+            String::from_utf8_lossy(&input.raw)
+        );
     }
 
     let signing_input = format!("{}.{}", encode(&input.header), encode(&input.payload));

@@ -21,7 +21,8 @@ fuzz_target!(|input: Input| {
     assert!(out != "." && out != "..");
     assert!(!out.ends_with('.') && !out.ends_with(' '), "{out:?}");
     assert!(
-        !out.chars().any(|c| c.is_control() || "/\\<>:\"|?*".contains(c)),
+        !out.chars()
+            .any(|c| c.is_control() || "/\\<>:\"|?*".contains(c)),
         "refused character kept in {out:?}"
     );
 });

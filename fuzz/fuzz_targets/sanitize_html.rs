@@ -4,7 +4,9 @@
 use auth_shield::helpers::sanitize_html::{sanitize, SanitizeHtmlOptions};
 use libfuzzer_sys::fuzz_target;
 
-const FORBIDDEN_TAGS: &[&str] = &["script", "iframe", "object", "embed", "style", "svg", "math"];
+const FORBIDDEN_TAGS: &[&str] = &[
+    "script", "iframe", "object", "embed", "style", "svg", "math",
+];
 
 fuzz_target!(|html: &str| {
     let opts = SanitizeHtmlOptions::default();
@@ -20,9 +22,17 @@ fuzz_target!(|html: &str| {
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric())
             .collect();
-        assert!(!FORBIDDEN_TAGS.contains(&name.as_str()), "<{name}> survived in {clean:?}");
+        assert!(
+            !FORBIDDEN_TAGS.contains(&name.as_str()),
+            "<{name}> survived in {clean:?}"
+        );
         // Attribute values escape '"', so this can only be a real attribute.
-        for attr in ["href=\"javascript:", "src=\"javascript:", "href=\"data:", "src=\"data:"] {
+        for attr in [
+            "href=\"javascript:",
+            "src=\"javascript:",
+            "href=\"data:",
+            "src=\"data:",
+        ] {
             assert!(!tag.contains(attr), "{attr} survived in {clean:?}");
         }
     }

@@ -6,7 +6,10 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &str| {
     if let Ok(out) = canonical(input) {
-        assert!(out.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' '), "{out:?}");
+        assert!(
+            out.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' '),
+            "{out:?}"
+        );
         assert_eq!(canonical(&out).ok().as_deref(), Some(out.as_str()));
     }
 });

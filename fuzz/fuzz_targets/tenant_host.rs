@@ -35,15 +35,22 @@ fuzz_target!(|input: Input| {
     );
     match resolved {
         Ok(TenantSource::Claim) => {
-            assert!(is_valid_tenant_id(input.claim.as_deref().unwrap_or_default()))
+            assert!(is_valid_tenant_id(
+                input.claim.as_deref().unwrap_or_default()
+            ))
         }
         Ok(TenantSource::Header) => {
-            assert!(is_valid_tenant_id(input.header.as_deref().unwrap_or_default()))
+            assert!(is_valid_tenant_id(
+                input.header.as_deref().unwrap_or_default()
+            ))
         }
         Ok(TenantSource::Host(label)) => {
             let id = label.as_bytes();
             assert!(is_valid_tenant_id(id));
-            assert!(!id.iter().any(u8::is_ascii_uppercase), "host tenant not lower-cased");
+            assert!(
+                !id.iter().any(u8::is_ascii_uppercase),
+                "host tenant not lower-cased"
+            );
         }
         Ok(TenantSource::None) => {}
         Err(AuthError::TenantMismatch) => assert!(input.enforce_match),

@@ -3,11 +3,13 @@
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use super::args::read_optional_str;
 use super::config::read_settings;
+use super::fast_call;
+use super::js_error::ArgError;
 use super::result::build_auth_result;
 use super::tokens::{self, TokenVerification};
 use crate::authenticator::Authenticator as Core;
@@ -35,6 +37,8 @@ impl ToNapiValue for RawValue {
 #[napi]
 pub struct Authenticator {
     core: Arc<Core>,
+    /// Whether this instance already carries the fast `authenticate` (see `fast_call`).
+    fast_call_installed: Cell<bool>,
 }
 
 #[napi]
@@ -46,6 +50,7 @@ impl Authenticator {
         let settings = read_settings(config).map_err(|e| e.throw(&env))?;
         Ok(Authenticator {
             core: Arc::new(Core::new(settings)),
+            fast_call_installed: Cell::new(false),
         })
     }
 
@@ -58,10 +63,15 @@ impl Authenticator {
     pub fn authenticate(
         &self,
         env: Env,
+        this: This,
         authorization: Unknown,
         tenant_header: Unknown,
         host: Unknown,
     ) -> Result<RawValue> {
+        if !self.fast_call_installed.replace(true) {
+            // SAFETY: `this` is the receiver of the call in progress.
+            unsafe { fast_call::install(env.raw(), this.raw(), &self.core) };
+        }
         authenticate_raw(&env, &self.core, authorization, tenant_header, host)
     }
 
@@ -129,7 +139,27 @@ pub(crate) fn authenticate_raw(
     tenant_header: Unknown,
     host: Unknown,
 ) -> Result<RawValue> {
-    let raw_env = env.raw();
+    // SAFETY: the handles are the arguments of the call in progress.
+    unsafe {
+        authenticate_values(
+            env.raw(),
+            core,
+            [authorization.raw(), tenant_header.raw(), host.raw()],
+        )
+    }
+    .map(RawValue)
+    .map_err(|e| e.throw(env))
+}
+
+/// Reads the three header arguments, runs the chain and builds the `AuthResult`.
+///
+/// # Safety
+/// `env` and `args` must be live handles of the current call.
+pub(crate) unsafe fn authenticate_values(
+    env: sys::napi_env,
+    core: &Core,
+    [authorization, tenant_header, host]: [sys::napi_value; 3],
+) -> std::result::Result<sys::napi_value, ArgError> {
     let auth_cap = core.settings().max_token_bytes + AUTHORIZATION_SLACK;
     ARG_BUFFERS.with(|cell| {
         let mut fresh: [Vec<u8>; 3] = Default::default();
@@ -138,26 +168,14 @@ pub(crate) fn authenticate_raw(
             Ok(bufs) => bufs,
             Err(_) => &mut fresh,
         };
-        // SAFETY: the handles are the arguments of the call in progress.
-        unsafe {
-            let authorization =
-                read_optional_str(raw_env, authorization.raw(), a, auth_cap, "authorization")
-                    .map_err(|e| e.throw(env))?;
-            let tenant_header = read_optional_str(
-                raw_env,
-                tenant_header.raw(),
-                t,
-                TENANT_HEADER_CAP,
-                "tenantHeader",
-            )
-            .map_err(|e| e.throw(env))?;
-            let host = read_optional_str(raw_env, host.raw(), h, HOST_CAP, "host")
-                .map_err(|e| e.throw(env))?;
-            Ok(
-                core.authenticate(authorization, tenant_header, host, |outcome| {
-                    RawValue(build_auth_result(raw_env, outcome))
-                }),
-            )
-        }
+        let authorization = read_optional_str(env, authorization, a, auth_cap, "authorization")?;
+        let tenant_header =
+            read_optional_str(env, tenant_header, t, TENANT_HEADER_CAP, "tenantHeader")?;
+        let host = read_optional_str(env, host, h, HOST_CAP, "host")?;
+        Ok(
+            core.authenticate(authorization, tenant_header, host, |outcome| {
+                build_auth_result(env, outcome)
+            }),
+        )
     })
 }

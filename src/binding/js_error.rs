@@ -22,6 +22,26 @@ impl ArgError {
         }
     }
 
+    /// Throws the JS error on a raw env (for callbacks outside napi-rs).
+    ///
+    /// # Safety
+    /// `env` must be the live env of the current call.
+    pub unsafe fn throw_raw(&self, env: napi::sys::napi_env) {
+        let message = std::ffi::CString::new(self.message().replace('\0', "")).unwrap_or_default();
+        match self {
+            ArgError::Type(_) => napi::sys::napi_throw_type_error(
+                env,
+                c"ERR_INVALID_ARG_TYPE".as_ptr(),
+                message.as_ptr(),
+            ),
+            ArgError::Range(_) => napi::sys::napi_throw_range_error(
+                env,
+                c"ERR_OUT_OF_RANGE".as_ptr(),
+                message.as_ptr(),
+            ),
+        };
+    }
+
     pub fn message(&self) -> &str {
         match self {
             ArgError::Type(m) | ArgError::Range(m) => m,

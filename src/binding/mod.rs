@@ -4,6 +4,7 @@ pub mod args;
 pub mod authenticator;
 pub mod config;
 pub mod env_cache;
+pub mod fast_call;
 pub mod js_error;
 pub mod one_shot;
 pub mod result;

@@ -4,12 +4,13 @@ use super::base64url;
 use super::verify::HmacKey;
 
 /// `{"alg":"HS256","typ":"JWT"}`, encoded once.
-const HEADER_B64: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
+pub const STANDARD_HEADER_B64: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
 
 /// Signs a payload that is already serialized JSON.
 pub fn sign_payload(key: &HmacKey, payload_json: &[u8]) -> String {
-    let mut token = String::with_capacity(HEADER_B64.len() + payload_json.len() * 4 / 3 + 48);
-    token.push_str(HEADER_B64);
+    let mut token =
+        String::with_capacity(STANDARD_HEADER_B64.len() + payload_json.len() * 4 / 3 + 48);
+    token.push_str(STANDARD_HEADER_B64);
     token.push('.');
     token.push_str(&base64url::encode(payload_json));
     let tag = key.sign(token.as_bytes());
@@ -27,7 +28,7 @@ mod tests {
     fn header_constant_is_the_hs256_header() {
         assert_eq!(
             base64url::encode(br#"{"alg":"HS256","typ":"JWT"}"#),
-            HEADER_B64
+            STANDARD_HEADER_B64
         );
     }
 
