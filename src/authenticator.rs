@@ -3,9 +3,9 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::bearer::{extract_bearer, is_b64token};
+use crate::clock::unix_seconds_at;
 use crate::error::AuthError;
 use crate::jwt::{decode_verified, Claim, ClaimRules, Claims, HmacKey};
 use crate::rate_limit::{monotonic_nanos, Decision, RateLimiter};
@@ -118,11 +118,13 @@ impl Authenticator {
 
     /// Seconds since the epoch, whole (like `Math.floor(Date.now() / 1000)`), or the fixed clock.
     pub fn now_sec(&self) -> f64 {
-        self.settings.clock_timestamp.unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()) as f64
-        })
+        self.now_sec_at(monotonic_nanos())
+    }
+
+    fn now_sec_at(&self, mono: u64) -> f64 {
+        self.settings
+            .clock_timestamp
+            .unwrap_or_else(|| unix_seconds_at(mono))
     }
 
     /// Runs the whole chain and hands the outcome to `f` while its borrowed strings are alive.
@@ -176,8 +178,10 @@ impl Authenticator {
         key: &mut Vec<u8>,
     ) -> Result<Identity<'a>, Failure> {
         let token = extract_bearer(authorization, self.settings.max_token_bytes)?;
+        // One clock read serves the expiry checks and the rate limiter.
+        let mono = monotonic_nanos();
         let mut claims = self
-            .verify_access(token, payload)
+            .verify_access_at(token, payload, mono)
             .map_err(|err| match err {
                 // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
                 AuthError::MalformedToken if !is_b64token(token) => {
@@ -206,7 +210,7 @@ impl Authenticator {
                 key.extend_from_slice(user_id.as_bytes());
                 key.push(b':');
                 key.extend_from_slice(tenant.as_bytes());
-                match limiter.take(key, monotonic_nanos()) {
+                match limiter.take(key, mono) {
                     Decision::Allowed { remaining } => Some(remaining),
                     Decision::Limited { retry_after_ms } => {
                         return Err(Failure {
@@ -232,8 +236,17 @@ impl Authenticator {
         token: &[u8],
         scratch: &'s mut Vec<u8>,
     ) -> Result<Claims<'s>, AuthError> {
+        self.verify_access_at(token, scratch, monotonic_nanos())
+    }
+
+    fn verify_access_at<'s>(
+        &self,
+        token: &[u8],
+        scratch: &'s mut Vec<u8>,
+        mono: u64,
+    ) -> Result<Claims<'s>, AuthError> {
         let claims = decode_verified(token, &self.access_key, scratch)?;
-        self.access_rules.validate(&claims, self.now_sec())?;
+        self.access_rules.validate(&claims, self.now_sec_at(mono))?;
         Ok(claims)
     }
 

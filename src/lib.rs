@@ -5,6 +5,7 @@
 pub mod authenticator;
 pub mod bearer;
 pub mod binding;
+pub mod clock;
 pub mod error;
 pub mod helpers;
 pub mod jwt;

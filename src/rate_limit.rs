@@ -9,16 +9,10 @@
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::OnceLock;
-use std::time::Instant;
 
 const NANOS_PER_SEC: f64 = 1e9;
 
-/// Nanoseconds on a monotonic clock shared by every limiter in the process.
-pub fn monotonic_nanos() -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
-}
+pub use crate::clock::monotonic_nanos;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Decision {

@@ -41,14 +41,16 @@ pub fn decode_into(input: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     let (body, tail) = input.split_at(input.len() - tail_len);
     let decoded_len = body.len() / 4 * 3 + tail_len.saturating_sub(1);
     let start = out.len();
-    out.resize(start + decoded_len, 0);
+    // One spare byte lets every quad be stored as a 4-byte word (the fourth byte is
+    // overwritten by the next quad or cut off).
+    out.resize(start + decoded_len + 1, 0);
     let dst = &mut out[start..];
     let mut invalid = 0u8;
-    for (quad, triple) in body.chunks_exact(4).zip(dst.chunks_exact_mut(3)) {
+    for (i, quad) in body.chunks_exact(4).enumerate() {
         let [a, b, c, d] = [quad[0], quad[1], quad[2], quad[3]].map(|ch| SEXTETS[ch as usize]);
         invalid |= a | b | c | d;
-        let bits = (a as u32) << 18 | (b as u32) << 12 | (c as u32) << 6 | d as u32;
-        triple.copy_from_slice(&bits.to_be_bytes()[1..]);
+        let bits = (a as u32) << 26 | (b as u32) << 20 | (c as u32) << 14 | (d as u32) << 8;
+        dst[i * 3..i * 3 + 4].copy_from_slice(&bits.to_be_bytes());
     }
     let rest = &mut dst[body.len() / 4 * 3..];
     match *tail {
@@ -74,6 +76,7 @@ pub fn decode_into(input: &[u8], out: &mut Vec<u8>) -> Option<usize> {
         out.truncate(start);
         return None;
     }
+    out.truncate(start + decoded_len);
     Some(decoded_len)
 }
 

@@ -90,7 +90,7 @@ impl<'a> Scanner<'a> {
             b'-' | b'0'..=b'9' => {
                 let text = self.number()?;
                 // Same correctly rounded result as JS; overflow gives infinity for the caller to refuse.
-                text.parse::<f64>().ok().map(Scalar::Num)
+                Some(Scalar::Num(parse_number(text)?))
             }
             b'[' => self.string_list(),
             _ => self.skip_value().map(|_| Scalar::Other),
@@ -261,6 +261,10 @@ impl<'a> Scanner<'a> {
         let mut pos = self.pos + 1;
         let mut has_escape = false;
         loop {
+            // Plain characters are the common case: skip them with one table lookup each.
+            while b.get(pos).is_some_and(|&c| !STRING_SPECIAL[c as usize]) {
+                pos += 1;
+            }
             match *b.get(pos)? {
                 b'"' => break,
                 b'\\' => {
@@ -280,6 +284,29 @@ impl<'a> Scanner<'a> {
         self.pos = pos + 1;
         Some(has_escape)
     }
+}
+
+/// Bytes that end a run of plain string characters: the quote, the backslash, controls.
+static STRING_SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = true;
+        i += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// A JSON number as the nearest double. Timestamps (short digit runs) are exact integers;
+/// everything else goes through the standard, correctly rounding parser.
+fn parse_number(text: &str) -> Option<f64> {
+    if text.len() <= 15 && text.bytes().all(|b| b.is_ascii_digit()) {
+        let n = text.bytes().fold(0u64, |n, b| n * 10 + (b - b'0') as u64);
+        return Some(n as f64);
+    }
+    text.parse::<f64>().ok()
 }
 
 /// Decodes escapes; a lone surrogate (which no Rust string can hold) is an error.
@@ -458,6 +485,22 @@ mod tests {
         assert!(scanner_accepts(&deep));
         let unbalanced = "[".repeat(1_000_000);
         assert!(!scanner_accepts(&unbalanced));
+    }
+
+    #[test]
+    fn the_integer_fast_path_agrees_with_the_standard_parser() {
+        for s in [
+            "0",
+            "7",
+            "1700000000",
+            "999999999999999",
+            "9999999999999999",
+            "12345678901234567",
+            "-5",
+            "1.0",
+        ] {
+            assert_eq!(parse_number(s), s.parse::<f64>().ok(), "{s}");
+        }
     }
 
     #[test]
