@@ -3,7 +3,6 @@
 // adapter are optional (they may not exist in every checkout) and are reported as
 // "not available" rather than silently dropped.
 
-const fs = require('node:fs')
 const path = require('node:path')
 
 const ROOT = path.resolve(__dirname, '..', '..')
@@ -12,21 +11,14 @@ function loadNative() {
   const before = new Set(Object.keys(require.cache))
   const native = require(ROOT)
   const addonPath = Object.keys(require.cache).find((file) => !before.has(file) && file.endsWith('.node'))
-  return { native, addonPath, build: describeBuild(addonPath) }
+  return { native, addonPath, build: describeBuild(native) }
 }
 
-// A debug build is 10–100× slower and must never be quoted. The release profile strips
-// symbols (Cargo.toml), so a `.debug_info` section means a debug build.
-function describeBuild(addonPath) {
+// A debug build is 10–100× slower and must never be quoted; the addon says how it was built.
+function describeBuild(native) {
   if (process.env.AUTH_SHIELD_BUILD) return `${process.env.AUTH_SHIELD_BUILD} (from AUTH_SHIELD_BUILD)`
-  if (!addonPath) return 'unknown'
-  try {
-    const image = fs.readFileSync(addonPath)
-    if (image.includes('.debug_info') || image.includes('__debug_info')) return 'debug (unoptimized: do not quote)'
-    return 'release'
-  } catch {
-    return 'unknown'
-  }
+  if (typeof native.buildProfile !== 'function') return 'unknown'
+  return native.buildProfile() === 'release' ? 'release' : 'debug (unoptimized: do not quote)'
 }
 
 function loadOptional(relative) {

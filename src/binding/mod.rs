@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod authenticator;
+pub mod build_info;
 pub mod config;
 pub mod env_cache;
 pub mod fast_call;

@@ -1,0 +1,13 @@
+//! Which profile the loaded binary was built with, so benchmarks can refuse to quote a debug build.
+
+use napi_derive::napi;
+
+/// `"release"` for an optimized build, `"debug"` otherwise.
+#[napi]
+pub fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
