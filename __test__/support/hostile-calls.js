@@ -102,6 +102,7 @@ const apiKey = native.generateApiKey({ prefix: 'sk', secret: 'api-key-secret-012
 const FUNCTIONS = {
   authenticateRequest: [4, [`Bearer ${validToken}`, 'acme', 'acme.example.com', { accessSecret: SECRET }]],
   timingSafeEqual: [2, ['a', 'a']],
+  buildProfile: [1, [undefined]],
   needsRehash: [2, [goodHash, {}]],
   hashPasswordSync: [2, ['password', { memoryCost: 64, timeCost: 1, parallelism: 1 }]],
   hashPassword: [3, ['password', { memoryCost: 64, timeCost: 1, parallelism: 1 }, undefined]],
