@@ -240,6 +240,9 @@ export interface AuthResult {
   errorStatus: number
 }
 
+/** `"release"` for an optimized build, `"debug"` otherwise. */
+export declare function buildProfile(): string
+
 /**
  * Creates a random API key and its HMAC-SHA256 for storage. Throws when `secret` is missing or
  * shorter than 16 bytes, or when `prefix` is invalid.

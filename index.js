@@ -839,6 +839,7 @@ module.exports.Authenticator = nativeBinding.Authenticator
 module.exports.CspBuilder = nativeBinding.CspBuilder
 module.exports.OtpStore = nativeBinding.OtpStore
 module.exports.authenticateRequest = nativeBinding.authenticateRequest
+module.exports.buildProfile = nativeBinding.buildProfile
 module.exports.generateApiKey = nativeBinding.generateApiKey
 module.exports.generateTotpSecret = nativeBinding.generateTotpSecret
 module.exports.hashPassword = nativeBinding.hashPassword
