@@ -45,7 +45,7 @@ pub struct Authenticator {
 impl Authenticator {
     /// Validates `config` and prepares keys, claim rules, tenant rules and the rate limiter.
     /// Throws a `TypeError` or `RangeError` naming the offending field.
-    #[napi(constructor, ts_args_type = "config: AuthConfig")]
+    #[napi(catch_unwind, constructor, ts_args_type = "config: AuthConfig")]
     pub fn new(env: Env, config: Unknown) -> Result<Self> {
         let settings = read_settings(config).map_err(|e| e.throw(&env))?;
         Ok(Authenticator {
@@ -57,6 +57,7 @@ impl Authenticator {
     /// Runs the whole chain for one request. Each argument is a header value, `null` or
     /// `undefined`; nothing a client can send makes it throw.
     #[napi(
+        catch_unwind,
         ts_args_type = "authorization?: string | null, tenantHeader?: string | null, host?: string | null",
         ts_return_type = "AuthResult"
     )]
@@ -77,56 +78,56 @@ impl Authenticator {
 
     /// Signs an access token (HS256 with `accessSecret`). `claims.sub` is required; `iat`,
     /// `exp` (`accessTtlSec`), `jti`, `type: "access"`, and `iss`/`aud` when configured are added.
-    #[napi(ts_args_type = "claims: TokenClaims")]
+    #[napi(catch_unwind, ts_args_type = "claims: TokenClaims")]
     pub fn sign_access_token(&self, env: Env, claims: Unknown) -> Result<String> {
         tokens::sign(&env, &self.core, claims, tokens::Kind::Access)
     }
 
     /// Signs a refresh token (HS256 with `refreshSecret`, `type: "refresh"`, `refreshTtlSec`).
-    #[napi(ts_args_type = "claims: TokenClaims")]
+    #[napi(catch_unwind, ts_args_type = "claims: TokenClaims")]
     pub fn sign_refresh_token(&self, env: Env, claims: Unknown) -> Result<String> {
         tokens::sign(&env, &self.core, claims, tokens::Kind::Refresh)
     }
 
     /// Verifies a refresh token (signature with `refreshSecret`, `type` must be `"refresh"`,
     /// expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
-    #[napi(ts_args_type = "token: string")]
+    #[napi(catch_unwind, ts_args_type = "token: string")]
     pub fn verify_refresh_token(&self, env: Env, token: Unknown) -> Result<TokenVerification> {
         tokens::verify(&env, &self.core, token, tokens::Kind::Refresh)
     }
 
     /// Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate limiting.
-    #[napi(ts_args_type = "token: string")]
+    #[napi(catch_unwind, ts_args_type = "token: string")]
     pub fn verify_access_token(&self, env: Env, token: Unknown) -> Result<TokenVerification> {
         tokens::verify(&env, &self.core, token, tokens::Kind::Access)
     }
 
     /// Bucket capacity (`rateLimitMax`, 0 when rate limiting is off).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn rate_limit_max(&self) -> u32 {
         self.core.settings().rate_limit_max
     }
 
     /// Tokens added back per second (`rateLimitRefill`).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn rate_limit_refill(&self) -> f64 {
         self.core.settings().rate_limit_refill
     }
 
     /// Lifetime of issued access tokens in seconds (`accessTtlSec`).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn access_ttl_sec(&self) -> f64 {
         self.core.settings().access_ttl_sec
     }
 
     /// Lifetime of issued refresh tokens in seconds (`refreshTtlSec`).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn refresh_ttl_sec(&self) -> f64 {
         self.core.settings().refresh_ttl_sec
     }
 
     /// Number of rate-limit buckets currently held in memory.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn rate_limit_buckets(&self) -> u32 {
         self.core.limiter().map_or(0, |l| l.len() as u32)
     }

@@ -3,7 +3,7 @@
 use napi_derive::napi;
 
 /// `"release"` for an optimized build, `"debug"` otherwise.
-#[napi]
+#[napi(catch_unwind)]
 pub fn build_profile() -> &'static str {
     if cfg!(debug_assertions) {
         "debug"

@@ -21,6 +21,7 @@ fn cache() -> &'static Mutex<HashMap<[u8; 32], Arc<Authenticator>>> {
 /// Same chain and result as `Authenticator#authenticate`, configured per call. The config is
 /// validated on every call, but keys and rate-limit buckets are shared by equal configs.
 #[napi(
+    catch_unwind,
     ts_args_type = "authorization: string | null | undefined, tenantHeader: string | null | undefined, host: string | null | undefined, config: AuthConfig",
     ts_return_type = "AuthResult"
 )]

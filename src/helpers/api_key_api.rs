@@ -61,7 +61,7 @@ fn secret_of(v: &Option<Either<String, Buffer>>, name: &str) -> HelperResult<Vec
 
 /// Creates a random API key and its HMAC-SHA256 for storage. Throws when `secret` is missing or
 /// shorter than 16 bytes, or when `prefix` is invalid.
-#[napi(ts_args_type = "options: GenerateApiKeyOptions")]
+#[napi(catch_unwind, ts_args_type = "options: GenerateApiKeyOptions")]
 pub fn generate_api_key(env: Env, options: Option<Unknown<'_>>) -> napi::Result<GeneratedApiKey> {
     to_js(
         &env,
@@ -86,7 +86,10 @@ pub fn generate_api_key(env: Env, options: Option<Unknown<'_>>) -> napi::Result<
 
 /// Checks `key` against the stored hash in constant time. A malformed key or wrong checksum is
 /// `false` (keys come from clients); a malformed `storedHash` or short `secret` throws.
-#[napi(ts_args_type = "key: string, storedHash: string, secret: string | Buffer")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "key: string, storedHash: string, secret: string | Buffer"
+)]
 pub fn verify_api_key(
     env: Env,
     key: Unknown<'_>,
@@ -107,7 +110,7 @@ pub fn verify_api_key(
 }
 
 /// Checks a key's format and checksum without any lookup (e.g. before hitting the database).
-#[napi(ts_args_type = "key: string")]
+#[napi(catch_unwind, ts_args_type = "key: string")]
 pub fn parse_api_key(env: Env, key: Unknown<'_>) -> napi::Result<ParsedApiKey> {
     to_js(
         &env,

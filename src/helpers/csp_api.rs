@@ -63,7 +63,7 @@ impl Default for CspBuilder {
 #[napi]
 impl CspBuilder {
     /// A builder with the strict defaults.
-    #[napi(constructor)]
+    #[napi(catch_unwind, constructor)]
     pub fn new() -> Self {
         CspBuilder {
             policy: Policy::default(),
@@ -73,7 +73,10 @@ impl CspBuilder {
     /// Generates a fresh 128-bit base64 nonce, adds `'nonce-…'` to `directive` (default
     /// 'script-src'; seeded from default-src if unset) and returns the nonce for your `<script
     /// nonce>` attributes. Use one builder (or `clone()`) per response.
-    #[napi(ts_args_type = "directive?: 'script-src' | 'style-src' | string")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "directive?: 'script-src' | 'style-src' | string"
+    )]
     pub fn nonce(&mut self, env: Env, directive: Option<Unknown<'_>>) -> napi::Result<String> {
         let name = match &directive {
             d if args::is_nullish(d) => "script-src".to_string(),
@@ -86,6 +89,7 @@ impl CspBuilder {
     /// Adds a hash source (`'sha256-<base64>'`) to `directive` (default 'script-src').
     /// `algorithm` is 'sha256' | 'sha384' | 'sha512'.
     #[napi(
+        catch_unwind,
         ts_args_type = "algorithm: 'sha256' | 'sha384' | 'sha512', digestBase64: string, directive?: string",
         ts_return_type = "this"
     )]
@@ -119,7 +123,7 @@ impl CspBuilder {
     }
 
     /// Sets `report-uri` (deprecated in CSP3 but still the widest supported).
-    #[napi(ts_args_type = "uri: string", ts_return_type = "this")]
+    #[napi(catch_unwind, ts_args_type = "uri: string", ts_return_type = "this")]
     pub fn report_uri<'a>(
         &mut self,
         env: Env,
@@ -139,7 +143,7 @@ impl CspBuilder {
     }
 
     /// Sets `report-to` to a Reporting-Endpoints group name ([A-Za-z0-9_-]).
-    #[napi(ts_args_type = "group: string", ts_return_type = "this")]
+    #[napi(catch_unwind, ts_args_type = "group: string", ts_return_type = "this")]
     pub fn report_to<'a>(
         &mut self,
         env: Env,
@@ -165,7 +169,7 @@ impl CspBuilder {
     }
 
     /// Adds the `upgrade-insecure-requests` flag.
-    #[napi(ts_return_type = "this")]
+    #[napi(catch_unwind, ts_return_type = "this")]
     pub fn upgrade_insecure_requests<'a>(&mut self, this: This<'a>) -> This<'a> {
         self.policy.set_raw("upgrade-insecure-requests", None);
         this
@@ -173,7 +177,11 @@ impl CspBuilder {
 
     /// Report-only mode (off until called; `reportOnly()` means `reportOnly(true)`):
     /// `headerName()` becomes Content-Security-Policy-Report-Only.
-    #[napi(ts_args_type = "enabled?: boolean", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "enabled?: boolean",
+        ts_return_type = "this"
+    )]
     pub fn report_only<'a>(
         &mut self,
         env: Env,
@@ -185,19 +193,19 @@ impl CspBuilder {
     }
 
     /// 'Content-Security-Policy' or 'Content-Security-Policy-Report-Only'.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn header_name(&self) -> String {
         self.policy.header_name().to_string()
     }
 
     /// The header value, directives in insertion order joined by '; '.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn build(&self) -> String {
         self.policy.build()
     }
 
     /// An independent copy (e.g. a per-response builder for a fresh nonce).
-    #[napi(js_name = "clone")]
+    #[napi(catch_unwind, js_name = "clone")]
     pub fn duplicate(&self) -> CspBuilder {
         CspBuilder {
             policy: self.policy.clone(),

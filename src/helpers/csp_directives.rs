@@ -12,7 +12,11 @@ use super::errors::to_js;
 #[napi]
 impl CspBuilder {
     /// Sets `default-src` (default `'self'`).
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn default_src<'a>(
         &mut self,
         env: Env,
@@ -23,7 +27,11 @@ impl CspBuilder {
     }
 
     /// Sets `script-src` (unset by default: falls back to default-src).
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn script_src<'a>(
         &mut self,
         env: Env,
@@ -34,7 +42,11 @@ impl CspBuilder {
     }
 
     /// Sets `style-src`.
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn style_src<'a>(
         &mut self,
         env: Env,
@@ -45,7 +57,11 @@ impl CspBuilder {
     }
 
     /// Sets `img-src`.
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn img_src<'a>(
         &mut self,
         env: Env,
@@ -56,7 +72,11 @@ impl CspBuilder {
     }
 
     /// Sets `connect-src`.
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn connect_src<'a>(
         &mut self,
         env: Env,
@@ -67,7 +87,11 @@ impl CspBuilder {
     }
 
     /// Sets `font-src`.
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn font_src<'a>(
         &mut self,
         env: Env,
@@ -78,7 +102,11 @@ impl CspBuilder {
     }
 
     /// Sets `object-src` (default `'none'`).
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn object_src<'a>(
         &mut self,
         env: Env,
@@ -89,7 +117,11 @@ impl CspBuilder {
     }
 
     /// Sets `media-src`.
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn media_src<'a>(
         &mut self,
         env: Env,
@@ -100,7 +132,11 @@ impl CspBuilder {
     }
 
     /// Sets `frame-src`.
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn frame_src<'a>(
         &mut self,
         env: Env,
@@ -111,7 +147,11 @@ impl CspBuilder {
     }
 
     /// Sets `worker-src`.
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn worker_src<'a>(
         &mut self,
         env: Env,
@@ -122,7 +162,11 @@ impl CspBuilder {
     }
 
     /// Sets `base-uri` (default `'self'`).
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn base_uri<'a>(
         &mut self,
         env: Env,
@@ -133,7 +177,11 @@ impl CspBuilder {
     }
 
     /// Sets `form-action`.
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn form_action<'a>(
         &mut self,
         env: Env,
@@ -144,7 +192,11 @@ impl CspBuilder {
     }
 
     /// Sets `frame-ancestors` (default `'none'`).
-    #[napi(ts_args_type = "sources: string | string[]", ts_return_type = "this")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sources: string | string[]",
+        ts_return_type = "this"
+    )]
     pub fn frame_ancestors<'a>(
         &mut self,
         env: Env,
@@ -156,6 +208,7 @@ impl CspBuilder {
 
     /// Sets any other directive by name (lowercase letters and '-').
     #[napi(
+        catch_unwind,
         ts_args_type = "name: string, sources: string | string[]",
         ts_return_type = "this"
     )]

@@ -50,7 +50,7 @@ pub struct OtpStore {
 #[napi]
 impl OtpStore {
     /// Creates a store. Defaults: digits 6, ttlSec 300, maxAttempts 5, maxEntries 100000.
-    #[napi(constructor, ts_args_type = "options?: OtpStoreOptions")]
+    #[napi(catch_unwind, constructor, ts_args_type = "options?: OtpStoreOptions")]
     pub fn new(env: Env, options: Option<Unknown<'_>>) -> napi::Result<Self> {
         to_js(
             &env,
@@ -76,7 +76,7 @@ impl OtpStore {
     }
 
     /// Issues a fresh code for `key` (1 ..= 256 bytes), replacing any earlier one.
-    #[napi(ts_args_type = "key: string")]
+    #[napi(catch_unwind, ts_args_type = "key: string")]
     pub fn issue(&mut self, env: Env, key: Unknown<'_>) -> napi::Result<String> {
         let now = self.now_ms();
         to_js(
@@ -86,7 +86,7 @@ impl OtpStore {
     }
 
     /// Checks `code` for `key`. A correct code is consumed; each wrong one costs an attempt.
-    #[napi(ts_args_type = "key: string, code: string")]
+    #[napi(catch_unwind, ts_args_type = "key: string, code: string")]
     pub fn verify(
         &mut self,
         env: Env,
@@ -105,14 +105,14 @@ impl OtpStore {
     }
 
     /// Forgets the code for `key`; true if there was one.
-    #[napi(ts_args_type = "key: string")]
+    #[napi(catch_unwind, ts_args_type = "key: string")]
     pub fn delete(&mut self, env: Env, key: Unknown<'_>) -> napi::Result<bool> {
         let key = to_js(&env, read_key(&key))?;
         Ok(self.codes.remove(&key))
     }
 
     /// Number of keys currently held (including expired ones not yet swept).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn size(&self) -> u32 {
         self.codes.len() as u32
     }

@@ -136,7 +136,10 @@ impl Task for HashPasswordTask {
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
-        password::hash(&self.password, self.costs, &self.secret).map_err(HelperError::into_napi)
+        // Runs on a libuv worker where napi-rs catches nothing: a panic must become an error.
+        catch_panic(|| {
+            password::hash(&self.password, self.costs, &self.secret).map_err(HelperError::into_napi)
+        })
     }
 
     fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
@@ -156,8 +159,10 @@ impl Task for VerifyPasswordTask {
     type JsValue = bool;
 
     fn compute(&mut self) -> napi::Result<bool> {
-        password::verify(&self.decoded, &self.password, &self.secret)
-            .map_err(HelperError::into_napi)
+        catch_panic(|| {
+            password::verify(&self.decoded, &self.password, &self.secret)
+                .map_err(HelperError::into_napi)
+        })
     }
 
     fn resolve(&mut self, _env: Env, output: bool) -> napi::Result<bool> {
@@ -170,6 +175,7 @@ impl Task for VerifyPasswordTask {
 /// (`$argon2id$v=19$m=19456,t=2,p=1$…`). Passwords are at most 4096 bytes. Invalid arguments
 /// throw synchronously (`TypeError`/`RangeError` with `code`).
 #[napi(
+    catch_unwind,
     ts_args_type = "password: string | Buffer | Uint8Array, options?: PasswordOptions, signal?: AbortSignal",
     ts_return_type = "Promise<string>"
 )]
@@ -185,7 +191,10 @@ pub fn hash_password(
 }
 
 /// Synchronous `hashPassword`: blocks the event loop for the whole hash (~5–15 ms at defaults).
-#[napi(ts_args_type = "password: string | Buffer | Uint8Array, options?: PasswordOptions")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "password: string | Buffer | Uint8Array, options?: PasswordOptions"
+)]
 pub fn hash_password_sync(
     env: Env,
     password: Unknown<'_>,
@@ -203,6 +212,7 @@ pub fn hash_password_sync(
 /// hash throws `TypeError` with code `ERR_INVALID_HASH`; a hash whose costs exceed the caps
 /// (m > 262144 KiB, t > 16, p > 16) throws `RangeError` with code `ERR_HASH_TOO_COSTLY`.
 #[napi(
+    catch_unwind,
     ts_args_type = "hash: string, password: string | Buffer | Uint8Array, options?: VerifyPasswordOptions, signal?: AbortSignal",
     ts_return_type = "Promise<boolean>"
 )]
@@ -220,6 +230,7 @@ pub fn verify_password(
 
 /// Synchronous `verifyPassword`.
 #[napi(
+    catch_unwind,
     ts_args_type = "hash: string, password: string | Buffer | Uint8Array, options?: VerifyPasswordOptions"
 )]
 pub fn verify_password_sync(
@@ -238,7 +249,7 @@ pub fn verify_password_sync(
 /// True when `hash` should be recomputed at the next successful login: it is not argon2id v1.3,
 /// its memory or time cost is below `options` (defaults 19456 KiB / 2), its parallelism differs,
 /// or its salt/tag are shorter than 16/32 bytes. Throws `ERR_INVALID_HASH` for a malformed hash.
-#[napi(ts_args_type = "hash: string, options?: PasswordOptions")]
+#[napi(catch_unwind, ts_args_type = "hash: string, options?: PasswordOptions")]
 pub fn needs_rehash(
     env: Env,
     hash: Unknown<'_>,
@@ -252,4 +263,10 @@ pub fn needs_rehash(
         Ok(password::needs_rehash(&decoded, wanted))
     })();
     to_js(&env, result)
+}
+
+/// Turns a panic in pool work into a rejected promise instead of an aborted process.
+fn catch_panic<T>(work: impl FnOnce() -> napi::Result<T>) -> napi::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .unwrap_or_else(|panic| Err(napi::bindgen_prelude::panic_to_error(panic)))
 }

@@ -102,7 +102,10 @@ pub fn sanitize(name: &str, replacement: &str, max_bytes: usize) -> String {
 /// names (CON, NUL, COM1, …) get a `_` prefix; the result is at most 255 bytes (cut on a
 /// character boundary, keeping a short extension) and never empty, `.` or `..` (those become
 /// `file`). Input is at most 64 KiB.
-#[napi(ts_args_type = "name: string, options?: SanitizeFilenameOptions")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "name: string, options?: SanitizeFilenameOptions"
+)]
 pub fn sanitize_filename(
     env: Env,
     name: Unknown<'_>,

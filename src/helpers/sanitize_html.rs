@@ -196,7 +196,10 @@ pub fn sanitize(input: &str, opts: &SanitizeHtmlOptions) -> HelperResult<String>
 /// Removes everything but a whitelist of harmless HTML (ammonia defaults): no `<script>`,
 /// `<style>`, `<iframe>`, event handlers, `style` attributes or `javascript:` URLs; links get
 /// `rel="noopener noreferrer"`; comments are dropped. Input is at most 8 MiB.
-#[napi(ts_args_type = "input: string, options?: SanitizeHtmlOptions")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "input: string, options?: SanitizeHtmlOptions"
+)]
 pub fn sanitize_html(
     env: Env,
     input: Unknown<'_>,

@@ -59,7 +59,7 @@ pub fn canonical(input: &str) -> HelperResult<String> {
 /// Accepts only a whole number 0 ..= 1000000 and a unit from second, minute, hour, day, week,
 /// month, year (singular or plural, any case, surrounding spaces ignored) and returns the
 /// canonical form (`"7 days"`, `"1 hour"`). Anything else throws `ERR_INVALID_INTERVAL`.
-#[napi(ts_args_type = "input: string")]
+#[napi(catch_unwind, ts_args_type = "input: string")]
 pub fn validate_sql_interval(env: Env, input: Unknown<'_>) -> napi::Result<String> {
     to_js(
         &env,

@@ -90,6 +90,7 @@ fn read_counter(v: Option<f64>) -> HelperResult<u64> {
 /// RFC 4226 HOTP code for `counter` (a safe integer ≥ 0). `secret` is base32 text or raw bytes
 /// (at least 16 bytes). Defaults: SHA1, 6 digits.
 #[napi(
+    catch_unwind,
     ts_args_type = "secret: string | Buffer | Uint8Array, counter: number, options?: OtpOptions"
 )]
 pub fn hotp(
@@ -113,7 +114,10 @@ pub fn hotp(
 }
 
 /// RFC 6238 TOTP code at `options.time` (default now). Defaults: SHA1, 6 digits, 30 s period.
-#[napi(ts_args_type = "secret: string | Buffer | Uint8Array, options?: OtpOptions")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "secret: string | Buffer | Uint8Array, options?: OtpOptions"
+)]
 pub fn totp(env: Env, secret: Unknown<'_>, options: Option<Unknown<'_>>) -> napi::Result<String> {
     to_js(
         &env,
@@ -131,7 +135,10 @@ fn read_code(code: &Unknown) -> HelperResult<String> {
 
 /// Checks a TOTP code within ±`window` steps (default 1) of `options.time` (default now), in
 /// constant time per candidate. A code of the wrong length or with non-digits is simply invalid.
-#[napi(ts_args_type = "secret: string | Buffer | Uint8Array, code: string, options?: OtpOptions")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "secret: string | Buffer | Uint8Array, code: string, options?: OtpOptions"
+)]
 pub fn verify_totp(
     env: Env,
     secret: Unknown<'_>,
@@ -157,6 +164,7 @@ pub fn verify_totp(
 
 /// Checks an HOTP code at `counter` and up to `window` counters ahead (default 0).
 #[napi(
+    catch_unwind,
     ts_args_type = "secret: string | Buffer | Uint8Array, code: string, counter: number, options?: OtpOptions"
 )]
 pub fn verify_hotp(
@@ -191,7 +199,7 @@ pub fn verify_hotp(
 
 /// A new random TOTP secret as unpadded base32. `bytes` 16 ..= 64, default 20 (160 bits, the
 /// RFC 4226 recommendation) which gives 32 characters.
-#[napi(ts_args_type = "bytes?: number")]
+#[napi(catch_unwind, ts_args_type = "bytes?: number")]
 pub fn generate_totp_secret(env: Env, bytes: Option<Unknown<'_>>) -> napi::Result<String> {
     to_js(
         &env,
@@ -241,7 +249,7 @@ fn label_part(name: &str, value: &str) -> HelperResult<()> {
 
 /// `otpauth://totp/Issuer:account?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30` for a
 /// QR code, with issuer and account percent-encoded (RFC 3986).
-#[napi(ts_args_type = "input: TotpUriInput")]
+#[napi(catch_unwind, ts_args_type = "input: TotpUriInput")]
 pub fn totp_uri(env: Env, input: Option<Unknown<'_>>) -> napi::Result<String> {
     to_js(
         &env,
