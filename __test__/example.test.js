@@ -8,6 +8,7 @@ const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const http = require('node:http')
+const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 
@@ -274,6 +275,38 @@ describe('token API in process', () => {
     assertError(await post('/api/auth/get-user-token', { UserName: 'c'.repeat(65), Password: 'x' }), 400, 'invalid_field')
   })
 
+  test('a reused refresh token revokes the tokens issued from it, not other logins (RFC 9700 4.14.2)', async () => {
+    const first = await registerAndLogin('family')
+    const second = (await post('/api/auth/get-user-token', { UserName: 'family', Password: 'correct horse battery' })).body
+    // Two rotations: login token -> r2 -> r3.
+    const r2 = await post('/api/auth/refresh', { refreshToken: first.refreshToken })
+    assert.equal(r2.status, 200, JSON.stringify(r2.body))
+    const r3 = await post('/api/auth/refresh', { refreshToken: r2.body.refreshToken })
+    assert.equal(r3.status, 200, JSON.stringify(r3.body))
+    // The stolen login token comes back: refused, and the family's live token r3 dies with it.
+    assertError(await post('/api/auth/refresh', { refreshToken: first.refreshToken }), 401, 'refresh_token_reused')
+    assertError(await post('/api/auth/refresh', { refreshToken: r3.body.refreshToken }), 401, 'refresh_token_revoked')
+    assertError(await post('/api/auth/refresh', { refreshToken: r2.body.refreshToken }), 401, 'refresh_token_revoked')
+    // The other login of the same user is another family and keeps working, as do access tokens.
+    const other = await post('/api/auth/refresh', { refreshToken: second.refreshToken })
+    assert.equal(other.status, 200, JSON.stringify(other.body))
+    const again = await post('/api/auth/refresh', { refreshToken: other.body.refreshToken })
+    assert.equal(again.status, 200, JSON.stringify(again.body))
+    const me = await request(base, 'GET', '/api/me', { headers: bearer(r3.body.accessToken) })
+    assert.equal(me.status, 200)
+  })
+
+  test('reusing a rotated refresh token mid-chain revokes the newer ones too', async () => {
+    const login = await registerAndLogin('midchain')
+    const r2 = (await post('/api/auth/refresh', { refreshToken: login.refreshToken })).body
+    const r3 = (await post('/api/auth/refresh', { refreshToken: r2.refreshToken })).body
+    assertError(await post('/api/auth/refresh', { refreshToken: r2.refreshToken }), 401, 'refresh_token_reused')
+    assertError(await post('/api/auth/refresh', { refreshToken: r3.refreshToken }), 401, 'refresh_token_revoked')
+    // A fresh login starts a new family.
+    const fresh = (await post('/api/auth/get-user-token', { UserName: 'midchain', Password: 'correct horse battery' })).body
+    assert.equal((await post('/api/auth/refresh', { refreshToken: fresh.refreshToken })).status, 200)
+  })
+
   test('refresh refuses missing, malformed, tampered and access tokens', async () => {
     const { accessToken, refreshToken } = await registerAndLogin('dave')
     assertError(await post('/api/auth/refresh', {}), 400, 'missing_field')
@@ -532,6 +565,23 @@ describe('server.js', () => {
     assert.equal(health.status, 200)
     server.child.kill('SIGTERM')
     assert.deepEqual(await server.exited, { code: 0, signal: null })
+  })
+
+  test('a stop that open requests would hold forever exits after SHUTDOWN_TIMEOUT_MS', async (t) => {
+    const dataDir = tempDir()
+    t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+    const server = startServer([], { DATA_DIR: dataDir, SHUTDOWN_TIMEOUT_MS: '300' })
+    const [url] = await server.ready
+    // A request whose headers never finish: server.close() waits for it (until headersTimeout).
+    const { port } = new URL(url)
+    const socket = net.connect(Number(port), '127.0.0.1')
+    t.after(() => socket.destroy())
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    server.child.kill('SIGTERM')
+    assert.deepEqual(await server.exited, { code: 1, signal: null })
+    assert.match(server.output(), /open requests still running 300 ms after SIGTERM: forcing exit/)
   })
 
   test('cluster mode shares the port, the secrets and the database across workers', async (t) => {

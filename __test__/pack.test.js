@@ -183,6 +183,37 @@ describe('packed packages, installed offline without Rust', () => {
     }
   })
 
+  test('the published manifests run nothing at install time and name the repository and licence', () => {
+    const installScripts = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare']
+    for (const dir of [path.join(app, 'node_modules', pkg.name), path.join(app, 'node_modules', platformPackage)]) {
+      const manifest = require(path.join(dir, 'package.json'))
+      assert.deepEqual(
+        installScripts.filter((name) => manifest.scripts && name in manifest.scripts),
+        [],
+        `${manifest.name} carries an install-time script`,
+      )
+    }
+    const main = require(path.join(app, 'node_modules', pkg.name, 'package.json'))
+    assert.match(main.repository.url, /^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/)
+    assert.equal(typeof main.homepage, 'string')
+    assert.equal(typeof main.bugs.url, 'string')
+    assert.equal(main.license, 'MIT')
+    assert.match(fs.readFileSync(path.join(app, 'node_modules', pkg.name, 'LICENSE'), 'utf8'), /^MIT License/)
+  })
+
+  test('every relative link in the published README points at a published file', () => {
+    const dir = path.join(app, 'node_modules', pkg.name)
+    const readme = fs.readFileSync(path.join(dir, 'README.md'), 'utf8')
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1])
+    assert.ok(links.length > 0, 'no links found')
+    const targets = links.filter((href) => !/^([a-z]+:|#)/i.test(href)).map((href) => href.split('#')[0])
+    assert.deepEqual(
+      targets.filter((file) => !fs.existsSync(path.join(dir, file))),
+      [],
+      'README links to files the package does not contain (link to the repository instead)',
+    )
+  })
+
   test('the platform package holds only its binary and package.json', () => {
     const files = platformPack.files.map((f) => f.path).sort()
     assert.deepEqual(files, ['README.md', binaryFile, 'package.json'].sort())

@@ -4,8 +4,8 @@
 // server.js runs in each process, and what the tests start on port 0.
 
 const express = require('express')
-const { OtpStore } = require('../..')
-const authShield = require('../../express')
+const { OtpStore } = require('auth-shield')
+const authShield = require('auth-shield/express')
 const { openDatabase } = require('./database')
 const { createPasswords } = require('./passwords')
 const { jsonBody } = require('./validation')

@@ -68,6 +68,8 @@ function loadConfig(env = process.env) {
     host: env.HOST || '127.0.0.1',
     ...loadStorageConfig(env),
     bodyLimit: bodyLimitFrom(env),
+    // How long a stop waits for open requests before it exits anyway.
+    shutdownTimeoutMs: intFrom(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
     auth: {
       accessSecret: env.ACCESS_SECRET,
       refreshSecret: env.REFRESH_SECRET,

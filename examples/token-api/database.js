@@ -28,10 +28,17 @@ CREATE TABLE IF NOT EXISTS api_keys (
   created_at   INTEGER NOT NULL,
   last_used_at INTEGER
 );
-CREATE TABLE IF NOT EXISTS used_refresh_tokens (
+-- Refresh tokens that were exchanged, and the tokens issued in exchange. A family is the chain
+-- of tokens that grew from one login; it is named by the jti of that login's refresh token.
+CREATE TABLE IF NOT EXISTS refresh_tokens (
   jti        TEXT    PRIMARY KEY,
-  expires_at INTEGER NOT NULL
+  family     TEXT    NOT NULL,
+  expires_at INTEGER NOT NULL,
+  used       INTEGER NOT NULL DEFAULT 0,
+  revoked    INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS refresh_tokens_by_family ON refresh_tokens (family);
+DROP TABLE IF EXISTS used_refresh_tokens;
 `
 
 const nowSec = () => Math.floor(Date.now() / 1000)
@@ -84,8 +91,13 @@ function openDatabase(dataDir) {
     ),
     apiKeyByLookup: db.prepare('SELECT * FROM api_keys WHERE lookup_id = ?'),
     touchApiKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
-    useRefreshToken: db.prepare('INSERT INTO used_refresh_tokens (jti, expires_at) VALUES (?, ?)'),
-    pruneRefreshTokens: db.prepare('DELETE FROM used_refresh_tokens WHERE expires_at < ?'),
+    refreshToken: db.prepare('SELECT family, used, revoked FROM refresh_tokens WHERE jti = ?'),
+    insertRefreshToken: db.prepare(
+      'INSERT INTO refresh_tokens (jti, family, expires_at, used) VALUES (?, ?, ?, ?)',
+    ),
+    spendRefreshToken: db.prepare('UPDATE refresh_tokens SET used = 1 WHERE jti = ? AND used = 0'),
+    revokeRefreshFamily: db.prepare('UPDATE refresh_tokens SET revoked = 1 WHERE family = ?'),
+    pruneRefreshTokens: db.prepare('DELETE FROM refresh_tokens WHERE expires_at < ?'),
     ping: db.prepare('SELECT 1 AS ok'),
   }
 
@@ -142,21 +154,35 @@ function openDatabase(dataDir) {
     touch: (id) => s.touchApiKey.run(nowSec(), id),
   }
 
+  /**
+   * Rotation with reuse detection (OAuth 2.0 Security BCP, RFC 9700 section 4.14.2): each refresh
+   * token is exchanged once; a second use means two parties hold it (it leaked, or a client
+   * raced itself), and as the server cannot tell which one is the attacker it revokes the whole
+   * family, including the token issued by the first exchange. A token whose jti is not recorded
+   * yet is the first of its family: the one issued at login (nothing is written at login).
+   * IMMEDIATE takes the write lock first, so workers sharing the file exchange one at a time.
+   */
+  const exchangeRefreshToken = db.transaction((jti, expiresAt, next) => {
+    const row = s.refreshToken.get(jti)
+    if (row && row.revoked) return 'revoked'
+    const family = row ? row.family : jti
+    if (row && s.spendRefreshToken.run(jti).changes === 0) {
+      s.revokeRefreshFamily.run(family)
+      return 'reused'
+    }
+    if (!row) s.insertRefreshToken.run(jti, family, expiresAt, 1)
+    s.insertRefreshToken.run(next.jti, family, next.expiresAt, 0)
+    return 'exchanged'
+  }).immediate
+
   const refreshTokens = {
     /**
-     * Marks a refresh token as spent. Returns false when it already was: a second use of the
-     * same refresh token means it leaked (or a client raced itself), so it is refused.
+     * Spends the refresh token `jti` (expiring at `expiresAt`) in exchange for `next`
+     * (`{ jti, expiresAt }` of the token about to be handed out). Returns 'exchanged', 'reused'
+     * (it had been spent: its family is now revoked) or 'revoked' (its family was).
      */
-    markUsed(jti, expiresAt) {
-      try {
-        s.useRefreshToken.run(jti, expiresAt)
-        return true
-      } catch (err) {
-        if (isUniqueViolation(err)) return false
-        throw err
-      }
-    },
-    /** Forgets spent tokens that have expired anyway (their signature check refuses them). */
+    exchange: (jti, expiresAt, next) => exchangeRefreshToken(jti, expiresAt, next),
+    /** Forgets tokens that have expired anyway (their signature check refuses them). */
     pruneExpired: () => s.pruneRefreshTokens.run(nowSec()).changes,
   }
 

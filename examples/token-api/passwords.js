@@ -4,7 +4,7 @@
 // never blocks the event loop.
 
 const crypto = require('node:crypto')
-const { hashPassword, verifyPassword, needsRehash } = require('../..')
+const { hashPassword, verifyPassword, needsRehash } = require('auth-shield')
 
 /**
  * Password hashing with fixed Argon2 costs (`{}` = the library's defaults). `verify` of an

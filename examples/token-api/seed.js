@@ -5,7 +5,7 @@
 // user1..userN. One Argon2id hash is computed and shared by all of them (same salt): fine for
 // throwaway test accounts, never for real ones. 10,000 users take well under a second.
 
-const { hashPassword } = require('../..')
+const { hashPassword } = require('auth-shield')
 const { loadStorageConfig } = require('./config')
 const { openDatabase } = require('./database')
 

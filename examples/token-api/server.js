@@ -54,7 +54,18 @@ async function serve() {
   const config = loadConfig(process.env)
   const service = await startService(config, log)
   log.info(`listening on ${service.url} (data in ${config.dataDir})`)
-  const stop = () => service.close().then(() => process.exit(0))
+  const stop = (signal) => {
+    // A client that keeps a request open (a slow upload, a half-sent request) would hold the
+    // close forever: after the timeout, or at a second signal, exit anyway.
+    const force = () => {
+      log.error(`open requests still running ${config.shutdownTimeoutMs} ms after ${signal}: forcing exit`)
+      process.exit(1)
+    }
+    setTimeout(force, config.shutdownTimeoutMs).unref()
+    process.once('SIGINT', force)
+    process.once('SIGTERM', force)
+    service.close().then(() => process.exit(0))
+  }
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
 }
@@ -91,6 +102,13 @@ function runPrimary(workers) {
   const stop = () => {
     stopping = true
     for (const w of Object.values(cluster.workers)) w.process.kill('SIGTERM')
+    // Each worker forces its own exit after shutdownTimeoutMs; this is the backstop for one
+    // that cannot (stuck in native code, say).
+    setTimeout(() => {
+      log.error('workers still running after the shutdown timeout: killing them')
+      for (const w of Object.values(cluster.workers)) w.process.kill('SIGKILL')
+      process.exit(1)
+    }, config.shutdownTimeoutMs + 2000).unref()
   }
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)

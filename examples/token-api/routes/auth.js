@@ -43,14 +43,20 @@ function authRoutes({ db, authenticator, passwords, jsonBody }) {
     const { refreshToken } = refreshRequest(objectBody(req))
     const verified = authenticator.verifyRefreshToken(refreshToken)
     if (!verified.valid) throw new ApiError(401, verified.errorCode, verified.error)
-    // Rotation: each refresh token works once. The spent list lives in the shared database,
-    // so a replay is caught whichever worker it reaches.
-    if (!db.refreshTokens.markUsed(verified.jti, verified.expiresAt)) {
-      throw new ApiError(401, 'refresh_token_reused', 'Refresh token has already been used')
-    }
     const user = db.users.findBySubject(verified.userId)
     if (!user) throw new ApiError(401, 'unknown_user', 'The user of this token no longer exists')
-    res.json(tokenPair(authenticator, user))
+    const pair = tokenPair(authenticator, user)
+    const next = authenticator.verifyRefreshToken(pair.refreshToken)
+    // Rotation: each refresh token works once, and a second use revokes its whole family (see
+    // database.js). The state lives in the shared database, so any worker catches a replay.
+    const outcome = db.refreshTokens.exchange(verified.jti, verified.expiresAt, next)
+    if (outcome === 'reused') {
+      throw new ApiError(401, 'refresh_token_reused', 'Refresh token has already been used; its later tokens are revoked')
+    }
+    if (outcome === 'revoked') {
+      throw new ApiError(401, 'refresh_token_revoked', 'Refresh token was revoked after a reuse; log in again')
+    }
+    res.json(pair)
   })
 
   return router

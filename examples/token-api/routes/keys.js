@@ -4,7 +4,7 @@
 // call `/api/machine/*` with it instead of a JWT.
 
 const express = require('express')
-const { generateApiKey, parseApiKey, verifyApiKey } = require('../../..')
+const { generateApiKey, parseApiKey, verifyApiKey } = require('auth-shield')
 const { ApiError } = require('../errors')
 const { optionalObjectBody, apiKeyRequest } = require('../validation')
 const { requestId } = require('../request-id')
