@@ -29,31 +29,31 @@ app="$work/app"
 mkdir -p "$app"
 echo '{ "name": "arm64-consumer", "version": "1.0.0", "private": true }' >"$app/package.json"
 # --offline with an empty cache: nothing can come from a registry or from a warm cache.
-npm_offline=(--offline --cache "$work/empty-cache" --no-audit --no-fund --no-package-lock
-  --os=linux --cpu=arm64 --libc=glibc)
+npm_offline=(--offline --cache "$work/empty-cache" --no-audit --no-fund --no-package-lock)
 
-# npm honours the platform fields: refused for an x64 machine ...
-if (cd "$app" && npm install --offline --cache "$work/empty-cache" --no-audit --no-fund \
-  --no-package-lock --os=linux --cpu=x64 --libc=glibc "$plat_tgz" >"$work/refused.log" 2>&1); then
-  echo "arm64 package: npm installed it for cpu=x64" >&2
+# npm honours the platform fields: on this x64 host it refuses the arm64 package ...
+if (cd "$app" && npm install "${npm_offline[@]}" "$plat_tgz" >"$work/refused.log" 2>&1); then
+  echo "arm64 package: npm installed it on an x64 host" >&2
   exit 1
 fi
 grep -q EBADPLATFORM "$work/refused.log" || { cat "$work/refused.log" >&2; exit 1; }
-echo "arm64 package: npm refuses it for cpu=x64 (EBADPLATFORM)"
+echo "arm64 package: npm refuses it on this x64 host (EBADPLATFORM: cpu arm64 wanted)"
 
-# ... and installed for linux/arm64/glibc, next to the main package.
+# ... so the install for the emulated arm64 machine overrides that one check (--force), next to
+# the main package.
 deps="$(node -p "Object.keys(require('./package.json').dependencies || {}).join(' ')")"
 if [ -z "$deps" ]; then
-  (cd "$app" && npm install "${npm_offline[@]}" "$main_tgz" "$plat_tgz" >/dev/null)
+  (cd "$app" && npm install "${npm_offline[@]}" --force "$main_tgz" "$plat_tgz" >/dev/null 2>&1)
 else
   # An offline install from an empty cache cannot fetch runtime dependencies; the native entry
   # point does not load them, so the main tarball is unpacked as npm would lay it out.
   echo "arm64 package: auth-shield declares runtime dependencies ($deps): npm installs the" \
     "platform tarball, the main tarball is unpacked into node_modules/auth-shield"
-  (cd "$app" && npm install "${npm_offline[@]}" "$plat_tgz" >/dev/null)
+  (cd "$app" && npm install "${npm_offline[@]}" --force "$plat_tgz" >/dev/null 2>&1)
   mkdir -p "$app/node_modules/auth-shield"
   tar -xzf "$main_tgz" -C "$app/node_modules/auth-shield" --strip-components=1
 fi
+test -f "$app/node_modules/auth-shield-$platform/auth-shield.$platform.node"
 
 cat >"$app/check.js" <<'JS'
 'use strict'
