@@ -99,3 +99,96 @@ test('npm/ holds one package per target, same version, restricted to its os, cpu
     assert.equal(platformPkg.scripts, undefined, 'platform packages run nothing at install')
   }
 })
+
+// The generated loader (index.js) decides between the glibc and the musl binary at run time:
+// /usr/bin/ldd's text first (Alpine's is a script that runs ld-musl), then the process report
+// (`header.glibcVersionRuntime` only on glibc; musl shows in `sharedObjects`), then `ldd --version`.
+// Each case runs the real index.js source against a faked Linux host, records every module it
+// tries to load, and checks the order of attempts for that libc.
+function loaderAttempts({ arch = 'x64', ldd, report, lddVersion }) {
+  const source = fs.readFileSync(path.join(root, 'index.js'), 'utf8')
+  const attempts = []
+  const notFound = (id) => Object.assign(new Error(`Cannot find module '${id}' (faked host)`), { code: 'MODULE_NOT_FOUND' })
+  const fakeFs = {
+    ...fs,
+    readFileSync(file, ...rest) {
+      if (file === '/usr/bin/ldd') {
+        if (ldd === undefined) throw Object.assign(new Error('ENOENT: /usr/bin/ldd'), { code: 'ENOENT' })
+        return ldd
+      }
+      return fs.readFileSync(file, ...rest)
+    },
+  }
+  const fakeChildProcess = {
+    execSync(command) {
+      attempts.push(`exec:${command}`)
+      if (lddVersion === undefined) throw new Error('ldd: not found')
+      return lddVersion
+    },
+  }
+  const fakeRequire = (id) => {
+    if (id === 'fs' || id === 'node:fs') return fakeFs
+    if (id === 'child_process' || id === 'node:child_process') return fakeChildProcess
+    attempts.push(id)
+    throw notFound(id)
+  }
+  const fakeProcess = {
+    platform: 'linux',
+    arch,
+    env: {},
+    versions: { ...process.versions },
+    version: process.version,
+    config: { variables: {} },
+    report: { excludeNetwork: false, getReport: () => report },
+  }
+  const module = { exports: {} }
+  let error = null
+  try {
+    new Function('require', 'module', 'exports', 'process', '__dirname', '__filename', source)(
+      fakeRequire, module, module.exports, fakeProcess, root, path.join(root, 'index.js'))
+  } catch (e) {
+    error = e
+  }
+  return { attempts: attempts.filter((id) => /auth-shield/.test(id) || id.startsWith('exec:')), error }
+}
+
+const GLIBC_REPORT = { header: { glibcVersionRuntime: '2.36' }, sharedObjects: ['/lib/x86_64-linux-gnu/libc.so.6'] }
+const MUSL_REPORT = { header: {}, sharedObjects: ['/lib/ld-musl-x86_64.so.1', '/usr/lib/libstdc++.so.6'] }
+const ALPINE_LDD = '#!/bin/sh\nexec /lib/ld-musl-x86_64.so.1 --list "$@"\n'
+const GLIBC_LDD = '#! /bin/bash\n# This is the `ldd` command, which lists what shared libraries are\n# used by given dynamically-linked executables.  (GNU libc)\n'
+
+test('on a musl host whose /usr/bin/ldd runs ld-musl, the loader tries the x64 musl binary, then its package', () => {
+  const { attempts, error } = loaderAttempts({ ldd: ALPINE_LDD, report: GLIBC_REPORT })
+  assert.match(String(error && error.message), /Cannot find native binding/)
+  assert.deepEqual(attempts.slice(0, 2), ['./auth-shield.linux-x64-musl.node', 'auth-shield-linux-x64-musl'])
+  assert.ok(!attempts.some((id) => id.includes('-gnu')), attempts.join(', '))
+})
+
+test('without /usr/bin/ldd, a process report with no glibc version and ld-musl loaded means musl', () => {
+  const { attempts } = loaderAttempts({ report: MUSL_REPORT })
+  assert.deepEqual(attempts.slice(0, 2), ['./auth-shield.linux-x64-musl.node', 'auth-shield-linux-x64-musl'])
+  assert.ok(!attempts.some((id) => id.includes('-gnu')), attempts.join(', '))
+})
+
+test('a process report naming a glibc runtime means the gnu binary, never the musl one', () => {
+  const { attempts } = loaderAttempts({ report: GLIBC_REPORT })
+  assert.deepEqual(attempts.slice(0, 2), ['./auth-shield.linux-x64-gnu.node', 'auth-shield-linux-x64-gnu'])
+  assert.ok(!attempts.some((id) => id.includes('musl')), attempts.join(', '))
+})
+
+test("glibc's /usr/bin/ldd script means the gnu binary without asking for a report", () => {
+  const { attempts } = loaderAttempts({ ldd: GLIBC_LDD, report: MUSL_REPORT })
+  assert.deepEqual(attempts.slice(0, 2), ['./auth-shield.linux-x64-gnu.node', 'auth-shield-linux-x64-gnu'])
+})
+
+test('with neither ldd nor a report, `ldd --version` output decides', () => {
+  const musl = loaderAttempts({ report: null, lddVersion: 'musl libc (x86_64)\nVersion 1.2.5\n' })
+  assert.deepEqual(musl.attempts.slice(0, 3), ['exec:ldd --version', './auth-shield.linux-x64-musl.node', 'auth-shield-linux-x64-musl'])
+  const glibc = loaderAttempts({ report: null, lddVersion: 'ldd (Debian GLIBC 2.36-9) 2.36\n' })
+  assert.deepEqual(glibc.attempts.slice(0, 3), ['exec:ldd --version', './auth-shield.linux-x64-gnu.node', 'auth-shield-linux-x64-gnu'])
+})
+
+test('on an arm64 musl host the loader tries the arm64 musl binary and package', () => {
+  const { attempts } = loaderAttempts({ arch: 'arm64', report: MUSL_REPORT })
+  assert.deepEqual(attempts.slice(0, 2), ['./auth-shield.linux-arm64-musl.node', 'auth-shield-linux-arm64-musl'])
+})
