@@ -842,6 +842,7 @@ module.exports.authenticateRequest = nativeBinding.authenticateRequest
 module.exports.buildProfile = nativeBinding.buildProfile
 module.exports.generateApiKey = nativeBinding.generateApiKey
 module.exports.generateTotpSecret = nativeBinding.generateTotpSecret
+module.exports.hashApiKey = nativeBinding.hashApiKey
 module.exports.hashPassword = nativeBinding.hashPassword
 module.exports.hashPasswordSync = nativeBinding.hashPasswordSync
 module.exports.hotp = nativeBinding.hotp

@@ -3,7 +3,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const crypto = require('node:crypto')
-const { generateApiKey, verifyApiKey, parseApiKey, timingSafeEqual } = require('..')
+const { generateApiKey, verifyApiKey, parseApiKey, hashApiKey, timingSafeEqual } = require('..')
 
 const SECRET = 'a-server-secret-of-32-characters'
 
@@ -43,15 +43,57 @@ test('parseApiKey checks format and checksum offline', () => {
   for (const bad of ['', 'auth1_pk_', 'auth1_pk_short', 'Auth1_pk_' + key.slice(9), key + '_', key.replace('auth1_pk_', 'auth1_pk-'), 'x'.repeat(10000)]) {
     assert.deepEqual(parseApiKey(bad), { valid: false, error: 'malformed' }, bad.slice(0, 30))
   }
-  assert.throws(() => parseApiKey(12), TypeError)
+})
+
+test('parseApiKey gives a result, never a throw, for any presented value (user input)', () => {
+  for (const bad of [12, undefined, null, {}, ['auth1_pk_x'], true, 'k'.repeat(1 << 20)]) {
+    assert.deepEqual(parseApiKey(bad), { valid: false, error: 'malformed' }, String(bad).slice(0, 30))
+  }
+  assert.deepEqual(parseApiKey(), { valid: false, error: 'malformed' })
+})
+
+test('verifyApiKey is false, not a throw, for a missing or non-string presented key', () => {
+  const k = generateApiKey({ secret: SECRET })
+  for (const bad of [undefined, null, 42, {}, Buffer.from(k.key), 'k'.repeat(1 << 20)]) {
+    assert.equal(verifyApiKey(bad, k.hash, SECRET), false, typeof bad)
+  }
+})
+
+test('hashApiKey returns the stored hash, so the row can be found by it', () => {
+  const rows = new Map()
+  for (let i = 0; i < 5; i++) {
+    const k = generateApiKey({ prefix: 'acme_live', secret: SECRET })
+    rows.set(k.hash, { id: i, key: k.key })
+  }
+  for (const [hash, row] of rows) {
+    assert.equal(hashApiKey(row.key, SECRET), hash)
+    assert.equal(rows.get(hashApiKey(row.key, Buffer.from(SECRET))).id, row.id)
+    assert.equal(hashApiKey(row.key, SECRET), crypto.createHmac('sha256', SECRET).update(row.key).digest('hex'))
+  }
+  const { key, hash } = generateApiKey({ secret: SECRET })
+  assert.notEqual(hashApiKey(key, 'another-secret-of-enough-length'), hash)
+})
+
+test('hashApiKey is null for malformed or mistyped keys and throws only for a short secret', () => {
+  const { key } = generateApiKey({ secret: SECRET })
+  const typo = key.slice(0, -1) + (key.endsWith('0') ? '1' : '0')
+  for (const bad of [typo, 'garbage', '', undefined, null, 7, {}, 'x'.repeat(100000)]) {
+    assert.equal(hashApiKey(bad, SECRET), null, String(bad).slice(0, 30))
+  }
+  assert.throws(() => hashApiKey(key, 'short'), (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /secret/.test(e.message))
+  assert.throws(() => hashApiKey(key), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE')
 })
 
 test('bad secrets, prefixes and stored hashes throw typed errors', () => {
   assert.throws(() => generateApiKey({ secret: 'short' }), (e) => e instanceof RangeError && /secret/.test(e.message))
-  assert.throws(() => generateApiKey({}), (e) => e instanceof TypeError && /secret/.test(e.message))
+  assert.throws(() => generateApiKey({}), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && /secret/.test(e.message))
+  assert.throws(() => generateApiKey({ prefix: 'auth1_pk' }), (e) => e instanceof TypeError && /options\.secret/.test(e.message))
+  assert.throws(() => generateApiKey({ secret: 42 }), (e) => e instanceof TypeError && /options\.secret/.test(e.message))
+  assert.throws(() => generateApiKey({ secret: SECRET, prefix: 7 }), (e) => e instanceof TypeError && /options\.prefix/.test(e.message))
   assert.throws(() => generateApiKey(), TypeError)
+  assert.throws(() => generateApiKey('secret'), TypeError)
   for (const prefix of ['', 'UPPER', '1abc', 'a__b', 'has space', 'a'.repeat(33), 'emoji😀']) {
-    assert.throws(() => generateApiKey({ prefix, secret: SECRET }), (e) => e instanceof TypeError && /prefix/.test(e.message), prefix)
+    assert.throws(() => generateApiKey({ prefix, secret: SECRET }), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_VALUE' && /prefix/.test(e.message), prefix)
   }
   const k = generateApiKey({ secret: SECRET })
   assert.throws(() => verifyApiKey(k.key, 'nothex', SECRET), (e) => e instanceof TypeError && /storedHash/.test(e.message))

@@ -67,9 +67,57 @@ test('OTP helpers refuse bad input with typed errors', () => {
   assert.throws(() => totp(s, { time: -1 }), RangeError)
   assert.throws(() => totp(s, { time: Infinity }), RangeError)
   assert.equal(totp(s, { time: 59.9, digits: 8 }), '94287082')
-  assert.throws(() => verifyTotp(s, 123456), (e) => e instanceof TypeError && /code/.test(e.message))
   assert.throws(() => verifyTotp(s, '123456', { window: 11 }), RangeError)
   assert.throws(() => totp(42), TypeError)
+})
+
+test('verifyTotp takes a code sent as a JSON number, zero-padded to the digits', () => {
+  const seed = rfcTotp.seeds.SHA1.base32
+  // RFC 6238 Appendix B: SHA1 at T=1111111109 is 07081804 (8 digits), 081804 with 6.
+  const t = 1111111109
+  assert.equal(totp(seed, { time: t }), '081804')
+  assert.deepEqual(verifyTotp(seed, 81804, { time: t }), { valid: true, delta: 0 })
+  assert.deepEqual(verifyTotp(seed, JSON.parse('{"code":81804}').code, { time: t }), { valid: true, delta: 0 })
+  assert.deepEqual(verifyTotp(seed, 7081804, { time: t, digits: 8 }), { valid: true, delta: 0 })
+  const code = Number(totp(seed, { time: t - 30 }))
+  assert.deepEqual(verifyTotp(seed, code, { time: t }), { valid: true, delta: -1 })
+  assert.deepEqual(verifyHotp(rfcHotp.secret_base32, 969429, 3), { valid: true, delta: 0 })
+})
+
+test('verifyTotp and verifyHotp treat any malformed code as invalid, never a throw (user input)', () => {
+  const seed = rfcTotp.seeds.SHA1.base32
+  const t = 1111111109
+  const junk = [81804.5, -81804, 1e6, 1081804, NaN, Infinity, undefined, null, true, {}, [81804], Buffer.from('081804'), 'x'.repeat(1 << 20), 10n]
+  for (const code of junk) {
+    assert.deepEqual(verifyTotp(seed, code, { time: t }), { valid: false, delta: null }, String(code).slice(0, 20))
+    assert.deepEqual(verifyHotp(rfcHotp.secret_base32, code, 0), { valid: false, delta: null }, String(code).slice(0, 20))
+  }
+  assert.deepEqual(verifyTotp(seed, undefined), { valid: false, delta: null })
+  // The application's own mistakes still throw: a bad secret or options.
+  assert.throws(() => verifyTotp('GEZDGNBV', 81804), (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE')
+  assert.throws(() => verifyTotp(seed, '081804', { digits: 9 }), (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE')
+  assert.throws(() => verifyTotp(seed, '081804', { algorithm: 'MD5' }), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_VALUE')
+})
+
+test('every error thrown by the OTP helpers carries an ERR_ code', () => {
+  const s = rfcHotp.secret_base32
+  const calls = [
+    () => hotp('GEZDGNBV', 0),
+    () => hotp('not base32!!', 0),
+    () => hotp(s, -1),
+    () => hotp(s, '1'),
+    () => hotp(s, 0, 'opts'),
+    () => totp(42),
+    () => totp(s, { period: 'x' }),
+    () => generateTotpSecret('20'),
+    () => totpUri(),
+    () => totpUri({ secret: s }),
+    () => new OtpStore({ digits: 3 }),
+    () => new OtpStore().issue(5),
+  ]
+  for (const call of calls) {
+    assert.throws(call, (e) => e instanceof Error && /^ERR_[A-Z_]+$/.test(e.code), call.toString())
+  }
 })
 
 test('generateTotpSecret gives base32 of the requested size', () => {
@@ -149,5 +197,19 @@ test('OtpStore validates its options and arguments', () => {
   assert.throws(() => store.issue(''), TypeError)
   assert.throws(() => store.issue(5), (e) => e instanceof TypeError && /key/.test(e.message))
   assert.throws(() => store.issue('k'.repeat(257)), RangeError)
-  assert.throws(() => store.verify('k', 123456), (e) => e instanceof TypeError && /code/.test(e.message))
+})
+
+test('OtpStore.verify takes a numeric code (zero-padded) and counts other values as wrong codes', () => {
+  const store = new OtpStore({ maxAttempts: 10 })
+  let code = store.issue('k')
+  assert.deepEqual(store.verify('k', Number(code)), { valid: true, reason: 'ok', attemptsRemaining: 0 })
+  // A code with a leading zero arrives from JSON without it.
+  do code = store.issue('z')
+  while (!code.startsWith('0'))
+  assert.equal(store.verify('z', Number(code)).valid, true)
+  store.issue('j')
+  let left = 10
+  for (const junk of [undefined, null, {}, true, 1.5, -1, 1e7, NaN]) {
+    assert.deepEqual(store.verify('j', junk), { valid: false, reason: 'mismatch', attemptsRemaining: --left }, String(junk))
+  }
 })

@@ -80,41 +80,83 @@ test('live interop with @node-rs/argon2 both ways', { skip: !nodeRs && '@node-rs
   assert.equal(await nodeRs.verify(ours, 'nope'), false)
 })
 
-test('malformed hashes throw TypeError ERR_INVALID_HASH synchronously', () => {
+test('malformed hashes: verifyPassword rejects, the sync functions throw, TypeError ERR_INVALID_HASH', async () => {
   for (const bad of ['', 'plaintext', '$2b$10$abcdefghijklmnopqrstuv', '$argon2id$v=19$m=abc,t=1,p=1$c2FsdHNhbHQ$aGFzaA', '$argon2id$v=19$m=64,t=1,p=1$$', '$'.repeat(5000)]) {
-    assert.throws(() => verifyPassword(bad, 'pw'), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_HASH', bad.slice(0, 40))
-    assert.throws(() => verifyPasswordSync(bad, 'pw'), { code: 'ERR_INVALID_HASH' })
+    const label = bad.slice(0, 40)
+    await assert.rejects(verifyPassword(bad, 'pw'), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_HASH', label)
+    assert.throws(() => verifyPasswordSync(bad, 'pw'), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_HASH', label)
     assert.throws(() => needsRehash(bad), { code: 'ERR_INVALID_HASH' })
   }
 })
 
-test('stored hashes above the cost caps are refused before any work', () => {
+test('stored hashes above the cost caps are refused before any work', async () => {
   const huge = '$argon2id$v=19$m=4194304,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA'
   assert.throws(() => verifyPasswordSync(huge, 'pw'), (e) => e instanceof RangeError && e.code === 'ERR_HASH_TOO_COSTLY')
+  await assert.rejects(verifyPassword(huge, 'pw'), (e) => e instanceof RangeError && e.code === 'ERR_HASH_TOO_COSTLY')
   const slow = '$argon2id$v=19$m=1024,t=4000,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA'
-  assert.throws(() => verifyPassword(slow, 'pw'), { code: 'ERR_HASH_TOO_COSTLY' })
+  await assert.rejects(verifyPassword(slow, 'pw'), { code: 'ERR_HASH_TOO_COSTLY' })
 })
 
-test('costs and password length are capped with RangeError', () => {
-  const range = (fn) => assert.throws(fn, (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /options\.|password/.test(e.message))
+test('costs and password length are capped with RangeError (thrown by sync, rejected by async)', async () => {
+  const isRange = (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /options\.|password/.test(e.message)
+  const range = (fn) => assert.throws(fn, isRange)
   range(() => hashPasswordSync('pw', { memoryCost: 262145 }))
   range(() => hashPasswordSync('pw', { memoryCost: 4 }))
   range(() => hashPasswordSync('pw', { timeCost: 0 }))
   range(() => hashPasswordSync('pw', { timeCost: 17 }))
   range(() => hashPasswordSync('pw', { parallelism: 17 }))
   range(() => hashPasswordSync('pw', { timeCost: 1.5 }))
-  range(() => hashPassword('x'.repeat(4097)))
-  range(() => hashPassword('pw', { secret: 'x'.repeat(1025) }))
+  range(() => hashPasswordSync('x'.repeat(4097)))
+  range(() => verifyPasswordSync(fixtures.cases[0].hash, 'x'.repeat(4097)))
+  await assert.rejects(hashPassword('x'.repeat(4097)), isRange)
+  await assert.rejects(hashPassword('pw', { secret: 'x'.repeat(1025) }), isRange)
+  await assert.rejects(hashPassword('pw', { memoryCost: 262145 }), isRange)
 })
 
-test('wrong argument types throw TypeError naming the argument', () => {
-  const type = (fn, name) => assert.throws(fn, (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.message.includes(name))
-  type(() => hashPassword(12345), 'password')
-  type(() => hashPasswordSync(undefined), 'password')
-  type(() => hashPasswordSync('pw', 'fast'), 'options')
-  type(() => hashPasswordSync('pw', { memoryCost: '1024' }), 'memoryCost')
-  type(() => verifyPassword(null, 'pw'), 'hash')
-  type(() => verifyPasswordSync('$argon2id$', {}), 'password')
+test('a 5,000-byte password makes the Promise functions reject, never throw', async () => {
+  const long = 'p'.repeat(5000)
+  let hashing
+  assert.doesNotThrow(() => {
+    hashing = hashPassword(long)
+  })
+  assert.ok(hashing instanceof Promise)
+  await assert.rejects(hashing, (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /password/.test(e.message))
+  let verifying
+  assert.doesNotThrow(() => {
+    verifying = verifyPassword(fixtures.cases[0].hash, long)
+  })
+  await assert.rejects(verifying, (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE')
+  // The usual `.catch` route handler sees it (no unhandled rejection, no synchronous 500).
+  const status = await hashPassword(Buffer.alloc(5000)).then(() => 200, (e) => (e.code === 'ERR_OUT_OF_RANGE' ? 400 : 500))
+  assert.equal(status, 400)
+})
+
+test('wrong argument types: TypeError naming the argument, thrown by sync, rejected by async', async () => {
+  const isType = (name) => (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.message.includes(name)
+  await assert.rejects(hashPassword(12345), isType('password'))
+  await assert.rejects(hashPassword(undefined), isType('password'))
+  await assert.rejects(hashPassword('pw', 'fast'), isType('options'))
+  await assert.rejects(verifyPassword(null, 'pw'), isType('hash'))
+  await assert.rejects(verifyPassword(fixtures.cases[0].hash, {}), isType('password'))
+  await assert.rejects(verifyPassword(fixtures.cases[0].hash, 'pw', { secret: 5 }), isType('options'))
+  assert.throws(() => hashPasswordSync(undefined), isType('password'))
+  assert.throws(() => hashPasswordSync('pw', 'fast'), isType('options'))
+  assert.throws(() => hashPasswordSync('pw', { memoryCost: '1024' }), isType('memoryCost'))
+  assert.throws(() => verifyPasswordSync('$argon2id$', {}), isType('password'))
+})
+
+test('every call of hashPassword/verifyPassword returns a Promise, whatever the arguments', async () => {
+  const args = [[], [1], [{}], [null, null], ['pw', 1], ['pw', {}, 'signal'], ['pw', { timeCost: 99 }], [Symbol('x')]]
+  for (const a of args) {
+    for (const fn of [hashPassword, verifyPassword]) {
+      let p
+      assert.doesNotThrow(() => {
+        p = fn(...a)
+      }, `${fn.name}(${a.map(String)})`)
+      assert.ok(p instanceof Promise)
+      await assert.rejects(p, (e) => e instanceof Error && /^ERR_[A-Z_]+$/.test(e.code))
+    }
+  }
 })
 
 test('needsRehash flags weaker or different parameters', () => {
@@ -161,6 +203,6 @@ test('an AbortSignal cancels a hash that has not started yet', async () => {
   await assert.rejects(queued, (e) => e.name === 'AbortError')
   await Promise.all(busy)
   assert.match(await hashPassword('pw', FAST, new AbortController().signal), /^\$argon2id\$/)
-  assert.throws(() => hashPassword('pw', FAST, {}), (e) => e instanceof TypeError && /signal/.test(e.message))
-  assert.throws(() => verifyPassword(fixtures.cases[0].hash, 'pw', undefined, 'signal'), TypeError)
+  await assert.rejects(hashPassword('pw', FAST, {}), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && /signal/.test(e.message))
+  await assert.rejects(verifyPassword(fixtures.cases[0].hash, 'pw', undefined, 'signal'), TypeError)
 })

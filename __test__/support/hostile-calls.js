@@ -57,7 +57,18 @@ function makeHostileValues() {
   ]
 }
 
-const outcomes = { returned: 0, threwError: 0, threwOther: [] }
+const outcomes = { returned: 0, threwError: 0, threwOther: [], promiseThrew: [], uncoded: [] }
+
+// Security helpers: every error they throw or reject with has an ERR_* code, and the ones
+// that return a Promise report every failure by rejecting, never by throwing.
+const HELPER = /^(timingSafeEqual|needsRehash|hashPassword|verifyPassword|hotp|totp|verifyHotp|verifyTotp|generateTotpSecret|totpUri|sanitize|parseApiKey|verifyApiKey|hashApiKey|generateApiKey|validateSqlInterval|new OtpStore|new CspBuilder|OtpStore#|CspBuilder#)/
+const PROMISE_FN = /^(hashPassword|verifyPassword)[[(]/
+
+function checkCode(label, err) {
+  if (HELPER.test(label) && !/foreign this/.test(label) && !/^ERR_[A-Z0-9_]+$/.test(String(err && err.code))) {
+    outcomes.uncoded.push(`${label}: ${err && err.code}`)
+  }
+}
 
 function record(label, fn) {
   try {
@@ -66,13 +77,18 @@ function record(label, fn) {
       pending.push(
         value.then(
           () => outcomes.returned++,
-          (err) => (err instanceof Error ? outcomes.threwError++ : outcomes.threwOther.push(`${label} (async): ${typeof err}`)),
+          (err) => {
+            checkCode(`${label} (async)`, err)
+            return err instanceof Error ? outcomes.threwError++ : outcomes.threwOther.push(`${label} (async): ${typeof err}`)
+          },
         ),
       )
     } else {
       outcomes.returned++
     }
   } catch (err) {
+    if (PROMISE_FN.test(label)) outcomes.promiseThrew.push(label)
+    checkCode(label, err)
     if (err instanceof Error) outcomes.threwError++
     else outcomes.threwOther.push(`${label}: ${typeof err}`)
   }
@@ -117,6 +133,7 @@ const FUNCTIONS = {
   sanitizeFilename: [2, ['name.txt', {}]],
   parseApiKey: [1, [apiKey.key]],
   verifyApiKey: [3, [apiKey.key, apiKey.hash, 'api-key-secret-0123456789']],
+  hashApiKey: [2, [apiKey.key, 'api-key-secret-0123456789']],
   generateApiKey: [1, [{ prefix: 'sk', secret: 'api-key-secret-0123456789' }]],
   validateSqlInterval: [1, ['7 days']],
   sanitizeHtml: [2, ['<b>x</b>', {}]],

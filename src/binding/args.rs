@@ -1,10 +1,19 @@
-//! Reading JS string arguments into reusable byte buffers, with a size cap.
+//! The one argument reader for every export: JS values in, Rust values or a typed error out.
+//!
+//! A wrong type becomes a `TypeError` with `ERR_INVALID_ARG_TYPE` naming the argument (napi-rs'
+//! automatic conversion throws a generic `Error` that names only the Rust type); a size cap
+//! becomes a `RangeError` with `ERR_OUT_OF_RANGE`. `read_optional_str` is the raw-handle reader
+//! of the request hot path; the others read napi-rs `Unknown` handles.
 
+use napi::bindgen_prelude::{FromNapiValue, Uint8Array, Unknown};
 use napi::sys;
+use napi::{JsValue, ValueType};
 
 use std::cell::RefCell;
 
-use super::js_error::ArgError;
+use super::js_error::{ArgError, HelperError, HelperResult};
+
+pub use crate::helpers::error::int_in;
 
 thread_local! {
     static UTF16: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
@@ -26,7 +35,8 @@ pub unsafe fn read_optional_str<'b>(
     name: &str,
 ) -> Result<Option<&'b [u8]>, ArgError> {
     let mut kind = 0;
-    if sys::napi_typeof(env, value, &mut kind) != sys::Status::napi_ok {
+    // SAFETY: `env` and `value` are live handles (caller's contract); `kind` is a valid out slot.
+    if unsafe { sys::napi_typeof(env, value, &mut kind) } != sys::Status::napi_ok {
         return Err(ArgError::Type(format!(
             "{name} must be a string, null or undefined"
         )));
@@ -48,12 +58,16 @@ pub unsafe fn read_optional_str<'b>(
         units.clear();
         units.reserve(cap + 1);
         let mut written = 0usize;
-        let status =
-            sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), cap + 1, &mut written);
+        // SAFETY: `value` is a live string handle; `units` has room for `cap + 1` units, the
+        // size passed, and napi writes at most that many (including the terminator).
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), cap + 1, &mut written)
+        };
         if status != sys::Status::napi_ok {
             return None;
         }
-        units.set_len(written.min(cap));
+        // SAFETY: napi initialised `written` (< cap + 1 <= capacity) units.
+        unsafe { units.set_len(written.min(cap)) };
         // One pass that narrows and remembers whether any unit was non-ASCII (vectorizes).
         buf.clear();
         buf.resize(units.len(), 0);
@@ -68,19 +82,124 @@ pub unsafe fn read_optional_str<'b>(
         buf.clear();
         buf.reserve(cap + 1);
         let mut written = 0usize;
-        let status = sys::napi_get_value_string_utf8(
-            env,
-            value,
-            buf.as_mut_ptr().cast(),
-            cap + 1,
-            &mut written,
-        );
+        // SAFETY: `value` is a live string handle; `buf` has room for `cap + 1` bytes, the size
+        // passed, and napi writes at most that many (including the terminator).
+        let status = unsafe {
+            sys::napi_get_value_string_utf8(
+                env,
+                value,
+                buf.as_mut_ptr().cast(),
+                cap + 1,
+                &mut written,
+            )
+        };
         if status != sys::Status::napi_ok {
             return Err(ArgError::Type(format!(
                 "{name} must be a string, null or undefined"
             )));
         }
-        buf.set_len(written.min(cap));
+        // SAFETY: napi initialised `written` (< cap + 1 <= capacity) bytes; the cut at `cap`
+        // may split a UTF-8 sequence, which is fine for a byte slice.
+        unsafe { buf.set_len(written.min(cap)) };
     }
     Ok(Some(&buf[..]))
+}
+
+/// The JS type of `v` (`Unknown` when napi cannot tell).
+pub fn kind(v: &Unknown) -> ValueType {
+    v.get_type().unwrap_or(ValueType::Unknown)
+}
+
+/// True when the argument is absent (`undefined` or `null`).
+pub fn is_nullish(v: &Option<Unknown>) -> bool {
+    match v {
+        None => true,
+        Some(v) => matches!(kind(v), ValueType::Undefined | ValueType::Null),
+    }
+}
+
+/// A JS string, at most `max_bytes` UTF-8 bytes.
+pub fn string(v: &Unknown, name: &str, max_bytes: usize) -> HelperResult<String> {
+    if kind(v) != ValueType::String {
+        return Err(HelperError::arg_type(name, "a string"));
+    }
+    // SAFETY: `v` is a live handle of the current call and was just checked to be a string.
+    let s = unsafe { String::from_napi_value(v.value().env, v.raw()) }
+        .map_err(|_| HelperError::arg_type(name, "a string"))?;
+    if s.len() > max_bytes {
+        return Err(HelperError::out_of_range(
+            name,
+            &format!("must be at most {max_bytes} bytes (got {})", s.len()),
+        ));
+    }
+    Ok(s)
+}
+
+/// A JS string (UTF-8 encoded) or a Buffer/Uint8Array, at most `max_bytes` bytes.
+pub fn bytes(v: &Unknown, name: &str, max_bytes: usize) -> HelperResult<Vec<u8>> {
+    let out = match kind(v) {
+        ValueType::String => string(v, name, max_bytes)?.into_bytes(),
+        ValueType::Object if v.is_typedarray().unwrap_or(false) => {
+            // SAFETY: `v` is a live handle of the current call and a typed array; napi-rs
+            // checks the element type and fails (mapped below) for anything but Uint8Array.
+            let arr = unsafe { Uint8Array::from_napi_value(v.value().env, v.raw()) }
+                .map_err(|_| HelperError::arg_type(name, "a string, Buffer or Uint8Array"))?;
+            arr.to_vec()
+        }
+        _ => {
+            return Err(HelperError::arg_type(
+                name,
+                "a string, Buffer or Uint8Array",
+            ))
+        }
+    };
+    if out.len() > max_bytes {
+        return Err(HelperError::out_of_range(
+            name,
+            &format!("must be at most {max_bytes} bytes (got {})", out.len()),
+        ));
+    }
+    Ok(out)
+}
+
+/// An optional JS number (absent = `None`); anything else is a `TypeError` naming `name`.
+pub fn number(v: &Option<Unknown>, name: &str) -> HelperResult<Option<f64>> {
+    let Some(v) = v.as_ref().filter(|_| !is_nullish(v)) else {
+        return Ok(None);
+    };
+    if kind(v) != ValueType::Number {
+        return Err(HelperError::arg_type(name, "a number"));
+    }
+    // SAFETY: `v` is a live handle of the current call and was just checked to be a number.
+    unsafe { f64::from_napi_value(v.value().env, v.raw()) }
+        .map(Some)
+        .map_err(|_| HelperError::arg_type(name, "a number"))
+}
+
+/// An optional JS boolean (absent = `None`).
+pub fn boolean(v: &Option<Unknown>, name: &str) -> HelperResult<Option<bool>> {
+    let Some(v) = v.as_ref().filter(|_| !is_nullish(v)) else {
+        return Ok(None);
+    };
+    if kind(v) != ValueType::Boolean {
+        return Err(HelperError::arg_type(name, "a boolean"));
+    }
+    // SAFETY: `v` is a live handle of the current call and was just checked to be a boolean.
+    unsafe { bool::from_napi_value(v.value().env, v.raw()) }
+        .map(Some)
+        .map_err(|_| HelperError::arg_type(name, "a boolean"))
+}
+
+/// An options object converted to its `#[napi(object)]` struct; absent means `T::default()`.
+pub fn options<T: FromNapiValue + Default>(v: &Option<Unknown>, name: &str) -> HelperResult<T> {
+    let Some(v) = v.as_ref().filter(|_| !is_nullish(v)) else {
+        return Ok(T::default());
+    };
+    if kind(v) != ValueType::Object {
+        return Err(HelperError::arg_type(name, "an object"));
+    }
+    // SAFETY: `v` is a live handle of the current call and an object; the derived conversion
+    // reads its fields and reports (mapped below) any of the wrong type.
+    unsafe { T::from_napi_value(v.value().env, v.raw()) }
+        .map_err(|e| HelperError::arg_type(name, &format!("a valid options object: {}", e.reason)))
 }

@@ -1,8 +1,19 @@
-//! Throwing real `TypeError` / `RangeError` instances from Rust.
+//! The one way a failure becomes a JS error, for every export (authenticator, tokens and
+//! helpers): a real `TypeError` / `RangeError` / `Error` instance with an `ERR_*` `code`, thrown
+//! by sync functions or used as the rejection of Promise-returning ones.
+//!
+//! napi-rs maps a `napi::Error` to a plain `Error` whose `code` is its status (`GenericFailure`);
+//! we build the instances ourselves so callers can use `instanceof` and `err.code`, the way
+//! Node's own argument validation behaves. The error data is [`HelperError`] (pure Rust, in the
+//! core); [`ArgError`] is the shorthand for the two argument codes.
 
-use napi::{Env, Error, Status};
+use napi::bindgen_prelude::Unknown;
+use napi::{Env, Error, JsError, JsRangeError, JsTypeError, Status};
 
-/// What a bad argument is: the wrong kind of value, or a value out of range.
+pub use crate::helpers::error::{ErrorClass, HelperError, HelperResult};
+
+/// What a bad argument is: the wrong kind of value (`ERR_INVALID_ARG_TYPE`), or a value out of
+/// range (`ERR_OUT_OF_RANGE`). Converts into [`HelperError`]; both throw through [`throw`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgError {
     Type(String),
@@ -12,14 +23,7 @@ pub enum ArgError {
 impl ArgError {
     /// Throws the JS error and returns the marker that tells napi-rs an exception is pending.
     pub fn throw(self, env: &Env) -> Error {
-        let thrown = match &self {
-            ArgError::Type(msg) => env.throw_type_error(msg, Some("ERR_INVALID_ARG_TYPE")),
-            ArgError::Range(msg) => env.throw_range_error(msg, Some("ERR_OUT_OF_RANGE")),
-        };
-        match thrown {
-            Ok(()) => Error::new(Status::PendingException, self.message().to_owned()),
-            Err(e) => e,
-        }
+        throw(env, self.into())
     }
 
     /// Throws the JS error on a raw env (for callbacks outside napi-rs).
@@ -27,19 +31,8 @@ impl ArgError {
     /// # Safety
     /// `env` must be the live env of the current call.
     pub unsafe fn throw_raw(&self, env: napi::sys::napi_env) {
-        let message = std::ffi::CString::new(self.message().replace('\0', "")).unwrap_or_default();
-        match self {
-            ArgError::Type(_) => napi::sys::napi_throw_type_error(
-                env,
-                c"ERR_INVALID_ARG_TYPE".as_ptr(),
-                message.as_ptr(),
-            ),
-            ArgError::Range(_) => napi::sys::napi_throw_range_error(
-                env,
-                c"ERR_OUT_OF_RANGE".as_ptr(),
-                message.as_ptr(),
-            ),
-        };
+        // SAFETY: forwarded from the caller (`env` is the live env of the current call).
+        unsafe { throw_raw(env, &self.clone().into()) }
     }
 
     pub fn message(&self) -> &str {
@@ -47,4 +40,85 @@ impl ArgError {
             ArgError::Type(m) | ArgError::Range(m) => m,
         }
     }
+}
+
+impl From<ArgError> for HelperError {
+    fn from(e: ArgError) -> Self {
+        match e {
+            ArgError::Type(message) => {
+                HelperError::new(ErrorClass::Type, "ERR_INVALID_ARG_TYPE", message)
+            }
+            ArgError::Range(message) => {
+                HelperError::new(ErrorClass::Range, "ERR_OUT_OF_RANGE", message)
+            }
+        }
+    }
+}
+
+/// Throws `e` into JS and returns the marker napi-rs needs to leave it pending.
+pub fn throw(env: &Env, e: HelperError) -> Error {
+    let thrown = match e.class {
+        ErrorClass::Type => env.throw_type_error(&e.message, Some(e.code)),
+        ErrorClass::Range => env.throw_range_error(&e.message, Some(e.code)),
+        ErrorClass::Plain => env.throw_error(&e.message, Some(e.code)),
+    };
+    match thrown {
+        Ok(()) => Error::new(Status::PendingException, e.message),
+        Err(failed) => failed,
+    }
+}
+
+/// Throws `e` on a raw env (for callbacks outside napi-rs).
+///
+/// # Safety
+/// `env` must be the live env of the current call.
+pub unsafe fn throw_raw(env: napi::sys::napi_env, e: &HelperError) {
+    let message = std::ffi::CString::new(e.message.replace('\0', "")).unwrap_or_default();
+    let code = std::ffi::CString::new(e.code).unwrap_or_default();
+    // SAFETY: `env` is live (caller's contract); both C strings outlive the calls.
+    unsafe {
+        match e.class {
+            ErrorClass::Type => {
+                napi::sys::napi_throw_type_error(env, code.as_ptr(), message.as_ptr())
+            }
+            ErrorClass::Range => {
+                napi::sys::napi_throw_range_error(env, code.as_ptr(), message.as_ptr())
+            }
+            ErrorClass::Plain => napi::sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()),
+        };
+    }
+}
+
+/// Builds the JS error instance for `e` without throwing it, wrapped so that napi-rs hands the
+/// very object to JS: returned from `Task::reject`, it becomes the Promise's rejection.
+pub fn rejection(env: &Env, e: HelperError) -> Error {
+    let raw = Error::new(e.code, e.message);
+    let value: Unknown = match e.class {
+        ErrorClass::Type => JsTypeError::from(raw).into_unknown(*env),
+        ErrorClass::Range => JsRangeError::from(raw).into_unknown(*env),
+        ErrorClass::Plain => JsError::from(raw).into_unknown(*env),
+    };
+    Error::from(value)
+}
+
+/// Drops a JS exception that user code (a throwing getter or proxy trap met while an argument
+/// was read) left pending, so the typed error that reports the bad argument is the one JS sees.
+pub fn clear_pending_exception(env: &Env) {
+    let mut pending = false;
+    // SAFETY: `env` is the live env of the current call; `pending` is a valid out slot.
+    let status = unsafe { napi::sys::napi_is_exception_pending(env.raw(), &mut pending) };
+    if status == napi::sys::Status::napi_ok && pending {
+        let mut exception = std::ptr::null_mut();
+        // SAFETY: as above; the cleared exception value is dropped with this handle scope.
+        unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
+    }
+}
+
+/// Maps a result into napi, throwing a typed error on `env` on failure (replacing any exception
+/// a getter left pending while the arguments were read).
+pub fn to_js<T>(env: &Env, r: HelperResult<T>) -> napi::Result<T> {
+    r.map_err(|e| {
+        clear_pending_exception(env);
+        throw(env, e)
+    })
 }

@@ -6,6 +6,7 @@ pub mod build_info;
 pub mod config;
 pub mod env_cache;
 pub mod fast_call;
+pub mod helpers;
 pub mod js_error;
 pub mod one_shot;
 pub mod result;

@@ -8,7 +8,7 @@ use ring::rand::{SecureRandom, SystemRandom};
 use ring::{digest, hmac};
 use subtle::ConstantTimeEq;
 
-use super::errors::{ErrorClass, HelperError, HelperResult};
+use super::error::{HelperError, HelperResult};
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 /// 32 base62 characters ≈ 190 bits of randomness.
@@ -60,13 +60,8 @@ fn random_base62(rng: &dyn SecureRandom, len: usize) -> HelperResult<String> {
     let mut out = String::with_capacity(len);
     let mut buf = [0u8; 64];
     while out.len() < len {
-        rng.fill(&mut buf).map_err(|_| {
-            HelperError::new(
-                ErrorClass::Plain,
-                "ERR_RANDOM",
-                "the OS random source failed",
-            )
-        })?;
+        rng.fill(&mut buf)
+            .map_err(|_| HelperError::random_failed())?;
         // 248 = 4 * 62: bytes at or above it are dropped so every character is equally likely.
         for &b in buf.iter().filter(|&&b| b < 248) {
             if out.len() < len {
@@ -172,6 +167,19 @@ pub fn verify(key: &str, stored: &[u8; 32], secret: &[u8]) -> HelperResult<bool>
     Ok(tag.as_ref().ct_eq(stored).into())
 }
 
+/// The lookup value of a presented key: the same lowercase hex HMAC-SHA256 that `generate`
+/// returned as `hash`, so `WHERE key_hash = $1` finds its row. `None` when the key fails
+/// [`parse`] (a typo or junk: no row can match, so there is nothing to look up). Deterministic by
+/// design; the HMAC under a server secret keeps the database from being a guessing oracle, and
+/// the key's 190 random bits make a lookup by it as safe as a constant-time compare.
+pub fn lookup_hash(key: &str, secret: &[u8]) -> HelperResult<Option<String>> {
+    check_secret(secret)?;
+    if parse(key).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(hmac_hex(secret, key.as_bytes())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +195,34 @@ mod tests {
         assert!(verify(&g.key, &stored, SECRET).unwrap());
         assert!(!verify(&g.key, &stored, b"another-secret-0123456").unwrap());
         assert_eq!(g.last_four, &g.key[g.key.len() - 4..]);
+    }
+
+    #[test]
+    fn lookup_hash_is_the_stored_hash_and_none_for_bad_keys() {
+        let g = generate("auth1_pk", SECRET).unwrap();
+        assert_eq!(
+            lookup_hash(&g.key, SECRET).unwrap().as_deref(),
+            Some(g.hash.as_str())
+        );
+        assert_eq!(
+            lookup_hash(&g.key, SECRET).unwrap(),
+            lookup_hash(&g.key, SECRET).unwrap()
+        );
+        assert_ne!(
+            lookup_hash(&g.key, b"another-secret-0123456")
+                .unwrap()
+                .as_deref(),
+            Some(g.hash.as_str())
+        );
+        assert_eq!(lookup_hash("auth1_pk_nope", SECRET).unwrap(), None);
+        let mut typo = g.key.clone();
+        typo.pop();
+        typo.push(if g.key.ends_with('0') { '1' } else { '0' });
+        assert_eq!(lookup_hash(&typo, SECRET).unwrap(), None);
+        assert_eq!(
+            lookup_hash(&g.key, b"short").unwrap_err().code,
+            "ERR_OUT_OF_RANGE"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use base64::Engine;
 use ring::rand::{SecureRandom, SystemRandom};
 
-use super::errors::{ErrorClass, HelperError, HelperResult};
+use super::error::{ErrorClass, HelperError, HelperResult};
 
 const KEYWORDS: &[&str] = &[
     "self",
@@ -176,16 +176,57 @@ impl Policy {
     /// A fresh 128-bit nonce (standard base64), added to `directive` as `'nonce-…'`.
     pub fn nonce(&mut self, directive: &str) -> HelperResult<String> {
         let mut bytes = [0u8; 16];
-        SystemRandom::new().fill(&mut bytes).map_err(|_| {
-            HelperError::new(
-                ErrorClass::Plain,
-                "ERR_RANDOM",
-                "the OS random source failed",
-            )
-        })?;
+        SystemRandom::new()
+            .fill(&mut bytes)
+            .map_err(|_| HelperError::random_failed())?;
         let nonce = base64::engine::general_purpose::STANDARD.encode(bytes);
         self.add(directive, format!("'nonce-{nonce}'"))?;
         Ok(nonce)
+    }
+
+    /// Adds a hash source `'<alg>-<digest>'` to `directive`; `alg` is sha256, sha384 or sha512
+    /// (any case).
+    pub fn add_hash(
+        &mut self,
+        directive: &str,
+        alg: &str,
+        digest_base64: &str,
+    ) -> HelperResult<()> {
+        let alg = alg.to_ascii_lowercase();
+        if !matches!(alg.as_str(), "sha256" | "sha384" | "sha512") {
+            return Err(HelperError::arg_value(
+                "algorithm",
+                "must be 'sha256', 'sha384' or 'sha512'",
+            ));
+        }
+        let source = normalize_source(&format!("'{alg}-{digest_base64}'"))?;
+        self.add(directive, source)
+    }
+
+    /// Sets `report-uri` to a URL (a keyword is refused).
+    pub fn set_report_uri(&mut self, uri: &str) -> HelperResult<()> {
+        let uri = normalize_source(uri)?;
+        if uri.starts_with('\'') {
+            return Err(HelperError::arg_value("uri", "must be a URL"));
+        }
+        self.set_raw("report-uri", Some(uri));
+        Ok(())
+    }
+
+    /// Sets `report-to` to a Reporting-Endpoints group name ([A-Za-z0-9_-]).
+    pub fn set_report_to(&mut self, group: &str) -> HelperResult<()> {
+        if group.is_empty()
+            || !group
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(HelperError::arg_value(
+                "group",
+                "must be letters, digits, '-' or '_'",
+            ));
+        }
+        self.set_raw("report-to", Some(group.to_string()));
+        Ok(())
     }
 
     pub fn header_name(&self) -> &'static str {

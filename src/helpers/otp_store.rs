@@ -1,127 +1,242 @@
-//! `OtpStore`: the JS class over [`Codes`] (see `otp_codes.rs` for the rules it enforces).
+//! The rules behind `OtpStore`: short numeric one-time codes (email/SMS style) in native memory.
+//!
+//! Codes are drawn from the OS CSPRNG by rejection sampling (no modulo bias), compared in
+//! constant time, usable once, expire after `ttlSec`, and are burned after `maxAttempts` wrong
+//! guesses. The map never holds more than `maxEntries` keys: every code has the same lifetime,
+//! so insertion order is expiry order and the oldest entry is evicted first.
 
-use std::time::Instant;
+use std::collections::{HashMap, VecDeque};
 
-use napi::bindgen_prelude::Unknown;
-use napi::Env;
-use napi_derive::napi;
-use ring::rand::SystemRandom;
+use ring::rand::SecureRandom;
+use subtle::ConstantTimeEq;
 
-use super::args;
-use super::errors::{to_js, HelperError, HelperResult};
-use super::otp_codes::{Codes, Outcome};
+use super::error::{HelperError, HelperResult};
 
-const MAX_KEY_BYTES: usize = 256;
-
-/// Options for `new OtpStore()`.
-#[napi(object)]
-#[derive(Default)]
-pub struct OtpStoreOptions {
-    /// Code length, 4 ..= 10. Default 6.
-    pub digits: Option<f64>,
-    /// Lifetime of a code in seconds, 1 ..= 86400. Default 300.
-    pub ttl_sec: Option<f64>,
-    /// Wrong guesses before the code is burned, 1 ..= 100. Default 5.
-    pub max_attempts: Option<f64>,
-    /// Most keys held at once, 1 ..= 10_000_000; the oldest code is evicted beyond it. Default 100000.
-    pub max_entries: Option<f64>,
+/// Uniform random code of `digits` decimal digits.
+pub fn random_code(rng: &dyn SecureRandom, digits: u32) -> HelperResult<String> {
+    let limit = 10u64.pow(digits);
+    // Largest multiple of `limit` that fits: values at or above it would favour low codes.
+    let zone = u64::MAX - (u64::MAX % limit);
+    loop {
+        let mut buf = [0u8; 8];
+        rng.fill(&mut buf)
+            .map_err(|_| HelperError::random_failed())?;
+        let x = u64::from_le_bytes(buf);
+        if x < zone {
+            return Ok(format!("{:0width$}", x % limit, width = digits as usize));
+        }
+    }
 }
 
-/// Result of `OtpStore.verify`.
-#[napi(object)]
-pub struct OtpVerifyResult {
-    /// True only for the right, unexpired, not yet used code.
-    pub valid: bool,
-    /// 'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'.
-    pub reason: String,
-    /// Wrong guesses still allowed for this code (0 once used, expired, burned or unknown).
-    pub attempts_remaining: u32,
+struct Entry {
+    code: String,
+    expires_at_ms: u64,
+    attempts_left: u32,
+    seq: u64,
 }
 
-/// In-memory one-time codes keyed by e.g. user id or email. Per process: use a shared store
-/// (Redis…) when several processes must accept the same code.
-#[napi]
-pub struct OtpStore {
-    codes: Codes,
-    started: Instant,
-    rng: SystemRandom,
+/// Outcome of a verification, with a stable `reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    NotFound,
+    Expired,
+    Mismatch,
+    TooManyAttempts,
 }
 
-#[napi]
-impl OtpStore {
-    /// Creates a store. Defaults: digits 6, ttlSec 300, maxAttempts 5, maxEntries 100000.
-    #[napi(catch_unwind, constructor, ts_args_type = "options?: OtpStoreOptions")]
-    pub fn new(env: Env, options: Option<Unknown<'_>>) -> napi::Result<Self> {
-        to_js(
-            &env,
-            (|| {
-                let o: OtpStoreOptions = args::options(&options, "options")?;
-                Ok(OtpStore {
-                    codes: Codes::new(
-                        args::int_in(o.digits, "options.digits", 4, 10, 6)? as u32,
-                        args::int_in(o.ttl_sec, "options.ttlSec", 1, 86_400, 300)? * 1000,
-                        args::int_in(o.max_attempts, "options.maxAttempts", 1, 100, 5)? as u32,
-                        args::int_in(o.max_entries, "options.maxEntries", 1, 10_000_000, 100_000)?
-                            as usize,
-                    ),
-                    started: Instant::now(),
-                    rng: SystemRandom::new(),
-                })
-            })(),
-        )
+impl Outcome {
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::NotFound => "not_found",
+            Self::Expired => "expired",
+            Self::Mismatch => "mismatch",
+            Self::TooManyAttempts => "too_many_attempts",
+        }
+    }
+}
+
+/// The store's logic, with time passed in so it can be tested without sleeping.
+pub struct Codes {
+    digits: u32,
+    ttl_ms: u64,
+    max_attempts: u32,
+    max_entries: usize,
+    entries: HashMap<String, Entry>,
+    order: VecDeque<(u64, String)>,
+    next_seq: u64,
+}
+
+impl Codes {
+    pub fn new(digits: u32, ttl_ms: u64, max_attempts: u32, max_entries: usize) -> Self {
+        Self {
+            digits,
+            ttl_ms,
+            max_attempts,
+            max_entries,
+            entries: HashMap::new(),
+            order: VecDeque::new(),
+            next_seq: 0,
+        }
     }
 
-    fn now_ms(&self) -> u64 {
-        self.started.elapsed().as_millis() as u64
+    /// Length of the codes this store issues.
+    pub fn digits(&self) -> u32 {
+        self.digits
     }
 
-    /// Issues a fresh code for `key` (1 ..= 256 bytes), replacing any earlier one.
-    #[napi(catch_unwind, ts_args_type = "key: string")]
-    pub fn issue(&mut self, env: Env, key: Unknown<'_>) -> napi::Result<String> {
-        let now = self.now_ms();
-        to_js(
-            &env,
-            read_key(&key).and_then(|k| self.codes.issue(&k, now, &self.rng)),
-        )
+    pub fn len(&self) -> usize {
+        self.entries.len()
     }
 
-    /// Checks `code` for `key`. A correct code is consumed; each wrong one costs an attempt.
-    #[napi(catch_unwind, ts_args_type = "key: string, code: string")]
-    pub fn verify(
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Drops queue heads that are stale (re-issued or deleted keys) or, when `evict_live`, live.
+    fn drop_front(&mut self, now_ms: u64, evict_live: bool) {
+        while let Some((seq, key)) = self.order.front() {
+            let current = self.entries.get(key).is_some_and(|e| e.seq == *seq);
+            let expired = self
+                .entries
+                .get(key)
+                .is_some_and(|e| e.expires_at_ms <= now_ms);
+            if current && !expired && !evict_live {
+                break;
+            }
+            if current {
+                self.entries.remove(key);
+            }
+            self.order.pop_front();
+            if current && evict_live {
+                break;
+            }
+        }
+    }
+
+    pub fn issue(
         &mut self,
-        env: Env,
-        key: Unknown<'_>,
-        code: Unknown<'_>,
-    ) -> napi::Result<OtpVerifyResult> {
-        let now = self.now_ms();
-        let key = to_js(&env, read_key(&key))?;
-        let code = to_js(&env, args::string(&code, "code", 64))?;
-        let (outcome, left) = self.codes.verify(&key, &code, now);
-        Ok(OtpVerifyResult {
-            valid: outcome == Outcome::Ok,
-            reason: outcome.reason().to_owned(),
-            attempts_remaining: left,
-        })
+        key: &str,
+        now_ms: u64,
+        rng: &dyn SecureRandom,
+    ) -> HelperResult<String> {
+        self.drop_front(now_ms, false);
+        if !self.entries.contains_key(key) {
+            while self.entries.len() >= self.max_entries {
+                self.drop_front(now_ms, true);
+            }
+        }
+        // Re-issues leave stale queue items behind; rebuild the queue before it outgrows the map.
+        if self.order.len() > 2 * self.max_entries + 16 {
+            let mut live: Vec<(u64, String)> = self
+                .entries
+                .iter()
+                .map(|(k, e)| (e.seq, k.clone()))
+                .collect();
+            live.sort_unstable();
+            self.order = live.into();
+        }
+        let code = random_code(rng, self.digits)?;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.entries.insert(
+            key.to_owned(),
+            Entry {
+                code: code.clone(),
+                expires_at_ms: now_ms + self.ttl_ms,
+                attempts_left: self.max_attempts,
+                seq,
+            },
+        );
+        self.order.push_back((seq, key.to_owned()));
+        Ok(code)
     }
 
-    /// Forgets the code for `key`; true if there was one.
-    #[napi(catch_unwind, ts_args_type = "key: string")]
-    pub fn delete(&mut self, env: Env, key: Unknown<'_>) -> napi::Result<bool> {
-        let key = to_js(&env, read_key(&key))?;
-        Ok(self.codes.remove(&key))
+    /// Returns the outcome and the attempts left afterwards.
+    pub fn verify(&mut self, key: &str, code: &str, now_ms: u64) -> (Outcome, u32) {
+        let Some(entry) = self.entries.get_mut(key) else {
+            return (Outcome::NotFound, 0);
+        };
+        if entry.expires_at_ms <= now_ms {
+            self.entries.remove(key);
+            return (Outcome::Expired, 0);
+        }
+        if entry.attempts_left == 0 {
+            return (Outcome::TooManyAttempts, 0);
+        }
+        let matches: bool = entry.code.len() == code.len()
+            && bool::from(entry.code.as_bytes().ct_eq(code.as_bytes()));
+        if matches {
+            self.entries.remove(key);
+            return (Outcome::Ok, 0);
+        }
+        // The burned entry stays until it expires so later guesses keep getting `too_many_attempts`.
+        entry.attempts_left -= 1;
+        (Outcome::Mismatch, entry.attempts_left)
     }
 
-    /// Number of keys currently held (including expired ones not yet swept).
-    #[napi(catch_unwind, getter)]
-    pub fn size(&self) -> u32 {
-        self.codes.len() as u32
+    pub fn remove(&mut self, key: &str) -> bool {
+        self.entries.remove(key).is_some()
     }
 }
 
-fn read_key(v: &Unknown) -> HelperResult<String> {
-    let k = args::string(v, "key", MAX_KEY_BYTES)?;
-    if k.is_empty() {
-        return Err(HelperError::arg_value("key", "must not be empty"));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ring::rand::SystemRandom;
+
+    #[test]
+    fn codes_are_single_use_and_expire() {
+        let rng = SystemRandom::new();
+        let mut s = Codes::new(6, 1000, 3, 10);
+        let code = s.issue("a", 0, &rng).unwrap();
+        assert_eq!(code.len(), 6);
+        assert_eq!(s.verify("a", &code, 10), (Outcome::Ok, 0));
+        assert_eq!(s.verify("a", &code, 20).0, Outcome::NotFound);
+        let code = s.issue("b", 0, &rng).unwrap();
+        assert_eq!(s.verify("b", &code, 1000).0, Outcome::Expired);
     }
-    Ok(k)
+
+    #[test]
+    fn burns_after_max_attempts() {
+        let rng = SystemRandom::new();
+        let mut s = Codes::new(6, 1000, 2, 10);
+        let code = s.issue("a", 0, &rng).unwrap();
+        let wrong = if code == "000000" { "000001" } else { "000000" };
+        assert_eq!(s.verify("a", wrong, 1), (Outcome::Mismatch, 1));
+        assert_eq!(s.verify("a", "12", 1), (Outcome::Mismatch, 0));
+        assert_eq!(s.verify("a", &code, 1), (Outcome::TooManyAttempts, 0));
+    }
+
+    #[test]
+    fn memory_stays_bounded_and_evicts_oldest() {
+        let rng = SystemRandom::new();
+        let mut s = Codes::new(6, 1_000_000, 3, 100);
+        let first = s.issue("k0", 0, &rng).unwrap();
+        for i in 1..1000 {
+            s.issue(&format!("k{i}"), i, &rng).unwrap();
+            s.issue("hot", i, &rng).unwrap();
+            assert!(s.len() <= 100);
+            assert!(s.order.len() <= 2 * 100 + 17);
+        }
+        assert_eq!(s.verify("k0", &first, 1000).0, Outcome::NotFound);
+    }
+
+    #[test]
+    fn digits_are_uniform_enough() {
+        let rng = SystemRandom::new();
+        let mut counts = [0u32; 10];
+        for _ in 0..20_000 {
+            let c = random_code(&rng, 4).unwrap();
+            for b in c.bytes() {
+                counts[(b - b'0') as usize] += 1;
+            }
+        }
+        // 80k digits: each should be near 8000; 7000..9000 is > 10 sigma wide.
+        assert!(
+            counts.iter().all(|&n| (7000..9000).contains(&n)),
+            "{counts:?}"
+        );
+    }
 }

@@ -8,7 +8,7 @@ use argon2_rust::params::{Memory, TagLen};
 use argon2_rust::{decode_phc, encode_string_alloc, Algorithm, Argon2, Decoded, Params, Version};
 use ring::rand::{SecureRandom, SystemRandom};
 
-use super::errors::{ErrorClass, HelperError, HelperResult};
+use super::error::{int_in, ErrorClass, HelperError, HelperResult};
 
 /// OWASP Password Storage Cheat Sheet: m=19 MiB, t=2, p=1.
 pub const DEFAULT_MEMORY_KIB: u32 = 19_456;
@@ -48,6 +48,25 @@ impl Default for Costs {
 }
 
 impl Costs {
+    /// Costs from the JS option numbers (absent = default), checked: whole numbers within the
+    /// caps, or `ERR_OUT_OF_RANGE` naming the option.
+    pub fn from_options(
+        memory_cost: Option<f64>,
+        time_cost: Option<f64>,
+        parallelism: Option<f64>,
+    ) -> HelperResult<Self> {
+        let d = Self::default();
+        let read = |v, name, default: u32| {
+            int_in(v, name, 0, u32::MAX as u64, default as u64).map(|n| n as u32)
+        };
+        Self {
+            memory_kib: read(memory_cost, "options.memoryCost", d.memory_kib)?,
+            time_cost: read(time_cost, "options.timeCost", d.time_cost)?,
+            parallelism: read(parallelism, "options.parallelism", d.parallelism)?,
+        }
+        .checked()
+    }
+
     /// Checks the costs against the algorithm minimums and our caps.
     pub fn checked(self) -> HelperResult<Self> {
         if self.parallelism == 0 || self.parallelism > MAX_PARALLELISM {
@@ -103,6 +122,17 @@ fn argon2_failure(e: argon2_rust::Error) -> HelperError {
     )
 }
 
+/// Checks a pepper's size.
+pub fn check_secret(secret: &[u8]) -> HelperResult<()> {
+    if secret.len() > MAX_SECRET_BYTES {
+        return Err(HelperError::out_of_range(
+            "options.secret",
+            &format!("must be at most {MAX_SECRET_BYTES} bytes"),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the password size cap shared by hash and verify.
 pub fn check_password(password: &[u8]) -> HelperResult<()> {
     if password.len() > MAX_PASSWORD_BYTES {
@@ -119,13 +149,9 @@ pub fn hash(password: &[u8], costs: Costs, secret: &[u8]) -> HelperResult<String
     check_password(password)?;
     let costs = costs.checked()?;
     let mut salt = [0u8; SALT_BYTES];
-    SystemRandom::new().fill(&mut salt).map_err(|_| {
-        HelperError::new(
-            ErrorClass::Plain,
-            "ERR_RANDOM",
-            "the OS random source failed",
-        )
-    })?;
+    SystemRandom::new()
+        .fill(&mut salt)
+        .map_err(|_| HelperError::random_failed())?;
     let params = costs.params(TAG_BYTES)?;
     let argon = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
     let mut tag = [0u8; TAG_BYTES];

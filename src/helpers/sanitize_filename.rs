@@ -1,26 +1,11 @@
 //! `sanitizeFilename`: a user-supplied name that is safe to use as one path component on
 //! Linux, macOS and Windows.
 
-use napi::bindgen_prelude::Unknown;
-use napi::Env;
-use napi_derive::napi;
+use super::error::{int_in, HelperError, HelperResult};
 
-use super::args;
-use super::errors::{to_js, HelperError, HelperResult};
-
-const MAX_INPUT_BYTES: usize = 64 << 10;
+/// Largest input name, in UTF-8 bytes.
+pub const MAX_INPUT_BYTES: usize = 64 << 10;
 const FALLBACK: &str = "file";
-
-/// Options for `sanitizeFilename`.
-#[napi(object)]
-#[derive(Default)]
-pub struct SanitizeFilenameOptions {
-    /// Put in place of each refused character. Default '_'. May be '' (drop them); must itself
-    /// be safe (no separators, control or reserved characters) and at most 8 bytes.
-    pub replacement: Option<String>,
-    /// Longest result in UTF-8 bytes, 16 ..= 255. Default 255.
-    pub max_bytes: Option<f64>,
-}
 
 fn is_refused(c: char) -> bool {
     c.is_control()
@@ -97,36 +82,20 @@ pub fn sanitize(name: &str, replacement: &str, max_bytes: usize) -> String {
     out
 }
 
-/// Makes `name` safe as a single file name: path separators, control characters, bidi
-/// overrides and `<>:"|?*` are replaced; trailing dots/spaces are removed; Windows reserved
-/// names (CON, NUL, COM1, …) get a `_` prefix; the result is at most 255 bytes (cut on a
-/// character boundary, keeping a short extension) and never empty, `.` or `..` (those become
-/// `file`). Input is at most 64 KiB.
-#[napi(
-    catch_unwind,
-    ts_args_type = "name: string, options?: SanitizeFilenameOptions"
-)]
-pub fn sanitize_filename(
-    env: Env,
-    name: Unknown<'_>,
-    options: Option<Unknown<'_>>,
-) -> napi::Result<String> {
-    to_js(
-        &env,
-        (|| -> HelperResult<String> {
-            let name = args::string(&name, "name", MAX_INPUT_BYTES)?;
-            let opts: SanitizeFilenameOptions = args::options(&options, "options")?;
-            let replacement = opts.replacement.unwrap_or_else(|| "_".to_string());
-            if replacement.len() > 8
-                || replacement.chars().any(is_refused)
-                || replacement.contains('.')
-            {
-                return Err(HelperError::arg_value("options.replacement", "must be at most 8 bytes without separators, dots, control or reserved characters"));
-            }
-            let max = args::int_in(opts.max_bytes, "options.maxBytes", 16, 255, 255)? as usize;
-            Ok(sanitize(&name, &replacement, max))
-        })(),
-    )
+/// Checks the `replacement` and `maxBytes` options (default '_' and 255).
+pub fn check_options(
+    replacement: Option<String>,
+    max_bytes: Option<f64>,
+) -> HelperResult<(String, usize)> {
+    let replacement = replacement.unwrap_or_else(|| "_".to_string());
+    if replacement.len() > 8 || replacement.chars().any(is_refused) || replacement.contains('.') {
+        return Err(HelperError::arg_value(
+            "options.replacement",
+            "must be at most 8 bytes without separators, dots, control or reserved characters",
+        ));
+    }
+    let max = int_in(max_bytes, "options.maxBytes", 16, 255, 255)? as usize;
+    Ok((replacement, max))
 }
 
 #[cfg(test)]

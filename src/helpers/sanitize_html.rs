@@ -2,12 +2,7 @@
 
 use std::collections::HashMap;
 
-use napi::bindgen_prelude::Unknown;
-use napi::Env;
-use napi_derive::napi;
-
-use super::args;
-use super::errors::{to_js, HelperError, HelperResult};
+use super::error::{HelperError, HelperResult};
 
 /// Largest input: 8 MiB of HTML.
 pub const MAX_HTML_BYTES: usize = 8 << 20;
@@ -59,8 +54,7 @@ const FORBIDDEN_ATTRIBUTES: &[&str] = &[
 const FORBIDDEN_SCHEMES: &[&str] = &["javascript", "vbscript", "data", "file", "blob"];
 
 /// Options for `sanitizeHtml`; every list *adds* to ammonia's safe defaults.
-#[napi(object)]
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct SanitizeHtmlOptions {
     /// Extra tags to keep (e.g. ['video']). Script/style/iframe/object/embed/form controls/svg/… are refused.
     pub allowed_tags: Option<Vec<String>>,
@@ -191,28 +185,6 @@ pub fn sanitize(input: &str, opts: &SanitizeHtmlOptions) -> HelperResult<String>
         }
     }
     Ok(builder.clean(input).to_string())
-}
-
-/// Removes everything but a whitelist of harmless HTML (ammonia defaults): no `<script>`,
-/// `<style>`, `<iframe>`, event handlers, `style` attributes or `javascript:` URLs; links get
-/// `rel="noopener noreferrer"`; comments are dropped. Input is at most 8 MiB.
-#[napi(
-    catch_unwind,
-    ts_args_type = "input: string, options?: SanitizeHtmlOptions"
-)]
-pub fn sanitize_html(
-    env: Env,
-    input: Unknown<'_>,
-    options: Option<Unknown<'_>>,
-) -> napi::Result<String> {
-    to_js(
-        &env,
-        (|| {
-            let input = args::string(&input, "input", MAX_HTML_BYTES)?;
-            let opts: SanitizeHtmlOptions = args::options(&options, "options")?;
-            sanitize(&input, &opts)
-        })(),
-    )
 }
 
 #[cfg(test)]

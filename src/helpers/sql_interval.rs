@@ -1,12 +1,7 @@
 //! `validateSqlInterval`: "<integer> <unit>" only, returned in a canonical form that is safe to
 //! place inside an SQL `INTERVAL '…'` literal (digits, one space, lowercase letters).
 
-use napi::bindgen_prelude::Unknown;
-use napi::Env;
-use napi_derive::napi;
-
-use super::args;
-use super::errors::{to_js, ErrorClass, HelperError, HelperResult};
+use super::error::{ErrorClass, HelperError, HelperResult};
 
 /// Largest accepted amount.
 pub const MAX_AMOUNT: u64 = 1_000_000;
@@ -54,17 +49,6 @@ pub fn canonical(input: &str) -> HelperResult<String> {
     } else {
         format!("{n} {unit}s")
     })
-}
-
-/// Accepts only a whole number 0 ..= 1000000 and a unit from second, minute, hour, day, week,
-/// month, year (singular or plural, any case, surrounding spaces ignored) and returns the
-/// canonical form (`"7 days"`, `"1 hour"`). Anything else throws `ERR_INVALID_INTERVAL`.
-#[napi(catch_unwind, ts_args_type = "input: string")]
-pub fn validate_sql_interval(env: Env, input: Unknown<'_>) -> napi::Result<String> {
-    to_js(
-        &env,
-        args::string(&input, "input", 64).and_then(|s| canonical(&s)),
-    )
 }
 
 #[cfg(test)]

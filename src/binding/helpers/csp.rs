@@ -1,18 +1,19 @@
-//! The JS `CspBuilder` class: a fluent wrapper over [`Policy`] (directive setters live in
-//! `csp_directives.rs`).
+//! JS wrapper of the `CspBuilder` class: a fluent shell over [`Policy`] (rules in `helpers::csp`).
 
 use napi::bindgen_prelude::{FromNapiValue, This, Unknown};
 use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 
-use super::args;
-use super::csp::{normalize_source, Policy, MAX_SOURCES};
-use super::errors::{to_js, HelperError, HelperResult};
+use crate::binding::args;
+use crate::binding::js_error::{to_js, HelperError, HelperResult};
+use crate::helpers::csp::{Policy, MAX_SOURCES};
 
 fn sources(v: &Unknown) -> HelperResult<Vec<String>> {
-    match v.get_type().unwrap_or(ValueType::Unknown) {
+    match args::kind(v) {
         ValueType::String => Ok(vec![args::string(v, "sources", 4096)?]),
         ValueType::Object if v.is_array().unwrap_or(false) => {
+            // SAFETY: `v` is a live handle of the current call and an array; the conversion
+            // checks every element and fails (mapped below) on a non-string.
             let list = unsafe { Vec::<String>::from_napi_value(v.value().env, v.raw()) }
                 .map_err(|_| HelperError::arg_type("sources", "a string or an array of strings"))?;
             if list.len() > MAX_SOURCES {
@@ -30,6 +31,14 @@ fn sources(v: &Unknown) -> HelperResult<Vec<String>> {
     }
 }
 
+/// `directive` when given, else 'script-src'.
+fn directive_or_script_src(directive: &Option<Unknown>) -> HelperResult<String> {
+    match directive {
+        Some(d) if !args::is_nullish(directive) => args::string(d, "directive", 64),
+        _ => Ok("script-src".to_string()),
+    }
+}
+
 /// Fluent Content-Security-Policy builder. Starts from `default-src 'self'; object-src 'none';
 /// base-uri 'self'; frame-ancestors 'none'`. Each directive method *replaces* that directive's
 /// sources and returns the builder. Keywords may be written bare (`self`) or quoted (`'self'`)
@@ -42,7 +51,7 @@ pub struct CspBuilder {
 
 impl CspBuilder {
     /// Validates `v` as sources and replaces directive `name`; returns `this` for chaining.
-    pub(super) fn apply<'a>(
+    fn apply<'a>(
         &mut self,
         env: &Env,
         this: This<'a>,
@@ -78,11 +87,7 @@ impl CspBuilder {
         ts_args_type = "directive?: 'script-src' | 'style-src' | string"
     )]
     pub fn nonce(&mut self, env: Env, directive: Option<Unknown<'_>>) -> napi::Result<String> {
-        let name = match &directive {
-            d if args::is_nullish(d) => "script-src".to_string(),
-            Some(d) => to_js(&env, args::string(d, "directive", 64))?,
-            None => unreachable!("handled by is_nullish"),
-        };
+        let name = to_js(&env, directive_or_script_src(&directive))?;
         to_js(&env, self.policy.nonce(&name))
     }
 
@@ -102,21 +107,10 @@ impl CspBuilder {
         directive: Option<Unknown<'_>>,
     ) -> napi::Result<This<'a>> {
         let result = (|| {
-            let alg = args::string(&algorithm, "algorithm", 16)?.to_ascii_lowercase();
-            if !matches!(alg.as_str(), "sha256" | "sha384" | "sha512") {
-                return Err(HelperError::arg_value(
-                    "algorithm",
-                    "must be 'sha256', 'sha384' or 'sha512'",
-                ));
-            }
+            let alg = args::string(&algorithm, "algorithm", 16)?;
             let digest = args::string(&digest, "digestBase64", 128)?;
-            let source = normalize_source(&format!("'{alg}-{digest}'"))?;
-            let name = match &directive {
-                d if args::is_nullish(d) => "script-src".to_string(),
-                Some(d) => args::string(d, "directive", 64)?,
-                None => unreachable!("handled by is_nullish"),
-            };
-            self.policy.add(&name, source)
+            let name = directive_or_script_src(&directive)?;
+            self.policy.add_hash(&name, &alg, &digest)
         })();
         to_js(&env, result)?;
         Ok(this)
@@ -130,14 +124,7 @@ impl CspBuilder {
         this: This<'a>,
         uri: Unknown<'_>,
     ) -> napi::Result<This<'a>> {
-        let result = args::string(&uri, "uri", 2048).and_then(|u| {
-            let u = normalize_source(&u)?;
-            if u.starts_with('\'') {
-                return Err(HelperError::arg_value("uri", "must be a URL"));
-            }
-            self.policy.set_raw("report-uri", Some(u));
-            Ok(())
-        });
+        let result = args::string(&uri, "uri", 2048).and_then(|u| self.policy.set_report_uri(&u));
         to_js(&env, result)?;
         Ok(this)
     }
@@ -150,20 +137,7 @@ impl CspBuilder {
         this: This<'a>,
         group: Unknown<'_>,
     ) -> napi::Result<This<'a>> {
-        let result = args::string(&group, "group", 64).and_then(|g| {
-            if g.is_empty()
-                || !g
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            {
-                return Err(HelperError::arg_value(
-                    "group",
-                    "must be letters, digits, '-' or '_'",
-                ));
-            }
-            self.policy.set_raw("report-to", Some(g));
-            Ok(())
-        });
+        let result = args::string(&group, "group", 64).and_then(|g| self.policy.set_report_to(&g));
         to_js(&env, result)?;
         Ok(this)
     }
@@ -211,4 +185,62 @@ impl CspBuilder {
             policy: self.policy.clone(),
         }
     }
+
+    /// Sets any other directive by name (lowercase letters and '-').
+    #[napi(
+        catch_unwind,
+        ts_args_type = "name: string, sources: string | string[]",
+        ts_return_type = "this"
+    )]
+    pub fn directive<'a>(
+        &mut self,
+        env: Env,
+        this: This<'a>,
+        name: Unknown<'_>,
+        sources: Unknown<'_>,
+    ) -> napi::Result<This<'a>> {
+        let name = to_js(&env, args::string(&name, "name", 64))?;
+        self.apply(&env, this, &name, &sources)
+    }
+}
+
+/// One setter per common directive: each replaces that directive's sources and returns `this`.
+macro_rules! directive_setters {
+    ($($method:ident => $name:literal, $doc:literal;)*) => {
+        #[napi]
+        impl CspBuilder {
+            $(
+                #[doc = $doc]
+                #[napi(
+                    catch_unwind,
+                    ts_args_type = "sources: string | string[]",
+                    ts_return_type = "this"
+                )]
+                pub fn $method<'a>(
+                    &mut self,
+                    env: Env,
+                    this: This<'a>,
+                    sources: Unknown<'_>,
+                ) -> napi::Result<This<'a>> {
+                    self.apply(&env, this, $name, &sources)
+                }
+            )*
+        }
+    };
+}
+
+directive_setters! {
+    default_src => "default-src", "Sets `default-src` (default `'self'`).";
+    script_src => "script-src", "Sets `script-src` (unset by default: falls back to default-src).";
+    style_src => "style-src", "Sets `style-src`.";
+    img_src => "img-src", "Sets `img-src`.";
+    connect_src => "connect-src", "Sets `connect-src`.";
+    font_src => "font-src", "Sets `font-src`.";
+    object_src => "object-src", "Sets `object-src` (default `'none'`).";
+    media_src => "media-src", "Sets `media-src`.";
+    frame_src => "frame-src", "Sets `frame-src`.";
+    worker_src => "worker-src", "Sets `worker-src`.";
+    base_uri => "base-uri", "Sets `base-uri` (default `'self'`).";
+    form_action => "form-action", "Sets `form-action`.";
+    frame_ancestors => "frame-ancestors", "Sets `frame-ancestors` (default `'none'`).";
 }

@@ -5,7 +5,7 @@ use ring::hmac;
 use ring::rand::{SecureRandom, SystemRandom};
 use subtle::ConstantTimeEq;
 
-use super::errors::{HelperError, HelperResult};
+use super::error::{HelperError, HelperResult};
 
 /// RFC 4226 §4 R6: the shared secret is at least 128 bits.
 pub const MIN_SECRET_BYTES: usize = 16;
@@ -88,13 +88,9 @@ pub fn encode_base32(bytes: &[u8]) -> String {
 /// A fresh random secret of `bytes` bytes, base32 without padding.
 pub fn generate_secret(bytes: usize) -> HelperResult<String> {
     let mut buf = vec![0u8; bytes];
-    SystemRandom::new().fill(&mut buf).map_err(|_| {
-        HelperError::new(
-            super::errors::ErrorClass::Plain,
-            "ERR_RANDOM",
-            "the OS random source failed",
-        )
-    })?;
+    SystemRandom::new()
+        .fill(&mut buf)
+        .map_err(|_| HelperError::random_failed())?;
     Ok(encode_base32(&buf))
 }
 
@@ -143,6 +139,41 @@ pub fn verify_range(
         }
     }
     found
+}
+
+/// A code that arrived as a number (a JSON body's `123456`): a whole number `0 <= n <
+/// 10^digits`, zero-padded to `digits` digits because JSON numbers drop leading zeros (the code
+/// "012345" arrives as 12345). Numbers and codes correspond one to one, so this accepts no
+/// extra guesses. Anything else (negative, fractional, too many digits, NaN) is `None`: no code.
+pub fn code_from_number(n: f64, digits: u32) -> Option<String> {
+    let limit = 10u64.checked_pow(digits)? as f64;
+    if !n.is_finite() || n.fract() != 0.0 || n < 0.0 || n >= limit {
+        return None;
+    }
+    Some(format!("{:0width$}", n as u64, width = digits as usize))
+}
+
+/// The current Unix time in seconds.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Checks an issuer or account name for the `otpauth://` label: 1 ..= 256 bytes, no ':' (the
+/// label separator) and no control characters.
+pub fn check_label_part(name: &str, value: &str) -> HelperResult<()> {
+    if value.is_empty() || value.len() > 256 {
+        return Err(HelperError::out_of_range(name, "must be 1 to 256 bytes"));
+    }
+    if value.contains(':') || value.chars().any(char::is_control) {
+        return Err(HelperError::arg_value(
+            name,
+            "must not contain ':' or control characters",
+        ));
+    }
+    Ok(())
 }
 
 fn percent_encode(text: &str) -> String {
@@ -237,6 +268,24 @@ mod tests {
         assert_eq!(
             verify_range(RFC_SECRET, "12345a", c, c, 6, OtpAlgorithm::Sha1),
             None
+        );
+    }
+
+    #[test]
+    fn numeric_codes_are_zero_padded_and_bounded() {
+        assert_eq!(code_from_number(123456.0, 6).as_deref(), Some("123456"));
+        assert_eq!(code_from_number(12345.0, 6).as_deref(), Some("012345"));
+        assert_eq!(code_from_number(0.0, 8).as_deref(), Some("00000000"));
+        for bad in [-1.0, 1.5, 1_000_000.0, f64::NAN, f64::INFINITY, 1e300] {
+            assert_eq!(code_from_number(bad, 6), None, "{bad}");
+        }
+        let c = totp_counter(59, 30);
+        let code = hotp(RFC_SECRET, c, 6, OtpAlgorithm::Sha1);
+        let n: f64 = code.parse().unwrap();
+        let padded = code_from_number(n, 6).unwrap();
+        assert_eq!(
+            verify_range(RFC_SECRET, &padded, c, c, 6, OtpAlgorithm::Sha1),
+            Some(c)
         );
     }
 

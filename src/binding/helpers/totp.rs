@@ -1,18 +1,20 @@
-//! JS bindings for HOTP/TOTP, base32 secrets and `otpauth://` URIs.
+//! JS wrappers of HOTP/TOTP, base32 secrets and `otpauth://` URIs (rules in `helpers::totp`).
 
 use napi::bindgen_prelude::{Either, Null, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
-use super::args;
-use super::errors::{to_js, HelperError, HelperResult};
-use super::hotp::{self, OtpAlgorithm, MAX_WINDOW};
+use crate::binding::args;
+use crate::binding::js_error::{to_js, HelperError, HelperResult};
+use crate::helpers::error::int_in;
+use crate::helpers::totp::{self as otp, OtpAlgorithm, MAX_WINDOW};
 
 /// Options shared by `hotp`, `totp`, `verifyHotp`, `verifyTotp` and `totpUri`.
 #[napi(object)]
 #[derive(Default)]
 pub struct OtpOptions {
     /// 'SHA1' | 'SHA256' | 'SHA512'. Default 'SHA1' (what authenticator apps expect).
+    #[napi(ts_type = "'SHA1' | 'SHA256' | 'SHA512'")]
     pub algorithm: Option<String>,
     /// Code length, 6 ..= 8. Default 6.
     pub digits: Option<f64>,
@@ -49,12 +51,12 @@ struct Prepared {
 
 /// A secret given as base32 text or raw bytes.
 fn read_secret(v: &Unknown) -> HelperResult<Vec<u8>> {
-    let secret = if v.get_type().ok() == Some(ValueType::String) {
-        hotp::decode_base32(&args::string(v, "secret", hotp::MAX_SECRET_BYTES * 2)?)?
+    let secret = if args::kind(v) == ValueType::String {
+        otp::decode_base32(&args::string(v, "secret", otp::MAX_SECRET_BYTES * 2)?)?
     } else {
-        args::bytes(v, "secret", hotp::MAX_SECRET_BYTES)?
+        args::bytes(v, "secret", otp::MAX_SECRET_BYTES)?
     };
-    hotp::check_secret(&secret)?;
+    otp::check_secret(&secret)?;
     Ok(secret)
 }
 
@@ -63,8 +65,8 @@ fn prepare(secret: &Unknown, options: &Option<Unknown>) -> HelperResult<Prepared
     Ok(Prepared {
         secret: read_secret(secret)?,
         alg: OtpAlgorithm::parse(opts.algorithm.as_deref())?,
-        digits: args::int_in(opts.digits, "options.digits", 6, 8, 6)? as u32,
-        period: args::int_in(opts.period, "options.period", 1, 3600, 30)?,
+        digits: int_in(opts.digits, "options.digits", 6, 8, 6)? as u32,
+        period: int_in(opts.period, "options.period", 1, 3600, 30)?,
         opts,
     })
 }
@@ -72,11 +74,8 @@ fn prepare(secret: &Unknown, options: &Option<Unknown>) -> HelperResult<Prepared
 fn now_or(time: Option<f64>) -> HelperResult<u64> {
     match time {
         // Fractions are floored so `Date.now() / 1000` works as is.
-        Some(t) => args::int_in(Some(t.floor()), "options.time", 0, (1u64 << 53) - 1, 0),
-        None => Ok(std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0)),
+        Some(t) => int_in(Some(t.floor()), "options.time", 0, (1u64 << 53) - 1, 0),
+        None => Ok(otp::unix_now()),
     }
 }
 
@@ -84,7 +83,7 @@ fn read_counter(v: Option<f64>) -> HelperResult<u64> {
     if v.is_none() {
         return Err(HelperError::arg_type("counter", "a number"));
     }
-    args::int_in(v, "counter", 0, (1u64 << 53) - 1, 0)
+    int_in(v, "counter", 0, (1u64 << 53) - 1, 0)
 }
 
 /// RFC 4226 HOTP code for `counter` (a safe integer ≥ 0). `secret` is base32 text or raw bytes
@@ -103,7 +102,7 @@ pub fn hotp(
         &env,
         (|| {
             let p = prepare(&secret, &options)?;
-            Ok(hotp::hotp(
+            Ok(otp::hotp(
                 &p.secret,
                 read_counter(args::number(&counter, "counter")?)?,
                 p.digits,
@@ -123,37 +122,54 @@ pub fn totp(env: Env, secret: Unknown<'_>, options: Option<Unknown<'_>>) -> napi
         &env,
         (|| {
             let p = prepare(&secret, &options)?;
-            let counter = hotp::totp_counter(now_or(p.opts.time)?, p.period);
-            Ok(hotp::hotp(&p.secret, counter, p.digits, p.alg))
+            let counter = otp::totp_counter(now_or(p.opts.time)?, p.period);
+            Ok(otp::hotp(&p.secret, counter, p.digits, p.alg))
         })(),
     )
 }
 
-fn read_code(code: &Unknown) -> HelperResult<String> {
-    args::string(code, "code", 64)
+/// The code a user sent, as text: a string as is, a number zero-padded to `digits` (JSON drops
+/// leading zeros), anything else (or a string too long to be a code) as no code. Never an
+/// error: the code is user input, and a wrong one is simply not valid.
+pub(crate) fn read_code(code: &Option<Unknown>, digits: u32) -> String {
+    let Some(v) = code.as_ref() else {
+        return String::new();
+    };
+    match args::kind(v) {
+        ValueType::String => args::string(v, "code", 64).unwrap_or_default(),
+        ValueType::Number => args::number(code, "code")
+            .ok()
+            .flatten()
+            .and_then(|n| otp::code_from_number(n, digits))
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
 }
 
 /// Checks a TOTP code within ±`window` steps (default 1) of `options.time` (default now), in
-/// constant time per candidate. A code of the wrong length or with non-digits is simply invalid.
+/// constant time per candidate. `code` is user input and never throws: a string of the wrong
+/// length or with non-digits, a number that is not a whole number below 10^digits, or any other
+/// value is simply `{ valid: false, delta: null }`; a number is zero-padded (`12345` is
+/// "012345"). Bad `secret` or `options` throw.
 #[napi(
     catch_unwind,
-    ts_args_type = "secret: string | Buffer | Uint8Array, code: string, options?: OtpOptions"
+    ts_args_type = "secret: string | Buffer | Uint8Array, code: string | number, options?: OtpOptions"
 )]
 pub fn verify_totp(
     env: Env,
     secret: Unknown<'_>,
-    code: Unknown<'_>,
+    code: Option<Unknown<'_>>,
     options: Option<Unknown<'_>>,
 ) -> napi::Result<OtpMatch> {
     to_js(
         &env,
         (|| {
             let p = prepare(&secret, &options)?;
-            let code = read_code(&code)?;
-            let window = args::int_in(p.opts.window, "options.window", 0, MAX_WINDOW, 1)?;
-            let now = hotp::totp_counter(now_or(p.opts.time)?, p.period);
+            let code = read_code(&code, p.digits);
+            let window = int_in(p.opts.window, "options.window", 0, MAX_WINDOW, 1)?;
+            let now = otp::totp_counter(now_or(p.opts.time)?, p.period);
             let from = now.saturating_sub(window);
-            let found = hotp::verify_range(&p.secret, &code, from, now + window, p.digits, p.alg);
+            let found = otp::verify_range(&p.secret, &code, from, now + window, p.digits, p.alg);
             Ok(OtpMatch {
                 valid: found.is_some(),
                 delta: delta(found.map(|c| c as i64 - now as i64)),
@@ -162,15 +178,16 @@ pub fn verify_totp(
     )
 }
 
-/// Checks an HOTP code at `counter` and up to `window` counters ahead (default 0).
+/// Checks an HOTP code at `counter` and up to `window` counters ahead (default 0). `code`
+/// follows the rules of `verifyTotp` (user input: never throws, numbers zero-padded).
 #[napi(
     catch_unwind,
-    ts_args_type = "secret: string | Buffer | Uint8Array, code: string, counter: number, options?: OtpOptions"
+    ts_args_type = "secret: string | Buffer | Uint8Array, code: string | number, counter: number, options?: OtpOptions"
 )]
 pub fn verify_hotp(
     env: Env,
     secret: Unknown<'_>,
-    code: Unknown<'_>,
+    code: Option<Unknown<'_>>,
     counter: Option<Unknown<'_>>,
     options: Option<Unknown<'_>>,
 ) -> napi::Result<OtpMatch> {
@@ -178,10 +195,10 @@ pub fn verify_hotp(
         &env,
         (|| {
             let p = prepare(&secret, &options)?;
-            let code = read_code(&code)?;
+            let code = read_code(&code, p.digits);
             let counter = read_counter(args::number(&counter, "counter")?)?;
-            let window = args::int_in(p.opts.window, "options.window", 0, MAX_WINDOW, 0)?;
-            let found = hotp::verify_range(
+            let window = int_in(p.opts.window, "options.window", 0, MAX_WINDOW, 0)?;
+            let found = otp::verify_range(
                 &p.secret,
                 &code,
                 counter,
@@ -204,14 +221,14 @@ pub fn generate_totp_secret(env: Env, bytes: Option<Unknown<'_>>) -> napi::Resul
     to_js(
         &env,
         (|| {
-            let n = args::int_in(
+            let n = int_in(
                 args::number(&bytes, "bytes")?,
                 "bytes",
-                hotp::MIN_SECRET_BYTES as u64,
+                otp::MIN_SECRET_BYTES as u64,
                 64,
                 20,
             )?;
-            hotp::generate_secret(n as usize)
+            otp::generate_secret(n as usize)
         })(),
     )
 }
@@ -227,24 +244,12 @@ pub struct TotpUriInput {
     /// Service name shown in the app. Optional, at most 256 bytes, no ':'. Recommended.
     pub issuer: Option<String>,
     /// Default 'SHA1'. Note: several apps ignore anything but SHA1/6/30.
+    #[napi(ts_type = "'SHA1' | 'SHA256' | 'SHA512'")]
     pub algorithm: Option<String>,
     /// Default 6.
     pub digits: Option<f64>,
     /// Default 30.
     pub period: Option<f64>,
-}
-
-fn label_part(name: &str, value: &str) -> HelperResult<()> {
-    if value.is_empty() || value.len() > 256 {
-        return Err(HelperError::out_of_range(name, "must be 1 to 256 bytes"));
-    }
-    if value.contains(':') || value.chars().any(char::is_control) {
-        return Err(HelperError::arg_value(
-            name,
-            "must not contain ':' or control characters",
-        ));
-    }
-    Ok(())
 }
 
 /// `otpauth://totp/Issuer:account?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30` for a
@@ -258,17 +263,17 @@ pub fn totp_uri(env: Env, input: Option<Unknown<'_>>) -> napi::Result<String> {
                 return Err(HelperError::arg_type("input", "an object"));
             }
             let i: TotpUriInput = args::options(&input, "input")?;
-            let secret = hotp::decode_base32(&i.secret)?;
-            hotp::check_secret(&secret)?;
-            label_part("input.account", &i.account)?;
+            let secret = otp::decode_base32(&i.secret)?;
+            otp::check_secret(&secret)?;
+            otp::check_label_part("input.account", &i.account)?;
             if let Some(issuer) = &i.issuer {
-                label_part("input.issuer", issuer)?;
+                otp::check_label_part("input.issuer", issuer)?;
             }
             let alg = OtpAlgorithm::parse(i.algorithm.as_deref())?;
-            let digits = args::int_in(i.digits, "input.digits", 6, 8, 6)? as u32;
-            let period = args::int_in(i.period, "input.period", 1, 3600, 30)?;
-            Ok(hotp::totp_uri(
-                &hotp::encode_base32(&secret),
+            let digits = int_in(i.digits, "input.digits", 6, 8, 6)? as u32;
+            let period = int_in(i.period, "input.period", 1, 3600, 30)?;
+            Ok(otp::totp_uri(
+                &otp::encode_base32(&secret),
                 &i.account,
                 i.issuer.as_deref(),
                 alg,
