@@ -1,14 +1,14 @@
 'use strict'
 
 // The pure-JS Authenticator: the same six steps, config, methods and AuthResult as the native
-// class (src/authenticator.rs, src/binding/*.rs), on jsonwebtoken, crypto.randomUUID() and a
+// class (src/authenticator.rs, src/binding/*.rs), on node:crypto (HMAC-SHA256, randomUUID) and a
 // Map token bucket. The fallback without a binary, the benchmark baseline, and shadow mode's
 // other side.
 
-const { createSecretKey, randomUUID } = require('node:crypto')
+const { randomUUID } = require('node:crypto')
 const { readSettings } = require('./config')
 const { extractBearer } = require('./bearer')
-const { ClaimRules } = require('./jwt')
+const { ClaimRules, Hs256Key } = require('./jwt')
 const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
 const { RateLimiter } = require('./rate-limit')
@@ -24,9 +24,8 @@ const HOST_CAP = 1024
 class Core {
   constructor(settings) {
     this.settings = settings
-    // Key objects built once: jsonwebtoken would otherwise re-derive one from the secret per call.
-    this.accessKey = createSecretKey(settings.accessSecret)
-    this.refreshKey = settings.refreshSecret ? createSecretKey(settings.refreshSecret) : null
+    this.accessKey = new Hs256Key(settings.accessSecret)
+    this.refreshKey = settings.refreshSecret ? new Hs256Key(settings.refreshSecret) : null
     this.accessRules = new ClaimRules(settings, 'access')
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)

@@ -6,7 +6,7 @@ import type { AuthConfig, AuthResult, TokenClaims, TokenVerification } from '../
 export type { AuthConfig, AuthResult, TokenClaims, TokenVerification }
 
 /**
- * The auth chain in plain JavaScript (jsonwebtoken, crypto.randomUUID(), a Map token bucket):
+ * The auth chain in plain JavaScript (node:crypto HMAC-SHA256 and randomUUID, a Map token bucket):
  * the same config validation, checks, messages and `AuthResult` as the native class.
  */
 export declare class Authenticator {
