@@ -195,15 +195,4 @@ function errorBody(result) {
   return JSON.stringify({ error: result.error, code: result.errorCode })
 }
 
-module.exports = {
-  AuthDecision,
-  readOptions,
-  engineFor,
-  pathOf,
-  authorizationOf,
-  headerValue,
-  responseHeaders,
-  challenge,
-  errorBody,
-  AuthShieldError,
-}
+module.exports = { AuthDecision, pathOf, AuthShieldError }

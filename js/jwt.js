@@ -5,11 +5,9 @@
 // JSON reading of jwt-json.js, and one fixed check order: structure, algorithm, signature, claim
 // types, nbf, exp, missing exp, aud, iss, sub, type.
 
-const { createHmac, createSecretKey, timingSafeEqual } = require('node:crypto')
 const { parseHeader, parseClaims } = require('./jwt-json')
 const { fail } = require('./errors')
 
-const HMAC_SHA256_BYTES = 32
 const EMPTY = Buffer.alloc(0)
 
 // Three segments of base64url characters (RFC 7515 §7.1); their lengths are checked below.
@@ -40,24 +38,6 @@ function base64urlValue(c) {
   if (c >= 97 && c <= 122) return c - 71
   if (c >= 48 && c <= 57) return c + 4
   return c === 45 ? 62 : 63
-}
-
-/** An HS256 key: the secret bound to the one algorithm it may verify and sign with. */
-class Hs256Key {
-  constructor(secret) {
-    // A KeyObject is prepared once; createHmac then skips re-reading the secret bytes per call.
-    this.key = createSecretKey(secret)
-  }
-
-  /** HMAC-SHA256 of `text`, which is ASCII (base64url and dots). */
-  mac(text) {
-    return createHmac('sha256', this.key).update(text, 'latin1').digest()
-  }
-
-  /** Whether `signature` (bytes) is the MAC of `signingInput`, compared in constant time. */
-  verifies(signingInput, signature) {
-    return signature.length === HMAC_SHA256_BYTES && timingSafeEqual(this.mac(signingInput), signature)
-  }
 }
 
 /** The claim checks one token kind gets, fixed at construction. */
@@ -139,4 +119,4 @@ function isOptional(value, type) {
   return value === undefined || typeof value === type
 }
 
-module.exports = { ClaimRules, Hs256Key, decodeSegment }
+module.exports = { ClaimRules, decodeSegment }
