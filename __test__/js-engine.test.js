@@ -337,3 +337,20 @@ test('reads deeply nested unknown claims without overflowing the stack', () => {
   const unclosed = `{"sub":"u","exp":${NOW + 9},"x":${'['.repeat(300000)}}`
   assert.equal(auth.authenticate(`Bearer ${rawToken(HS256, unclosed, SECRET)}`).errorCode, 'malformed_token')
 })
+
+test('HS256 MACs equal node:crypto createHmac for every key and message length that matters', () => {
+  const { createHmac, randomBytes } = require('node:crypto')
+  const { Hs256Key } = require('../js/hs256')
+  // Keys around the 64-byte block (longer ones are hashed first, RFC 2104 §2); messages around
+  // the padding edges and past the prepared buffer (8192 bytes), where createHmac takes over.
+  for (const keyLength of [1, 31, 32, 63, 64, 65, 200]) {
+    const secret = randomBytes(keyLength)
+    const key = new Hs256Key(secret)
+    for (const length of [0, 1, 55, 56, 64, 119, 120, 8191, 8192, 8193, 20000]) {
+      const message = 'a.b-_'.repeat(Math.ceil(length / 5)).slice(0, length)
+      assert.deepEqual(key.mac(message), createHmac('sha256', secret).update(message).digest(), `key ${keyLength}, message ${length}`)
+      // The same key again: nothing of the previous message may leak into the next MAC.
+      assert.deepEqual(key.mac('x'), createHmac('sha256', secret).update('x').digest())
+    }
+  }
+})
