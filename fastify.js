@@ -1,22 +1,13 @@
 'use strict'
 
 // `require('auth-shield/fastify')`: a Fastify 5 plugin with the same chain and answers as the
-// Express middleware. It adds an onRequest hook (unless `hook: false`) and always a
-// `fastify.authenticate` decorator for per-route use, and decorates `request.user`,
-// `request.tenantId` and `request.requestId`.
+// Express middleware (the decision is js/http.js's, shared by both). It adds an onRequest hook
+// (unless `hook: false`) and always a `fastify.authenticate` decorator for per-route use, and
+// decorates `request.user`, `request.tenantId`, `request.tenantSource` and `request.requestId`.
 //
 //   fastify.register(require('auth-shield/fastify'), { config: { accessSecret: process.env.JWT_SECRET } })
 
-const {
-  readOptions,
-  engineFor,
-  pathOf,
-  authorizationOf,
-  headerValue,
-  responseHeaders,
-  errorBody,
-  AuthShieldError,
-} = require('./js/http')
+const { AuthDecision, pathOf, AuthShieldError } = require('./js/http')
 const { typeError } = require('./js/errors')
 
 // Options Fastify itself reads from `register(plugin, opts)`.
@@ -31,34 +22,26 @@ async function authShieldPlugin(fastify, pluginOptions) {
   if (hook !== false && hook !== 'onRequest' && hook !== 'preHandler') {
     throw typeError("options.hook must be 'onRequest', 'preHandler' or false")
   }
-  const opts = readOptions(rest, PLUGIN_OPTIONS)
-  const engine = engineFor(config !== undefined ? config : authenticator, rest)
-  const refill = engine.authenticator.rateLimitRefill
+  const decision = new AuthDecision(config !== undefined ? config : authenticator, rest, PLUGIN_OPTIONS)
+  const { engine } = decision
+  const onError = decision.options.onError
 
-  fastify.decorateRequest('user', null)
-  fastify.decorateRequest('tenantId', null)
-  fastify.decorateRequest('requestId', null)
+  // undefined until a request passes: the same values the Express middleware leaves.
+  for (const name of ['user', 'tenantId', 'tenantSource', 'requestId']) fastify.decorateRequest(name, undefined)
   fastify.decorate('authShield', { engine: engine.name, authenticator: engine.authenticator, stats: engine.stats })
 
   async function authenticate(request, reply) {
-    if (opts.skip !== null && opts.skip(request, pathOf(request.url))) return
-    const authorization = authorizationOf(request, opts.getToken)
-    const headers = request.headers
-    const result = engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
-    request.requestId = result.requestId
-    for (const [name, value] of responseHeaders(result, authorization, refill, opts.realm)) reply.header(name, value)
-    if (result.authenticated) {
-      request.user = { userId: result.userId, email: result.email, role: result.role }
-      request.tenantId = result.tenantId
+    const d = decision.decide(request, pathOf(request.url))
+    if (d.action === 'skip') return
+    request.requestId = d.requestId
+    for (const [name, value] of d.headers) reply.header(name, value)
+    if (d.action === 'pass') {
+      Object.assign(request, d.identity)
       return
     }
-    if (!opts.credentialsRequired && result.errorCode === 'missing_authorization') {
-      reply.removeHeader('WWW-Authenticate')
-      return
-    }
-    if (opts.onError !== undefined) return opts.onError(new AuthShieldError(result), request, reply)
-    reply.code(result.errorStatus).type('application/json; charset=utf-8')
-    return reply.send(errorBody(result))
+    if (onError !== undefined) return onError(new AuthShieldError(d.result), request, reply)
+    reply.code(d.status).type('application/json; charset=utf-8')
+    return reply.send(d.body)
   }
 
   fastify.decorate('authenticate', authenticate)

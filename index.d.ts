@@ -6,6 +6,13 @@
 // generate their types from. They are declared here, in the header that
 // `napi build` prepends to index.d.ts (package.json `napi.dtsHeaderFile`).
 
+/**
+ * Where `AuthResult.tenantId` came from: the token's `tenant_id` claim, the `X-Tenant-ID`
+ * header, or the Host subdomain. A header or Host tenant is only what the client asked for:
+ * authorize it in the app (or use `enforceTenantMatch` with tokens that carry `tenant_id`).
+ */
+export type TenantSource = 'token' | 'header' | 'host'
+
 /** Secret bytes: a string (UTF-8) or a Buffer. At least 32 bytes unless `allowShortSecret`. */
 export type Secret = string | Buffer
 
@@ -228,6 +235,12 @@ export interface AuthResult {
   role?: string
   /** Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only). */
   tenantId?: string
+  /**
+   * Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'` (`X-Tenant-ID`)
+   * or `'host'` (the Host subdomain); `undefined` when no tenant was resolved or on failure.
+   * A header or Host tenant is what the client asked for: authorize it in the app.
+   */
+  tenantSource?: TenantSource
   /** A fresh UUID v4 for this request, failures included. */
   requestId: string
   /** Tokens left in the caller's bucket after this request (success and `rate_limited`). */

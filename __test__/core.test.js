@@ -6,10 +6,7 @@ const jwt = require('jsonwebtoken')
 const { Authenticator } = require('..')
 const { rawToken, SECRET, NOW } = require('./support/tokens')
 
-const KEYS = [
-  'authenticated', 'userId', 'email', 'role', 'tenantId', 'requestId',
-  'rateLimitRemaining', 'rateLimitLimit', 'retryAfterMs', 'error', 'errorCode', 'errorStatus',
-]
+const KEYS = require('../js/schema.json').result.map((field) => field.name)
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 const make = (extra = {}) => new Authenticator({ accessSecret: SECRET, clockTimestamp: NOW, ...extra })
@@ -30,7 +27,7 @@ test('a valid token yields the flat result with claims, tenant, rate limit and r
   const r = auth.authenticate(bearer({ sub: 'u1', email: 'a@b.c', role: 'admin', tenant_id: 'acme' }), null, null)
   assert.deepEqual(Object.keys(r), KEYS)
   assert.deepEqual({ ...r, requestId: 'x' }, {
-    authenticated: true, userId: 'u1', email: 'a@b.c', role: 'admin', tenantId: 'acme', requestId: 'x',
+    authenticated: true, userId: 'u1', email: 'a@b.c', role: 'admin', tenantId: 'acme', tenantSource: 'token', requestId: 'x',
     rateLimitRemaining: 4, rateLimitLimit: 5, retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: 200,
   })
   assert.match(r.requestId, UUID_V4)

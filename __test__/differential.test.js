@@ -290,6 +290,38 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   for (const [code, n] of checker.codes) assert.ok(n >= 10, `${code} reached only ${n} times`)
 })
 
+test('tenantSource names where the tenant came from, the same in both engines', () => {
+  const schemaFields = require('../js/schema.json').result.map((f) => f.name)
+  const plain = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
+  const enforcing = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, enforceTenantMatch: true, baseDomain: 'example.com' })
+  const withClaim = `Bearer ${token({ sub: 'u', exp: NOW + 60, tenant_id: 'acme' }, ACCESS)}`
+  const withoutClaim = `Bearer ${token({ sub: 'u', exp: NOW + 60 }, ACCESS)}`
+  const cases = [
+    // [pair, authorization, tenant header, host, tenantId, tenantSource, errorCode]
+    [plain, withClaim, 'globex', 'initech.example.com', 'acme', 'token'],
+    [plain, withoutClaim, 'globex', 'initech.example.com', 'globex', 'header'],
+    [plain, withoutClaim, undefined, 'Initech.example.com:8443', 'initech', 'host'],
+    [plain, withoutClaim, '', 'localhost:3000', undefined, undefined],
+    [plain, withoutClaim, null, null, undefined, undefined],
+    [enforcing, withClaim, 'ACME', undefined, 'acme', 'token'],
+    [enforcing, withClaim, undefined, 'acme.example.com', 'acme', 'token'],
+    [enforcing, withoutClaim, undefined, 'acme.example.com', 'acme', 'host'],
+    // Failures carry no tenant, wherever it would have come from.
+    [enforcing, withClaim, 'globex', undefined, undefined, undefined, 'tenant_mismatch'],
+    [plain, withoutClaim, 'bad:id', undefined, undefined, undefined, 'invalid_tenant'],
+    [plain, 'Bearer x.y.z', 'globex', undefined, undefined, undefined, 'malformed_token'],
+  ]
+  for (const [pair, authorization, header, host, tenantId, tenantSource, errorCode] of cases) {
+    const label = JSON.stringify([authorization === withClaim ? 'claim' : authorization, header, host])
+    for (const result of [pair.n.authenticate(authorization, header, host), pair.j.authenticate(authorization, header, host)]) {
+      assert.deepEqual(Object.keys(result), schemaFields, `${label}: fields in schema order`)
+      assert.equal(result.errorCode, errorCode, label)
+      assert.equal(result.tenantId, tenantId, label)
+      assert.equal(result.tenantSource, tenantSource, label)
+    }
+  }
+})
+
 test('rate-limit sequences agree, bucket by bucket', () => {
   const rng = random(7)
   let requests = 0

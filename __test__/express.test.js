@@ -21,7 +21,14 @@ const CONFIG = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 3, rat
 const bearer = (claims) => `Bearer ${token({ exp: NOW + 60, ...claims }, SECRET)}`
 
 function echo(req, res) {
-  res.json({ user: req.user ?? null, tenantId: req.tenantId ?? null, id: req.id ?? null })
+  res.json({
+    user: req.user ?? null,
+    tenantId: req.tenantId ?? null,
+    tenantSource: req.tenantSource ?? null,
+    id: req.id ?? null,
+    // What the route really sees: JSON cannot tell undefined from a missing key.
+    types: [typeof req.user, typeof req.tenantId, typeof req.tenantSource],
+  })
 }
 
 function buildApp(express, mismatches) {
@@ -72,6 +79,7 @@ for (const [name, express] of [
       assert.equal(r.status, 200)
       assert.deepEqual(r.json.user, { userId: 'ok-user', email: 'e@x', role: 'admin' })
       assert.equal(r.json.tenantId, 'acme')
+      assert.equal(r.json.tenantSource, 'host')
       assert.match(r.headers['x-request-id'], /^[0-9a-f-]{36}$/)
       assert.equal(r.json.id, r.headers['x-request-id'])
       assert.equal(r.headers['ratelimit-limit'], '3')
@@ -80,7 +88,14 @@ for (const [name, express] of [
       assert.equal(r.headers['www-authenticate'], undefined)
       const header = await get(url('/api/orders'), { authorization: bearer({ sub: 'ok-user-2', tenant_id: undefined }), 'x-tenant-id': 'globex' })
       assert.equal(header.json.tenantId, 'globex')
+      assert.equal(header.json.tenantSource, 'header')
       assert.deepEqual(header.json.user, { userId: 'ok-user-2' })
+      const claim = await get(url('/api/orders'), { authorization: bearer({ sub: 'ok-user-3', tenant_id: 'initech' }), 'x-tenant-id': 'globex' })
+      assert.equal(claim.json.tenantId, 'initech')
+      assert.equal(claim.json.tenantSource, 'token')
+      const none = await get(url('/api/orders'), { authorization: bearer({ sub: 'ok-user-4' }), host: 'localhost' })
+      assert.equal(none.status, 200)
+      assert.deepEqual(none.json.types, ['object', 'undefined', 'undefined'])
     })
 
     it('answers a missing token with 401, a bare Bearer challenge and a request id', async () => {
@@ -138,7 +153,8 @@ for (const [name, express] of [
     it('lets anonymous requests through with credentialsRequired: false, but not bad tokens', async () => {
       const anonymous = await get(url('/optional/x'))
       assert.equal(anonymous.status, 200)
-      assert.equal(anonymous.json.user, null)
+      // The settled anonymous value, the same in the Fastify plugin: undefined, as in an AuthResult.
+      assert.deepEqual(anonymous.json.types, ['undefined', 'undefined', 'undefined'])
       assert.equal(anonymous.headers['www-authenticate'], undefined)
       assert.match(anonymous.headers['x-request-id'], /^[0-9a-f-]{36}$/)
       const known = await get(url('/optional/x'), { authorization: bearer({ sub: 'opt-user' }) })
@@ -236,6 +252,67 @@ for (const [name, express] of [
     })
   })
 }
+
+test('the Express adapter on the native engine never loads the JS engine', () => {
+  const script = `
+    const authShield = require(${JSON.stringify(path.join(__dirname, '..', 'express.js'))})
+    const mw = authShield({ accessSecret: ${JSON.stringify(SECRET)} })
+    const jsDir = ${JSON.stringify(path.join(__dirname, '..', 'js') + path.sep)}
+    const loaded = Object.keys(require.cache).filter((f) => f.startsWith(jsDir)).map((f) => f.slice(jsDir.length))
+    console.log(JSON.stringify({ engine: mw.engine, loaded }))`
+  const child = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, USE_RUST_AUTH: '' }, encoding: 'utf8' })
+  assert.equal(child.status, 0, child.stderr)
+  const { engine, loaded } = JSON.parse(child.stdout)
+  assert.equal(engine, 'native')
+  assert.ok(loaded.includes('engine.js'), loaded.join())
+  for (const file of ['authenticator.js', 'jwt.js', 'json-reader.js', 'jwt-json.js', 'config.js', 'sign.js', 'rate-limit.js']) {
+    assert.ok(!loaded.includes(file), `${file} was loaded: ${loaded.join()}`)
+  }
+})
+
+test('an engine asked for explicitly must match a passed Authenticator', () => {
+  const saved = process.env.USE_RUST_AUTH
+  try {
+    delete process.env.USE_RUST_AUTH
+    const conflict = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }
+    assert.throws(() => authShield(new native.Authenticator(CONFIG), { engine: 'js' }), {
+      ...conflict,
+      message: /options\.engine 'js' asks for the js engine, but a native Authenticator was passed: pass the config object instead/,
+    })
+    assert.throws(() => authShield(new js.Authenticator(CONFIG), { engine: 'native' }), { ...conflict, message: /but a js Authenticator/ })
+    assert.equal(authShield(new js.Authenticator(CONFIG), { engine: 'js' }).engine, 'js')
+    assert.equal(authShield(new native.Authenticator(CONFIG), { engine: 'native' }).engine, 'native')
+    process.env.USE_RUST_AUTH = 'false'
+    assert.throws(() => authShield(new native.Authenticator(CONFIG)), { ...conflict, message: /^USE_RUST_AUTH=false asks for the js engine, but a native Authenticator/ })
+    assert.equal(authShield(new js.Authenticator(CONFIG)).engine, 'js')
+    // The option decides over the variable, for instances as for configs.
+    assert.equal(authShield(new native.Authenticator(CONFIG), { engine: 'native' }).engine, 'native')
+    process.env.USE_RUST_AUTH = 'TRUE'
+    assert.throws(() => authShield(new js.Authenticator(CONFIG)), { ...conflict, message: /^USE_RUST_AUTH=TRUE asks for the native engine, but a js Authenticator/ })
+  } finally {
+    if (saved === undefined) delete process.env.USE_RUST_AUTH
+    else process.env.USE_RUST_AUTH = saved
+  }
+})
+
+test('an unknown USE_RUST_AUTH value is a TypeError naming the accepted values', () => {
+  const saved = process.env.USE_RUST_AUTH
+  try {
+    for (const value of ['nope', 'rust', 'native', '2']) {
+      process.env.USE_RUST_AUTH = value
+      const message = `USE_RUST_AUTH must be one of true, 1, yes, on, false, 0, no, off (any case) or unset, got ${JSON.stringify(value)}`
+      assert.throws(() => authShield(CONFIG), { name: 'TypeError', message }, value)
+      assert.throws(() => authShield(CONFIG, { engine: 'js' }), { name: 'TypeError', message }, value)
+    }
+    for (const [value, engine] of [['', 'native'], [' off ', 'js'], ['No', 'js'], ['1', 'native'], ['0', 'js'], ['yes', 'native']]) {
+      process.env.USE_RUST_AUTH = value
+      assert.equal(authShield(CONFIG).engine, engine, JSON.stringify(value))
+    }
+  } finally {
+    if (saved === undefined) delete process.env.USE_RUST_AUTH
+    else process.env.USE_RUST_AUTH = saved
+  }
+})
 
 test('USE_RUST_AUTH=false selects the JS engine; the option wins over the variable', () => {
   const saved = process.env.USE_RUST_AUTH

@@ -1,7 +1,7 @@
 'use strict'
 
 // A real Fastify 5 app on loopback: the plugin's onRequest hook, the fastify.authenticate
-// decorator for per-route use, request.user / request.tenantId, failures, optional auth,
+// decorator for per-route use, request.user / tenantId / tenantSource, failures, optional auth,
 // the engine switch and shadow statistics.
 
 const { describe, it, before, after } = require('node:test')
@@ -15,7 +15,14 @@ const NOW = 1_700_000_000
 const SECRET = 'fastify-test-secret-0123456789abcdef'
 const CONFIG = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 2, rateLimitRefill: 0.001 }
 const bearer = (claims) => `Bearer ${token({ exp: NOW + 60, ...claims }, SECRET)}`
-const echo = async (request) => ({ user: request.user, tenantId: request.tenantId ?? null, requestId: request.requestId })
+const echo = async (request) => ({
+  user: request.user,
+  tenantId: request.tenantId ?? null,
+  tenantSource: request.tenantSource ?? null,
+  requestId: request.requestId,
+  // What the route really sees: JSON cannot tell undefined from a missing key.
+  types: [typeof request.user, typeof request.tenantId, typeof request.tenantSource, typeof request.requestId],
+})
 
 async function start(register) {
   const app = Fastify()
@@ -57,12 +64,18 @@ describe('Fastify 5 plugin', () => {
     assert.equal(r.status, 200)
     assert.deepEqual(r.json.user, { userId: 'f1', email: 'e@x' })
     assert.equal(r.json.tenantId, 'acme')
+    assert.equal(r.json.tenantSource, 'token')
     assert.equal(r.json.requestId, r.headers['x-request-id'])
     assert.equal(r.headers['ratelimit-limit'], '2')
     assert.equal(r.headers['ratelimit-remaining'], '1')
     const child = await get(`${hooked.base}/child/me`, { authorization: bearer({ sub: 'f2' }), host: 'globex.example.com' })
     assert.equal(child.status, 200)
     assert.equal(child.json.tenantId, 'globex')
+    assert.equal(child.json.tenantSource, 'host')
+    const header = await get(`${hooked.base}/me`, { authorization: bearer({ sub: 'f2' }), 'x-tenant-id': 'initech' })
+    assert.deepEqual([header.json.tenantId, header.json.tenantSource], ['initech', 'header'])
+    const none = await get(`${hooked.base}/me`, { authorization: bearer({ sub: 'f2b' }), host: 'localhost' })
+    assert.deepEqual(none.json.types, ['object', 'undefined', 'undefined', 'string'])
     assert.equal((await get(`${hooked.base}/health`)).status, 200)
   })
 
@@ -99,7 +112,7 @@ describe('Fastify 5 plugin', () => {
     assert.equal(routed.app.authShield.engine, 'js')
     const open = await get(`${routed.base}/open`)
     assert.equal(open.status, 200)
-    assert.equal(open.json.user, null)
+    assert.deepEqual(open.json, {})
     const denied = await get(`${routed.base}/private`)
     assert.equal(denied.status, 401)
     assert.equal(denied.headers['www-authenticate'], 'Bearer realm="api"')
@@ -111,11 +124,44 @@ describe('Fastify 5 plugin', () => {
   it('lets anonymous requests through with credentialsRequired: false and hands errors to onError', async () => {
     const anonymous = await get(`${optional.base}/maybe`)
     assert.equal(anonymous.status, 200)
-    assert.equal(anonymous.json.user, null)
+    // The settled anonymous value, the same in the Express middleware: undefined, as in an AuthResult.
+    assert.deepEqual(anonymous.json.types, ['undefined', 'undefined', 'undefined', 'string'])
+    assert.equal(anonymous.json.requestId, anonymous.headers['x-request-id'])
+    assert.equal(anonymous.headers['www-authenticate'], undefined)
     const bad = await get(`${optional.base}/maybe`, { authorization: 'Bearer a.b.c' })
     assert.equal(bad.status, 401)
     assert.deepEqual(bad.json, { oops: 'malformed_token' })
     assert.equal(bad.headers['www-authenticate'], 'Bearer error="invalid_token", error_description="Malformed token"')
+  })
+
+  it('the plugin on the native engine never loads the JS engine', () => {
+    const { spawnSync } = require('node:child_process')
+    const path = require('node:path')
+    const script = `
+      const Fastify = require('fastify')
+      const app = Fastify()
+      app.register(require(${JSON.stringify(path.join(__dirname, '..', 'fastify.js'))}), { config: { accessSecret: ${JSON.stringify(SECRET)} } })
+      app.ready().then(() => {
+        const jsDir = ${JSON.stringify(path.join(__dirname, '..', 'js') + path.sep)}
+        const loaded = Object.keys(require.cache).filter((f) => f.startsWith(jsDir)).map((f) => f.slice(jsDir.length))
+        console.log(JSON.stringify({ engine: app.authShield.engine, loaded }))
+      })`
+    const child = spawnSync(process.execPath, ['-e', script], { cwd: __dirname, env: { ...process.env, USE_RUST_AUTH: '' }, encoding: 'utf8' })
+    assert.equal(child.status, 0, child.stderr)
+    const { engine, loaded } = JSON.parse(child.stdout)
+    assert.equal(engine, 'native')
+    assert.ok(loaded.includes('http.js'), loaded.join())
+    for (const file of ['authenticator.js', 'jwt.js', 'json-reader.js', 'jwt-json.js', 'config.js', 'sign.js', 'rate-limit.js']) {
+      assert.ok(!loaded.includes(file), `${file} was loaded: ${loaded.join()}`)
+    }
+  })
+
+  it('refuses an explicit engine that differs from the passed authenticator', async () => {
+    const { Authenticator } = require('../js')
+    const app = Fastify()
+    app.register(authShield, { authenticator: new Authenticator(CONFIG), engine: 'native' })
+    await assert.rejects(app.ready(), { name: 'TypeError', message: /options\.engine 'native' asks for the native engine, but a js Authenticator/ })
+    await app.close()
   })
 
   it('refuses to register without exactly one of config and authenticator', async () => {

@@ -9,6 +9,7 @@ const js = require('../js')
 const native = require('..')
 const { RateLimiter } = require('../js/rate-limit')
 const { rustNumber } = require('../js/errors')
+const SCHEMA = require('../js/schema.json')
 const { rawToken, token, HS256 } = require('./support/tokens')
 
 const SECRET = 'js-engine-test-secret-0123456789abcdef'
@@ -106,23 +107,51 @@ test('writes numbers in messages the way Rust formats an f64', () => {
   assert.equal(rustNumber(1.25), '1.25')
 })
 
-test('returns the twelve AuthResult keys in order, success and failure', () => {
+test('returns every AuthResult field of js/schema.json, in its order, success and failure', () => {
   const auth = new js.Authenticator({ ...base, rateLimitMax: 5 })
-  const keys = ['authenticated', 'userId', 'email', 'role', 'tenantId', 'requestId', 'rateLimitRemaining', 'rateLimitLimit', 'retryAfterMs', 'error', 'errorCode', 'errorStatus']
+  const keys = SCHEMA.result.map((f) => f.name)
   const ok = auth.authenticate(bearer({ sub: 'u1', email: 'e@x', role: 'admin', exp: NOW + 60 }), 'acme')
   assert.deepEqual(Object.keys(ok), keys)
   assert.match(ok.requestId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   assert.deepEqual({ ...ok, requestId: 'x' }, {
-    authenticated: true, userId: 'u1', email: 'e@x', role: 'admin', tenantId: 'acme', requestId: 'x',
+    authenticated: true, userId: 'u1', email: 'e@x', role: 'admin', tenantId: 'acme', tenantSource: 'header', requestId: 'x',
     rateLimitRemaining: 4, rateLimitLimit: 5, retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: 200,
   })
   const bad = auth.authenticate(undefined)
   assert.deepEqual(Object.keys(bad), keys)
   assert.deepEqual({ ...bad, requestId: 'x' }, {
-    authenticated: false, userId: undefined, email: undefined, role: undefined, tenantId: undefined, requestId: 'x',
-    rateLimitRemaining: undefined, rateLimitLimit: 5, retryAfterMs: 0,
+    authenticated: false, userId: undefined, email: undefined, role: undefined, tenantId: undefined, tenantSource: undefined,
+    requestId: 'x', rateLimitRemaining: undefined, rateLimitLimit: 5, retryAfterMs: 0,
     error: 'No Authorization header provided', errorCode: 'missing_authorization', errorStatus: 401,
   })
+  // The values the schema fixes per outcome.
+  for (const field of SCHEMA.result) {
+    const fixed = (v) => (v === 'undefined' ? undefined : v)
+    if ('onSuccess' in field) assert.equal(ok[field.name], fixed(field.onSuccess), field.name)
+    if ('onFailure' in field) assert.equal(bad[field.name], fixed(field.onFailure), field.name)
+  }
+})
+
+test('takes option names, defaults and bounds from js/schema.json', () => {
+  const auth = new js.Authenticator({ accessSecret: SECRET })
+  for (const name of ['rateLimitMax', 'rateLimitRefill', 'accessTtlSec', 'refreshTtlSec']) {
+    assert.equal(auth[name], SCHEMA.options.find((o) => o.name === name).default, name)
+  }
+  for (const option of SCHEMA.options) {
+    // Every option is known: null takes its default, never "not a known option".
+    assert.doesNotThrow(() => new js.Authenticator({ accessSecret: SECRET, [option.name]: option.required ? SECRET : null }), option.name)
+    if (option.kind !== 'number' && option.kind !== 'integer') continue
+    const message = (v) => `config.${option.name} must be a finite number from ${rustNumber(option.min)} to ${rustNumber(option.max)}, got ${rustNumber(v)}`
+    for (const v of [option.max * 2 + 1, option.min - 1]) {
+      assert.deepEqual(thrown(() => new js.Authenticator({ accessSecret: SECRET, [option.name]: v })), { type: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: message(v) })
+    }
+    assert.doesNotThrow(() => new js.Authenticator({ accessSecret: SECRET, [option.name]: option.max }), option.name)
+    if (option.exclusiveMin) {
+      assert.equal(thrown(() => new js.Authenticator({ accessSecret: SECRET, [option.name]: option.min })).type, 'RangeError')
+    } else {
+      assert.doesNotThrow(() => new js.Authenticator({ accessSecret: SECRET, [option.name]: option.min }), option.name)
+    }
+  }
 })
 
 test('extracts bearer tokens strictly', () => {
@@ -205,6 +234,19 @@ test('resolves tenants: claim, then header, then subdomain', () => {
   assert.equal(strictTenant('acme', 'globex', undefined), 'tenant_mismatch')
   assert.equal(strictTenant('acme', undefined, 'globex.other.com'), 'acme')
   assert.equal(strictTenant('acme', 'bad:id', undefined), 'invalid_tenant')
+})
+
+test('tells where the tenant came from: token, header or host', () => {
+  const auth = new js.Authenticator({ ...base, rateLimitMax: 0 })
+  const source = (claim, header, host) => {
+    const r = auth.authenticate(bearer({ sub: 'u', exp: NOW + 9, ...(claim === undefined ? {} : { tenant_id: claim }) }), header, host)
+    return [r.tenantId, r.tenantSource]
+  }
+  assert.deepEqual(source('c', 'h', 's.example.com'), ['c', 'token'])
+  assert.deepEqual(source(undefined, 'h', 's.example.com'), ['h', 'header'])
+  assert.deepEqual(source(undefined, undefined, 'S.example.com'), ['s', 'host'])
+  assert.deepEqual(source(undefined, undefined, 'localhost'), [undefined, undefined])
+  assert.deepEqual(source('', '', 'www.example.com'), [undefined, undefined])
 })
 
 test('rate-limits per user and tenant with Retry-After data', () => {
@@ -294,4 +336,21 @@ test('reads deeply nested unknown claims without overflowing the stack', () => {
   assert.equal(auth.authenticate(`Bearer ${rawToken(HS256, deep, SECRET)}`).authenticated, true)
   const unclosed = `{"sub":"u","exp":${NOW + 9},"x":${'['.repeat(300000)}}`
   assert.equal(auth.authenticate(`Bearer ${rawToken(HS256, unclosed, SECRET)}`).errorCode, 'malformed_token')
+})
+
+test('HS256 MACs equal node:crypto createHmac for every key and message length that matters', () => {
+  const { createHmac, randomBytes } = require('node:crypto')
+  const { Hs256Key } = require('../js/hs256')
+  // Keys around the 64-byte block (longer ones are hashed first, RFC 2104 §2); messages around
+  // the padding edges and past the prepared buffer (8192 bytes), where createHmac takes over.
+  for (const keyLength of [1, 31, 32, 63, 64, 65, 200]) {
+    const secret = randomBytes(keyLength)
+    const key = new Hs256Key(secret)
+    for (const length of [0, 1, 55, 56, 64, 119, 120, 8191, 8192, 8193, 20000]) {
+      const message = 'a.b-_'.repeat(Math.ceil(length / 5)).slice(0, length)
+      assert.deepEqual(key.mac(message), createHmac('sha256', secret).update(message).digest(), `key ${keyLength}, message ${length}`)
+      // The same key again: nothing of the previous message may leak into the next MAC.
+      assert.deepEqual(key.mac('x'), createHmac('sha256', secret).update('x').digest())
+    }
+  }
 })

@@ -2,8 +2,9 @@
 
 // Property tests with fast-check (shrinking to a minimal counterexample on failure): valid
 // tokens authenticate, single-byte mutations never do, sign/verify round-trips across engines,
-// and the native and pure-JS engines agree field for field on arbitrary claims, headers and
-// hosts. Time is fixed with clockTimestamp; seeds are fixed so a failure replays.
+// the native and pure-JS engines agree field for field on arbitrary claims, headers and hosts,
+// and tenantSource names the input the tenant came from. Time is fixed with clockTimestamp;
+// seeds are fixed so a failure replays.
 
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
@@ -181,6 +182,27 @@ test('native and JS engines agree on arbitrary claims, tenant headers and hosts'
       }
     }),
     { ...RUNS, numRuns: 1500 },
+  )
+})
+
+test('tenantSource says which input named the tenant, in both engines', () => {
+  fc.assert(
+    fc.property(fc.nat(CONFIGS.length - 1), anyClaims, tenantHeader, host, (c, claims, tenant, hostHeader) => {
+      for (const auth of pair(CONFIGS[c])) {
+        const r = auth.authenticate(`Bearer ${token(claims, SECRET)}`, tenant, hostHeader)
+        if (!r.authenticated) {
+          assert.equal(r.tenantSource, undefined)
+          continue
+        }
+        // The claim wins whenever the token has one; the header only when it has none.
+        const claim = typeof claims.tenant_id === 'string' && claims.tenant_id !== ''
+        const expected = claim ? 'token' : tenant ? 'header' : r.tenantId === undefined ? undefined : 'host'
+        assert.equal(r.tenantSource, expected, JSON.stringify({ claims, tenant, hostHeader, r }))
+        if (expected === 'token') assert.equal(r.tenantId, claims.tenant_id)
+        if (expected === 'header') assert.equal(r.tenantId, tenant)
+      }
+    }),
+    RUNS,
   )
 })
 

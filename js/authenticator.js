@@ -1,18 +1,20 @@
 'use strict'
 
 // The pure-JS Authenticator: the same six steps, config, methods and AuthResult as the native
-// class (src/authenticator.rs, src/binding/*.rs), on jsonwebtoken, crypto.randomUUID() and a
+// class (src/authenticator.rs, src/binding/*.rs), on node:crypto (HMAC-SHA256, randomUUID) and a
 // Map token bucket. The fallback without a binary, the benchmark baseline, and shadow mode's
 // other side.
 
-const { createSecretKey, randomUUID } = require('node:crypto')
+const { randomUUID } = require('node:crypto')
 const { readSettings } = require('./config')
 const { extractBearer } = require('./bearer')
 const { ClaimRules } = require('./jwt')
+const { Hs256Key } = require('./hs256')
 const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
 const { RateLimiter } = require('./rate-limit')
 const { TABLE, Failure, typeError, genericFailure } = require('./errors')
+const { resultTemplates } = require('./schema')
 
 // Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
 // hosts ~260. The native binding reads no more than this of each argument, and so do we.
@@ -24,9 +26,8 @@ const HOST_CAP = 1024
 class Core {
   constructor(settings) {
     this.settings = settings
-    // Key objects built once: jsonwebtoken would otherwise re-derive one from the secret per call.
-    this.accessKey = createSecretKey(settings.accessSecret)
-    this.refreshKey = settings.refreshSecret ? createSecretKey(settings.refreshSecret) : null
+    this.accessKey = new Hs256Key(settings.accessSecret)
+    this.refreshKey = settings.refreshSecret ? new Hs256Key(settings.refreshSecret) : null
     this.accessRules = new ClaimRules(settings, 'access')
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
@@ -51,20 +52,17 @@ class Core {
     const limit = this.limiter === null ? undefined : this.settings.rateLimitMax
     const outcome = this.runChain(a, t, h)
     if (outcome instanceof Failure) return failureResult(outcome, requestId, limit)
-    return {
-      authenticated: true,
-      userId: outcome.userId,
-      email: outcome.email,
-      role: outcome.role,
-      tenantId: outcome.tenantId,
-      requestId,
-      rateLimitRemaining: outcome.remaining,
-      rateLimitLimit: limit,
-      retryAfterMs: 0,
-      error: undefined,
-      errorCode: undefined,
-      errorStatus: 200,
-    }
+    const result = { ...SUCCESS }
+    result.userId = outcome.userId
+    result.email = outcome.email
+    result.role = outcome.role
+    result.tenantId = outcome.tenant.id
+    result.tenantSource = outcome.tenant.source
+    result.requestId = requestId
+    result.rateLimitRemaining = outcome.remaining
+    result.rateLimitLimit = limit
+    result.retryAfterMs = 0
+    return result
   }
 
   runChain(authorization, tenantHeader, host) {
@@ -72,16 +70,16 @@ class Core {
     if (token instanceof Failure) return token
     const claims = this.accessRules.verify(token, this.accessKey, this.now())
     if (claims instanceof Failure) return claims
-    const tenantId = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
-    if (tenantId instanceof Failure) return tenantId
+    const tenant = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
+    if (tenant instanceof Failure) return tenant
     const userId = claims.sub === undefined ? '' : claims.sub
     let remaining
     if (this.limiter !== null) {
-      const decision = this.limiter.take(`${userId}:${tenantId === undefined ? '' : tenantId}`)
+      const decision = this.limiter.take(`${userId}:${tenant.id === undefined ? '' : tenant.id}`)
       if (!decision.allowed) return new Failure('rate_limited', decision.retryAfterMs)
       remaining = decision.remaining
     }
-    return { userId, email: claims.email, role: claims.role, tenantId, remaining }
+    return { userId, email: claims.email, role: claims.role, tenant, remaining }
   }
 
   verify(token, kind) {
@@ -129,23 +127,20 @@ const VERIFICATION_FIELDS = [
   ['jti', 'jti'],
 ]
 
+// Every AuthResult starts as a copy of one of these: all fields, in js/schema.json's order.
+const { success: SUCCESS, failure: FAILURE } = resultTemplates()
+
 function failureResult(failure, requestId, limit) {
   const { status, message } = TABLE[failure.code]
-  const limited = failure.code === 'rate_limited'
-  return {
-    authenticated: false,
-    userId: undefined,
-    email: undefined,
-    role: undefined,
-    tenantId: undefined,
-    requestId,
-    rateLimitRemaining: limited ? 0 : undefined,
-    rateLimitLimit: limit,
-    retryAfterMs: failure.retryAfterMs,
-    error: message,
-    errorCode: failure.code,
-    errorStatus: status,
-  }
+  const result = { ...FAILURE }
+  result.requestId = requestId
+  result.rateLimitRemaining = failure.code === 'rate_limited' ? 0 : undefined
+  result.rateLimitLimit = limit
+  result.retryAfterMs = failure.retryAfterMs
+  result.error = message
+  result.errorCode = failure.code
+  result.errorStatus = status
+  return result
 }
 
 /**
@@ -206,6 +201,11 @@ class Authenticator {
 
   get refreshTtlSec() {
     return this.#core.settings.refreshTtlSec
+  }
+
+  /** Tells the middleware (js/engine.js) this is the JS engine, without it loading this module. */
+  get [Symbol.for('auth-shield.js-engine')]() {
+    return true
   }
 
   get rateLimitBuckets() {

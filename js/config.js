@@ -1,57 +1,40 @@
 'use strict'
 
-// Reads an authenticator config into validated settings, with the same checks, order, error
-// classes and messages as the native binding (src/binding/config.rs): a config that one engine
-// refuses, the other refuses the same way.
+// Reads an authenticator config into validated settings. The options, their kinds, defaults and
+// bounds come from js/schema.json; the checks, their order, error classes and messages are the
+// native binding's (src/binding/config.rs): a config that one engine refuses, the other
+// refuses the same way.
 
+const { OPTIONS, OPTION_BY_NAME } = require('./schema')
 const { typeError, rangeError, rustNumber, rustDebugString } = require('./errors')
 
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 const MIN_SECRET_BYTES = 32
 // Upper bound for maxTokenBytes, so one request can never make us decode megabytes.
-const MAX_TOKEN_BYTES_CAP = 1024 * 1024
+const MAX_TOKEN_BYTES_CAP = OPTION_BY_NAME.get('maxTokenBytes').max
 
-const KNOWN_FIELDS = new Set([
-  'accessSecret',
-  'refreshSecret',
-  'issuer',
-  'audience',
-  'clockToleranceSec',
-  'rateLimitMax',
-  'rateLimitRefill',
-  'rateLimitMaxKeys',
-  'enforceTenantMatch',
-  'baseDomain',
-  'accessTtlSec',
-  'refreshTtlSec',
-  'maxTokenBytes',
-  'requireTokenType',
-  'requireExpiration',
-  'requireSubject',
-  'clockTimestamp',
-  'allowShortSecret',
-])
+// What the value of an option with an exclusive lower bound counts, in the native message.
+const UNITS = { rateLimitRefill: 'tokens per second' }
 
-function defaultSettings() {
-  return {
-    accessSecret: null,
-    refreshSecret: null,
-    issuers: [],
-    audiences: [],
-    clockToleranceSec: 0,
-    rateLimitMax: 100,
-    rateLimitRefill: 10,
-    rateLimitMaxKeys: 100000,
-    enforceTenantMatch: false,
-    baseDomain: null,
-    accessTtlSec: 900,
-    refreshTtlSec: 604800,
-    maxTokenBytes: 8192,
-    requireTokenType: false,
-    requireExpiration: true,
-    requireSubject: true,
-    clockTimestamp: null,
-  }
+// The secrets are read after allowShortSecret, which decides how long they must be; every other
+// option in schema order.
+const READ_ORDER = [OPTION_BY_NAME.get('allowShortSecret'), ...OPTIONS.filter((o) => o.name !== 'allowShortSecret')]
+
+/**
+ * The settings key of an option: its name, except that a string-list option (`issuer`,
+ * `audience`) becomes the plural list (`issuers`, `audiences`), never absent.
+ */
+function settingName(option) {
+  return option.kind === 'stringList' ? `${option.name}s` : option.name
+}
+
+const READERS = {
+  secret: (v, name, settings) => readSecret(v, name, settings.allowShortSecret),
+  stringList: readStringList,
+  number: readNumber,
+  integer: readInteger,
+  boolean: readBool,
+  domain: readBaseDomain,
 }
 
 function readSettings(config) {
@@ -61,44 +44,26 @@ function readSettings(config) {
   // A misspelt option (say `acessSecret`) must not silently fall back to a default.
   // `for...in` sees inherited enumerable keys too, as napi_get_property_names does.
   for (const name in config) {
-    if (!KNOWN_FIELDS.has(name)) throw typeError(`config.${name} is not a known option`)
+    if (!OPTION_BY_NAME.has(name)) throw typeError(`config.${name} is not a known option`)
   }
-  const field = (name) => {
+  const settings = {}
+  for (const option of READ_ORDER) {
+    const { name } = option
     const value = config[name]
-    return value === undefined || value === null ? undefined : value
+    const read = value === undefined || value === null ? undefined : READERS[option.kind](value, option, settings)
+    // Only the access secret is required.
+    if (read === undefined && option.required) throw typeError(`config.${name} is required (a string or Buffer)`)
+    settings[settingName(option)] = read === undefined ? defaultOf(option) : read
   }
-
-  const s = defaultSettings()
-  const allowShort = readBool(field('allowShortSecret'), 'allowShortSecret') ?? false
-  s.accessSecret = readSecret(field('accessSecret'), 'accessSecret', allowShort)
-  if (s.accessSecret === undefined) {
-    throw typeError('config.accessSecret is required (a string or Buffer)')
-  }
-  s.refreshSecret = readSecret(field('refreshSecret'), 'refreshSecret', allowShort) ?? null
-  s.issuers = readStringList(field('issuer'), 'issuer')
-  s.audiences = readStringList(field('audience'), 'audience')
-  s.clockToleranceSec = readNumber(field('clockToleranceSec'), 'clockToleranceSec', 0, 86400) ?? s.clockToleranceSec
-  s.rateLimitMax = readInteger(field('rateLimitMax'), 'rateLimitMax', 0, 1e9) ?? s.rateLimitMax
-  const refill = readNumber(field('rateLimitRefill'), 'rateLimitRefill', 0, 1e9)
-  if (refill === 0) {
-    throw rangeError('config.rateLimitRefill must be greater than 0 (tokens per second)')
-  }
-  s.rateLimitRefill = refill ?? s.rateLimitRefill
-  s.rateLimitMaxKeys = readInteger(field('rateLimitMaxKeys'), 'rateLimitMaxKeys', 1, 1e8) ?? s.rateLimitMaxKeys
-  s.enforceTenantMatch = readBool(field('enforceTenantMatch'), 'enforceTenantMatch') ?? s.enforceTenantMatch
-  s.baseDomain = readBaseDomain(field('baseDomain'))
-  s.accessTtlSec = readNumber(field('accessTtlSec'), 'accessTtlSec', 1, 3.2e9) ?? s.accessTtlSec
-  s.refreshTtlSec = readNumber(field('refreshTtlSec'), 'refreshTtlSec', 1, 3.2e9) ?? s.refreshTtlSec
-  s.maxTokenBytes = readInteger(field('maxTokenBytes'), 'maxTokenBytes', 64, MAX_TOKEN_BYTES_CAP) ?? s.maxTokenBytes
-  for (const name of ['requireTokenType', 'requireExpiration', 'requireSubject']) {
-    s[name] = readBool(field(name), name) ?? s[name]
-  }
-  s.clockTimestamp = readNumber(field('clockTimestamp'), 'clockTimestamp', 0, 1e13) ?? null
-  return s
+  return settings
 }
 
-function readSecret(v, name, allowShort) {
-  if (v === undefined) return undefined
+function defaultOf(option) {
+  if (option.kind === 'stringList') return []
+  return option.default === undefined ? null : option.default
+}
+
+function readSecret(v, { name }, allowShort) {
   let bytes
   if (typeof v === 'string') bytes = Buffer.from(v, 'utf8')
   // Any ArrayBuffer view counts, as napi_is_buffer accepts; copied so later writes cannot change the key.
@@ -113,8 +78,7 @@ function readSecret(v, name, allowShort) {
   return bytes
 }
 
-function readStringList(v, name) {
-  if (v === undefined) return []
+function readStringList(v, { name }) {
   const wrongType = () => typeError(`config.${name} must be a string or an array of strings`)
   let list
   if (typeof v === 'string') list = [v]
@@ -129,37 +93,37 @@ function readStringList(v, name) {
   return list
 }
 
-function readBool(v, name) {
-  if (v === undefined) return undefined
+function readBool(v, { name }) {
   if (typeof v !== 'boolean') throw typeError(`config.${name} must be a boolean`)
   return v
 }
 
-function readNumber(v, name, min, max) {
-  if (v === undefined) return undefined
+function readNumber(v, { name, min, max, exclusiveMin }) {
   if (typeof v !== 'number') throw typeError(`config.${name} must be a number`)
   if (!Number.isFinite(v) || v < min || v > max) {
     throw rangeError(
       `config.${name} must be a finite number from ${rustNumber(min)} to ${rustNumber(max)}, got ${rustNumber(v)}`,
     )
   }
+  if (exclusiveMin && v === min) {
+    throw rangeError(`config.${name} must be greater than ${rustNumber(min)} (${UNITS[name]})`)
+  }
   return v
 }
 
-function readInteger(v, name, min, max) {
-  const n = readNumber(v, name, min, max)
-  if (n !== undefined && !Number.isInteger(n)) throw rangeError(`config.${name} must be an integer`)
+function readInteger(v, option) {
+  const n = readNumber(v, option)
+  if (!Number.isInteger(n)) throw rangeError(`config.${option.name} must be an integer`)
   return n
 }
 
 const DOMAIN_LABEL = /^[A-Za-z0-9-]{1,63}$/
 
-function readBaseDomain(v) {
-  if (v === undefined) return null
-  if (typeof v !== 'string') throw typeError('config.baseDomain must be a string')
+function readBaseDomain(v, { name }) {
+  if (typeof v !== 'string') throw typeError(`config.${name} must be a string`)
   const domain = asciiLower(v.replace(/\.+$/, ''))
   if (domain.length > 253 || !domain.split('.').every((label) => DOMAIN_LABEL.test(label))) {
-    throw rangeError(`config.baseDomain is not a valid domain name: ${rustDebugString(domain)}`)
+    throw rangeError(`config.${name} is not a valid domain name: ${rustDebugString(domain)}`)
   }
   return domain
 }
@@ -170,18 +134,15 @@ function asciiLower(s) {
 }
 
 /** A key equal for equal settings, so one-shot calls with the same config share state. */
-function fingerprint(s) {
-  const num = (n) => (n === null ? 'none' : Object.is(n, -0) ? '-0' : String(n))
-  return JSON.stringify([
-    s.accessSecret.toString('hex'),
-    s.refreshSecret ? s.refreshSecret.toString('hex') : null,
-    s.issuers,
-    s.audiences,
-    s.baseDomain,
-    [s.clockToleranceSec, s.rateLimitMax, s.rateLimitRefill, s.rateLimitMaxKeys].map(num),
-    [s.accessTtlSec, s.refreshTtlSec, s.maxTokenBytes, s.clockTimestamp].map(num),
-    [s.enforceTenantMatch, s.requireTokenType, s.requireExpiration, s.requireSubject],
-  ])
+function fingerprint(settings) {
+  return JSON.stringify(OPTIONS.map((option) => fingerprintOf(settings[settingName(option)])))
+}
+
+function fingerprintOf(value) {
+  if (Buffer.isBuffer(value)) return value.toString('hex')
+  // -0 and 0 are different settings to a strict comparison; JSON would write both as 0.
+  if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value)
+  return value
 }
 
 module.exports = { readSettings, fingerprint, asciiLower, MIN_SECRET_BYTES, MAX_TOKEN_BYTES_CAP }

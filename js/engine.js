@@ -3,26 +3,26 @@
 // Picks the engine behind the middleware and runs shadow mode.
 //
 // Native unless USE_RUST_AUTH=false (or the option engine: 'js'); when the native binary cannot
-// be loaded, one clear warning and the JS engine, never a crashed app. With shadow: true every
+// be loaded, one clear warning and the JS engine, never a crashed app. An Authenticator passed
+// in is used as is, and an explicit choice (the option, or USE_RUST_AUTH) that names the other
+// engine is a TypeError: an instance cannot be turned into the other engine, and serving the
+// engine nobody asked for in silence is worse than failing at startup. With shadow: true every
 // request runs through both engines, the primary's result is served, and every difference
 // (requestId aside) is counted and reported to onMismatch.
+//
+// The JS engine (./authenticator and its modules) is required only when it is used, so an app
+// on the native engine never loads it.
 
-const { Authenticator: JsAuthenticator } = require('./authenticator')
 const { typeError } = require('./errors')
+const { RESULT_FIELDS: ALL_RESULT_FIELDS } = require('./schema')
 
-const RESULT_FIELDS = [
-  'authenticated',
-  'userId',
-  'email',
-  'role',
-  'tenantId',
-  'rateLimitRemaining',
-  'rateLimitLimit',
-  'retryAfterMs',
-  'error',
-  'errorCode',
-  'errorStatus',
-]
+// Compared in shadow mode: every AuthResult field but the request id, fresh per call by design.
+const RESULT_FIELDS = ALL_RESULT_FIELDS.filter((field) => field !== 'requestId')
+// Marks an auth-shield/js Authenticator (set by js/authenticator.js) without loading it here.
+const JS_ENGINE = Symbol.for('auth-shield.js-engine')
+// USE_RUST_AUTH values, case-insensitive; unset or empty means the default (native).
+const NATIVE_WORDS = ['true', '1', 'yes', 'on']
+const JS_WORDS = ['false', '0', 'no', 'off']
 // Each engine measures time on its own clock, microseconds apart: a wait that differs by less
 // than the Retry-After header's one-second granularity is the same answer.
 const DEFAULT_RETRY_AFTER_TOLERANCE_MS = 1000
@@ -54,24 +54,45 @@ function loadNative() {
   return nativeBinding
 }
 
-/** 'native' or 'js': the option if given, else USE_RUST_AUTH (read when a middleware is made). */
+/**
+ * `{ name, explicit, by }`: the engine asked for by the option if given, else by USE_RUST_AUTH
+ * (read when a middleware is made), else native by default (`explicit: false`); `by` says who
+ * asked, for error messages.
+ */
 function requestedEngine(option) {
-  if (option !== undefined) {
-    if (option !== 'native' && option !== 'js') throw typeError("options.engine must be 'native' or 'js'")
-    return option
-  }
+  // Read even when the option decides, so that a mistyped variable is never silently ignored.
   const env = process.env.USE_RUST_AUTH
-  return env !== undefined && /^(false|0|no|off)$/i.test(env.trim()) ? 'js' : 'native'
+  const word = env === undefined ? '' : env.trim().toLowerCase()
+  let fromEnv = { name: 'native', explicit: false }
+  if (NATIVE_WORDS.includes(word)) fromEnv = { name: 'native', explicit: true, by: `USE_RUST_AUTH=${env}` }
+  else if (JS_WORDS.includes(word)) fromEnv = { name: 'js', explicit: true, by: `USE_RUST_AUTH=${env}` }
+  else if (word !== '') {
+    throw typeError(
+      `USE_RUST_AUTH must be one of ${[...NATIVE_WORDS, ...JS_WORDS].join(', ')} (any case) or unset, got ${JSON.stringify(env)}`,
+    )
+  }
+  if (option === undefined) return fromEnv
+  if (option !== 'native' && option !== 'js') throw typeError("options.engine must be 'native' or 'js'")
+  return { name: option, explicit: true, by: `options.engine '${option}'` }
+}
+
+function jsAuthenticator() {
+  return require('./authenticator').Authenticator
 }
 
 function constructorFor(name) {
-  if (name === 'js') return JsAuthenticator
+  if (name === 'js') return jsAuthenticator()
   const binding = loadNative()
   return binding === null ? null : binding.Authenticator
 }
 
 function isAuthenticator(value) {
   return typeof value === 'object' && value !== null && typeof value.authenticate === 'function'
+}
+
+/** The engine of an Authenticator instance: 'js' for auth-shield/js, else 'native'. */
+function engineOf(authenticator) {
+  return authenticator[JS_ENGINE] === true ? 'js' : 'native'
 }
 
 /**
@@ -94,18 +115,25 @@ function createEngine(source, options = {}) {
   let name
   let primary
   let shadow = null
+  const requested = requestedEngine(options.engine)
   if (isAuthenticator(source)) {
     if (options.shadow) {
       throw typeError('shadow mode builds both engines from a config: pass the config object, not an Authenticator')
     }
     primary = source
-    name = source instanceof JsAuthenticator ? 'js' : 'native'
+    name = engineOf(source)
+    if (requested.explicit && requested.name !== name) {
+      throw typeError(
+        `${requested.by} asks for the ${requested.name} engine, but a ${name} Authenticator was passed: ` +
+          `pass the config object instead, or an Authenticator of the ${requested.name} engine`,
+      )
+    }
   } else {
-    name = requestedEngine(options.engine)
+    name = requested.name
     let Primary = constructorFor(name)
     if (Primary === null) {
       name = 'js'
-      Primary = JsAuthenticator
+      Primary = jsAuthenticator()
     }
     primary = new Primary(source)
     if (options.shadow) {
@@ -175,4 +203,4 @@ function differingFields(a, b, retryAfterToleranceMs = 0) {
   return fields
 }
 
-module.exports = { createEngine, differingFields, requestedEngine, loadNative, RESULT_FIELDS }
+module.exports = { createEngine, differingFields, requestedEngine, loadNative, engineOf, RESULT_FIELDS, JS_ENGINE }

@@ -1,8 +1,10 @@
 'use strict'
 
-// What the Express middleware and the Fastify plugin share: their options, the HTTP form of
-// an AuthResult (status, JSON body, X-Request-Id, RateLimit-*, Retry-After, WWW-Authenticate),
-// and the error handed to onError.
+// What the Express middleware and the Fastify plugin share: their options, the one decision
+// taken for every request (skip, pass with an identity, pass anonymously, or fail), the HTTP
+// form of an AuthResult (status, JSON body, X-Request-Id, RateLimit-*, Retry-After,
+// WWW-Authenticate), and the error handed to onError. The adapters only translate a decision
+// into their framework's calls.
 
 const { typeError } = require('./errors')
 const { createEngine } = require('./engine')
@@ -87,6 +89,57 @@ function headerValue(value) {
   return Array.isArray(value) ? value.join(', ') : value
 }
 
+// A skipped request: the adapter leaves it and the response untouched.
+const SKIP = Object.freeze({ action: 'skip' })
+
+/**
+ * The decision behind every adapter, made once per middleware from its source (a config or an
+ * Authenticator) and options. `decide(req, path)` returns one of:
+ * - `{ action: 'skip' }`: a skipped path; nothing is authenticated, set or sent.
+ * - `{ action: 'pass', requestId, headers, identity }`: call the next handler with `identity`
+ *   (`{ user, tenantId, tenantSource }`) on the request. An anonymous request (no credentials
+ *   while `credentialsRequired` is false) passes with all three `undefined`, as an AuthResult
+ *   leaves absent fields.
+ * - `{ action: 'fail', requestId, headers, status, body, result }`: answer `status` with the
+ *   JSON `body`, or hand `new AuthShieldError(result)` to onError.
+ * `headers` are [name, value] pairs to set on the response in every case but skip.
+ */
+class AuthDecision {
+  constructor(source, options, ignoredOptions) {
+    this.options = readOptions(options, ignoredOptions)
+    this.engine = engineFor(source, options)
+    this.refillPerSec = this.engine.authenticator.rateLimitRefill
+  }
+
+  decide(req, path) {
+    const { skip, getToken, credentialsRequired, realm } = this.options
+    if (skip !== null && skip(req, path)) return SKIP
+    const authorization = authorizationOf(req, getToken)
+    const headers = req.headers
+    const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
+    const requestId = result.requestId
+    if (result.authenticated) {
+      const user = { userId: result.userId, email: result.email, role: result.role }
+      const identity = { user, tenantId: result.tenantId, tenantSource: result.tenantSource }
+      return { action: 'pass', requestId, headers: responseHeaders(result, authorization, this.refillPerSec, realm), identity }
+    }
+    // Optional auth: anonymous requests pass, without a challenge; a bad token is still refused.
+    if (!credentialsRequired && result.errorCode === 'missing_authorization') {
+      return { action: 'pass', requestId, headers: [['X-Request-Id', requestId]], identity: ANONYMOUS }
+    }
+    return {
+      action: 'fail',
+      requestId,
+      headers: responseHeaders(result, authorization, this.refillPerSec, realm),
+      status: result.errorStatus,
+      body: errorBody(result),
+      result,
+    }
+  }
+}
+
+const ANONYMOUS = Object.freeze({ user: undefined, tenantId: undefined, tenantSource: undefined })
+
 /** Response headers for a result, as [name, value] pairs (X-Request-Id always). */
 function responseHeaders(result, authorization, refillPerSec, realm) {
   const headers = [['X-Request-Id', result.requestId]]
@@ -142,14 +195,4 @@ function errorBody(result) {
   return JSON.stringify({ error: result.error, code: result.errorCode })
 }
 
-module.exports = {
-  readOptions,
-  engineFor,
-  pathOf,
-  authorizationOf,
-  headerValue,
-  responseHeaders,
-  challenge,
-  errorBody,
-  AuthShieldError,
-}
+module.exports = { AuthDecision, pathOf, AuthShieldError }

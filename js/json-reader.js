@@ -1,10 +1,10 @@
 'use strict'
 
-// A JSON reader over bytes with serde_json's rules, in two modes: decoding (strict UTF-8,
-// paired surrogate escapes, finite numbers) for the values the auth chain reads, and skipping
-// (grammar only, no values built, no recursion: serde's IgnoredAny) for everything else.
-
-const { isUtf8 } = require('node:buffer')
+// A JSON reader over bytes with serde_json's rules, in two modes: decoding (paired surrogate
+// escapes, finite numbers) for the values the auth chain reads, and skipping (grammar only, no
+// values built, no recursion: serde's IgnoredAny) for everything else. The bytes must be valid
+// UTF-8 (RFC 8259 §8.1), checked once by the caller: a quote or backslash byte never sits inside
+// a multi-byte sequence, so every run between them is valid UTF-8 as well.
 
 /** null, booleans, objects, mixed arrays: values whose only use is to be the wrong type. */
 const OTHER = Object.freeze({ other: true })
@@ -17,8 +17,12 @@ const BACKSLASH = 0x5c
 const SIMPLE_ESCAPES = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' }
 
 class Reader {
+  /** `buf` must be valid UTF-8 (see above). */
   constructor(buf) {
     this.b = buf
+    // The same bytes as a string, one character per byte: ASCII runs (keys, numbers, most
+    // values) are sliced from it instead of decoded one by one.
+    this.s = buf.toString('latin1')
     this.i = 0
   }
 
@@ -39,20 +43,20 @@ class Reader {
     const b = this.b
     let out = ''
     let start = this.i
+    let ascii = true
     for (;;) {
       const c = b[this.i]
       if (c === QUOTE || c === BACKSLASH) {
-        if (start < this.i) {
-          if (!isUtf8(b.subarray(start, this.i))) throw MALFORMED
-          out += b.toString('utf8', start, this.i)
-        }
+        if (start < this.i) out += ascii ? this.s.slice(start, this.i) : b.toString('utf8', start, this.i)
         this.i++
         if (c === QUOTE) return out
         out += this.strictEscape()
         start = this.i
+        ascii = true
       } else if (c === undefined || c < 0x20) {
         throw MALFORMED
       } else {
+        if (c >= 0x80) ascii = false
         this.i++
       }
     }
@@ -122,7 +126,7 @@ class Reader {
       this.skipDigits()
     }
     if (!decode) return undefined
-    const value = Number(b.toString('latin1', start, this.i))
+    const value = Number(this.s.slice(start, this.i))
     if (!Number.isFinite(value)) throw MALFORMED
     return value
   }
@@ -135,7 +139,7 @@ class Reader {
     const b = this.b
     const i = this.i
     const word = b[i] === 0x74 ? 'true' : b[i] === 0x66 ? 'false' : b[i] === 0x6e ? 'null' : null
-    if (word === null || b.toString('latin1', i, i + word.length) !== word) throw MALFORMED
+    if (word === null || !this.s.startsWith(word, i)) throw MALFORMED
     this.i += word.length
   }
 

@@ -13,8 +13,6 @@
 const { isUtf8 } = require('node:buffer')
 const { Reader, MALFORMED, OTHER } = require('./json-reader')
 
-const KNOWN_CLAIMS = new Set(['sub', 'exp', 'nbf', 'iat', 'iss', 'aud', 'jti', 'email', 'role', 'tenant_id', 'type'])
-
 /** A known claim's value, decoded as far as validation needs. */
 function claimValue(r) {
   r.ws()
@@ -86,31 +84,69 @@ function parseHeader(buf) {
   return header
 }
 
+/** The registered and auth-shield claims a payload may carry; absent ones stay undefined. */
+class Claims {
+  constructor() {
+    this.sub = undefined
+    this.exp = undefined
+    this.nbf = undefined
+    this.iat = undefined
+    this.iss = undefined
+    this.aud = undefined
+    this.jti = undefined
+    this.email = undefined
+    this.role = undefined
+    this.tenant_id = undefined
+    this.type = undefined
+  }
+
+  /**
+   * Reads the value of `key` from `r` if it is a known claim, else skips it. Named stores, not
+   * `this[key]`: a key sliced from the payload would have to be interned on every lookup.
+   */
+  read(key, r) {
+    switch (key) {
+      case 'sub':
+        return (this.sub = once(this.sub, r))
+      case 'exp':
+        return (this.exp = once(this.exp, r))
+      case 'nbf':
+        return (this.nbf = once(this.nbf, r))
+      case 'iat':
+        return (this.iat = once(this.iat, r))
+      case 'iss':
+        return (this.iss = once(this.iss, r))
+      case 'aud':
+        return (this.aud = once(this.aud, r))
+      case 'jti':
+        return (this.jti = once(this.jti, r))
+      case 'email':
+        return (this.email = once(this.email, r))
+      case 'role':
+        return (this.role = once(this.role, r))
+      case 'tenant_id':
+        return (this.tenant_id = once(this.tenant_id, r))
+      case 'type':
+        return (this.type = once(this.type, r))
+      default:
+        return r.ignoreValue()
+    }
+  }
+}
+
+/** A known claim's value; a known claim twice is ambiguous (parsers disagree on which wins): refused. */
+function once(previous, r) {
+  if (previous !== undefined) throw MALFORMED
+  return claimValue(r)
+}
+
 /** The known claims of a payload, or null when serde would refuse it. */
 function parseClaims(buf) {
   if (!isUtf8(buf)) return null
   const r = new Reader(buf)
-  const claims = {
-    sub: undefined,
-    exp: undefined,
-    nbf: undefined,
-    iat: undefined,
-    iss: undefined,
-    aud: undefined,
-    jti: undefined,
-    email: undefined,
-    role: undefined,
-    tenant_id: undefined,
-    type: undefined,
-  }
+  const claims = new Claims()
   try {
-    r.topObject((key) => {
-      if (!KNOWN_CLAIMS.has(key)) return r.ignoreValue()
-      const value = claimValue(r)
-      // A known claim twice is ambiguous (parsers disagree on which wins): refused.
-      if (claims[key] !== undefined) throw MALFORMED
-      claims[key] = value
-    })
+    r.topObject((key) => claims.read(key, r))
   } catch (err) {
     if (err === MALFORMED) return null
     throw err

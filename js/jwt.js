@@ -1,30 +1,34 @@
 'use strict'
 
-// HS256 token verification and claim rules on the `jsonwebtoken` package, with the structural
-// pre-checks that make every verdict equal to the native core's (src/jwt/*.rs): strict
-// base64url, the serde-equivalent JSON reading of jwt-json.js, and one fixed check order:
-// structure, algorithm, signature, claim types, nbf, exp, missing exp, aud, iss, sub, type.
+// HS256 token verification and claim rules on node:crypto, with the structural checks that make
+// every verdict equal to the native core's (src/jwt/*.rs): strict base64url, the serde-equivalent
+// JSON reading of jwt-json.js, and one fixed check order: structure, algorithm, signature, claim
+// types, nbf, exp, missing exp, aud, iss, sub, type.
 
-const jsonwebtoken = require('jsonwebtoken')
 const { parseHeader, parseClaims } = require('./jwt-json')
 const { fail } = require('./errors')
 
+const EMPTY = Buffer.alloc(0)
+
+// Three segments of base64url characters (RFC 7515 §7.1); their lengths are checked below.
+const COMPACT_JWS = /^[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/
 const BASE64URL = /^[A-Za-z0-9_-]*$/
-const HMAC_SHA256_BYTES = 32
-const STRING_CLAIMS = ['sub', 'iss', 'jti', 'email', 'role', 'tenant_id', 'type']
-const NUMBER_CLAIMS = ['exp', 'nbf', 'iat']
 
 /**
  * Strict base64url without padding (RFC 7515 §2): one spelling per byte string, so a mutated
  * character can never decode to the same bytes. null when not canonical.
  */
 function decodeSegment(segment) {
+  return BASE64URL.test(segment) ? decodeBase64url(segment) : null
+}
+
+/** `segment`, known to hold only base64url characters, decoded; null when not canonical. */
+function decodeBase64url(segment) {
   const rest = segment.length % 4
-  if (rest === 1 || !BASE64URL.test(segment)) return null
-  if (rest !== 0) {
-    // The unused low bits of the last character must be zero.
-    const last = base64urlValue(segment.charCodeAt(segment.length - 1))
-    if ((last & (rest === 2 ? 0x0f : 0x03)) !== 0) return null
+  if (rest === 1) return null
+  // The unused low bits of the last character must be zero.
+  if (rest !== 0 && (base64urlValue(segment.charCodeAt(segment.length - 1)) & (rest === 2 ? 0x0f : 0x03)) !== 0) {
+    return null
   }
   return Buffer.from(segment, 'base64url')
 }
@@ -47,52 +51,39 @@ class ClaimRules {
     // A refresh token must always say it is one.
     this.requireTokenType = settings.requireTokenType || expectedType === 'refresh'
     this.expectedType = expectedType
-    const audience = this.audiences.length > 0 ? this.audiences : undefined
-    const issuer = this.issuers.length > 0 ? this.issuers : undefined
-    const base = { algorithms: ['HS256'], clockTolerance: this.tolerance }
-    // Signature only: for tokens whose claim types are wrong, and for the epoch-0 test clock
-    // (jsonwebtoken reads `clockTimestamp: 0` as "unset" and would use the system clock).
-    this.signatureOnly = { algorithms: ['HS256'], ignoreExpiration: true, ignoreNotBefore: true }
-    this.timeOnly = base
-    this.everything = { ...base, audience, issuer }
+    // The `header.` prefix of the last token whose header passed; no token starts with a NUL.
+    this.acceptedHeader = '\0'
   }
 
-  /** Verifies `token` with `key` at `now` (seconds): its claims, or a Failure. */
+  /** Verifies `token` with `key` (an Hs256Key) at `now` (seconds): its claims, or a Failure. */
   verify(token, key, now) {
-    const parts = token.split('.')
-    if (parts.length !== 3) return fail('malformed_token')
-    const headerJson = decodeSegment(parts[0])
-    const payloadJson = headerJson && decodeSegment(parts[1])
-    const signature = payloadJson && decodeSegment(parts[2])
+    if (!COMPACT_JWS.test(token)) return fail('malformed_token')
+    const firstDot = token.indexOf('.')
+    const secondDot = token.indexOf('.', firstDot + 1)
+    // Tokens of one issuer share their header: the last accepted one is not read again.
+    const knownHeader = token.startsWith(this.acceptedHeader)
+    const headerJson = knownHeader ? EMPTY : decodeBase64url(token.slice(0, firstDot))
+    const payloadJson = headerJson && decodeBase64url(token.slice(firstDot + 1, secondDot))
+    const signature = payloadJson && decodeBase64url(token.slice(secondDot + 1))
     if (signature === null) return fail('malformed_token')
-    const header = parseHeader(headerJson)
-    if (header === null || header.hasCrit) return fail('malformed_token')
-    // Case-sensitive on purpose: "none", "hs256" and every other spelling are refused.
-    if (header.alg !== 'HS256') return fail('unsupported_algorithm')
+    if (!knownHeader) {
+      const header = parseHeader(headerJson)
+      if (header === null || header.hasCrit) return fail('malformed_token')
+      // Case-sensitive on purpose: "none", "hs256" and every other spelling are refused.
+      if (header.alg !== 'HS256') return fail('unsupported_algorithm')
+      // Bounded: one header segment, no longer than a token.
+      this.acceptedHeader = token.slice(0, firstDot + 1)
+    }
     const claims = parseClaims(payloadJson)
     if (claims === null) return fail('malformed_token')
-    if (signature.length !== HMAC_SHA256_BYTES) return fail('invalid_signature')
-
-    const typesOk = hasValidTypes(claims)
-    const missingExp = claims.exp === undefined && this.requireExpiration
-    const library = typesOk && now !== 0
-    let options = this.signatureOnly
-    if (library) options = { ...(missingExp ? this.timeOnly : this.everything), clockTimestamp: now }
-    try {
-      jsonwebtoken.verify(token, key, options)
-    } catch (err) {
-      return failureOf(err)
-    }
-    if (!typesOk) return fail('invalid_claims')
-    if (!library) {
-      if (typeof claims.nbf === 'number' && claims.nbf > now + this.tolerance) return fail('token_not_yet_valid')
-      if (typeof claims.exp === 'number' && now >= claims.exp + this.tolerance) return fail('token_expired')
-    }
-    if (missingExp) return fail('missing_expiration')
-    if (!library) {
-      if (this.audiences.length > 0 && !this.audienceMatches(claims.aud)) return fail('invalid_audience')
-      if (this.issuers.length > 0 && !this.issuers.includes(claims.iss)) return fail('invalid_issuer')
-    }
+    if (!key.verifies(token.slice(0, secondDot), signature)) return fail('invalid_signature')
+    if (!hasValidTypes(claims)) return fail('invalid_claims')
+    const tolerance = this.tolerance
+    if (claims.nbf !== undefined && claims.nbf > now + tolerance) return fail('token_not_yet_valid')
+    if (claims.exp !== undefined && now >= claims.exp + tolerance) return fail('token_expired')
+    if (claims.exp === undefined && this.requireExpiration) return fail('missing_expiration')
+    if (this.audiences.length > 0 && !this.audienceMatches(claims.aud)) return fail('invalid_audience')
+    if (this.issuers.length > 0 && !this.issuers.includes(claims.iss)) return fail('invalid_issuer')
     if (this.requireSubject && (claims.sub === undefined || claims.sub === '')) return fail('missing_subject')
     // A refresh token must never pass as an access token, even under a shared secret.
     if (claims.type !== undefined ? claims.type !== this.expectedType : this.requireTokenType) {
@@ -108,28 +99,24 @@ class ClaimRules {
 }
 
 /** A registered claim of the wrong JSON type is an error, not a claim to ignore. */
-function hasValidTypes(claims) {
-  for (const name of STRING_CLAIMS) {
-    const v = claims[name]
-    if (v !== undefined && typeof v !== 'string') return false
-  }
-  for (const name of NUMBER_CLAIMS) {
-    const v = claims[name]
-    if (v !== undefined && typeof v !== 'number') return false
-  }
-  const aud = claims.aud
-  return aud === undefined || typeof aud === 'string' || Array.isArray(aud)
+function hasValidTypes(c) {
+  return (
+    isOptional(c.sub, 'string') &&
+    isOptional(c.iss, 'string') &&
+    isOptional(c.jti, 'string') &&
+    isOptional(c.email, 'string') &&
+    isOptional(c.role, 'string') &&
+    isOptional(c.tenant_id, 'string') &&
+    isOptional(c.type, 'string') &&
+    isOptional(c.exp, 'number') &&
+    isOptional(c.nbf, 'number') &&
+    isOptional(c.iat, 'number') &&
+    (c.aud === undefined || typeof c.aud === 'string' || Array.isArray(c.aud))
+  )
 }
 
-function failureOf(err) {
-  if (err instanceof jsonwebtoken.TokenExpiredError) return fail('token_expired')
-  if (err instanceof jsonwebtoken.NotBeforeError) return fail('token_not_yet_valid')
-  const message = String(err && err.message)
-  if (message === 'invalid signature') return fail('invalid_signature')
-  if (message.startsWith('jwt audience invalid')) return fail('invalid_audience')
-  if (message.startsWith('jwt issuer invalid')) return fail('invalid_issuer')
-  // The pre-checks leave jsonwebtoken nothing else to refuse; never let a token crash a request.
-  return fail('malformed_token')
+function isOptional(value, type) {
+  return value === undefined || typeof value === type
 }
 
 module.exports = { ClaimRules, decodeSegment }

@@ -1,9 +1,14 @@
 // Types shared by auth-shield/express and auth-shield/fastify (hand-written).
 
-import type { AuthConfig, AuthResult, Authenticator as NativeAuthenticator } from '../index'
+import type { AuthConfig, AuthResult, Authenticator as NativeAuthenticator, TenantSource } from '../index'
 import type { Authenticator as JsAuthenticator } from './index'
 
+export type { TenantSource }
+
 export type EngineName = 'native' | 'js'
+
+/** An Authenticator of either engine. */
+export type AnyAuthenticator = NativeAuthenticator | JsAuthenticator
 
 /** What the middleware puts on `req.user` / `request.user` after a successful check. */
 export interface AuthUser {
@@ -13,8 +18,11 @@ export interface AuthUser {
   role?: string
 }
 
-/** A config, or an Authenticator of either engine to use as is (no shadow mode then). */
-export type AuthSource = AuthConfig | NativeAuthenticator | JsAuthenticator
+/**
+ * A config, or an Authenticator of either engine to use as is (no shadow mode then; an explicit
+ * `engine` option or USE_RUST_AUTH naming the other engine throws a TypeError).
+ */
+export type AuthSource = AuthConfig | AnyAuthenticator
 
 /** One request on which the two engines disagreed in shadow mode. */
 export interface ShadowMismatch {
@@ -52,7 +60,10 @@ export interface CommonOptions<Req> {
   getToken?: (req: Req) => string | null | undefined
   /** Paths (exact, without the query), patterns, or a predicate for requests not to authenticate. */
   skip?: string | RegExp | Array<string | RegExp> | ((req: Req, path: string) => boolean)
-  /** 'native' (default unless USE_RUST_AUTH=false) or 'js'. */
+  /**
+   * 'native' (the default) or 'js'; without it, USE_RUST_AUTH decides (true/1/yes/on: native,
+   * false/0/no/off: js, any case; unset or empty: native; anything else throws a TypeError).
+   */
   engine?: EngineName
   /** Run both engines per request, serve the primary's result and count differences. */
   shadow?: boolean

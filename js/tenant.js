@@ -3,7 +3,7 @@
 // Tenant resolution: JWT tenant_id claim > X-Tenant-ID header > subdomain of Host, as
 // src/tenant.rs. Comparisons fold ASCII case only, like the native `eq_ignore_ascii_case`.
 
-const { fail } = require('./errors')
+const { fail, Failure } = require('./errors')
 const { asciiLower } = require('./config')
 
 // Tenant ids end up in log lines, cache keys and SQL: only [A-Za-z0-9_-], starting with a
@@ -11,6 +11,13 @@ const { asciiLower } = require('./config')
 const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/
 const IPV4_LITERAL = /^[0-9]+(\.[0-9]+)*$/
 const PORT = /:[0-9]*$/
+
+/** No tenant resolved: neither the token, the header nor the Host names one. */
+const NO_TENANT = Object.freeze({ id: undefined, source: undefined })
+
+function fromToken(id) {
+  return { id, source: 'token' }
+}
 
 function isValidTenantId(id) {
   return TENANT_ID.test(id)
@@ -22,30 +29,32 @@ class TenantRules {
     this.enforceMatch = enforceMatch
   }
 
-  /** The resolved tenant id (`undefined` for none), or a Failure. */
+  /**
+   * The resolved tenant as `{ id, source }` (source 'token', 'header' or 'host'; both undefined
+   * for none), or a Failure.
+   */
   resolve(claim, header, host) {
     const hasClaim = claim !== undefined && claim !== ''
     if (hasClaim) {
       if (!isValidTenantId(claim)) return fail('invalid_tenant')
-      if (!this.enforceMatch) return claim
+      if (!this.enforceMatch) return fromToken(claim)
     }
     const requested = this.requestedTenant(header, host)
-    if (typeof requested === 'object') return requested
-    if (!hasClaim) return requested
-    if (requested !== undefined && asciiLower(claim) !== asciiLower(requested)) {
+    if (requested instanceof Failure || !hasClaim) return requested
+    if (requested !== NO_TENANT && asciiLower(claim) !== asciiLower(requested.id)) {
       return fail('tenant_mismatch')
     }
-    return claim
+    return fromToken(claim)
   }
 
   /** The tenant the client asked for: the header if present, else the Host subdomain. */
   requestedTenant(header, host) {
     if (header !== undefined && header !== '') {
-      return isValidTenantId(header) ? header : fail('invalid_tenant')
+      return isValidTenantId(header) ? { id: header, source: 'header' } : fail('invalid_tenant')
     }
     const label = host === undefined ? undefined : this.subdomainOf(host)
-    if (label === undefined) return undefined
-    return isValidTenantId(label) ? asciiLower(label) : fail('invalid_tenant')
+    if (label === undefined) return NO_TENANT
+    return isValidTenantId(label) ? { id: asciiLower(label), source: 'host' } : fail('invalid_tenant')
   }
 
   /**

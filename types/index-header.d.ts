@@ -6,6 +6,13 @@
 // generate their types from. They are declared here, in the header that
 // `napi build` prepends to index.d.ts (package.json `napi.dtsHeaderFile`).
 
+/**
+ * Where `AuthResult.tenantId` came from: the token's `tenant_id` claim, the `X-Tenant-ID`
+ * header, or the Host subdomain. A header or Host tenant is only what the client asked for:
+ * authorize it in the app (or use `enforceTenantMatch` with tokens that carry `tenant_id`).
+ */
+export type TenantSource = 'token' | 'header' | 'host'
+
 /** Secret bytes: a string (UTF-8) or a Buffer. At least 32 bytes unless `allowShortSecret`. */
 export type Secret = string | Buffer
 

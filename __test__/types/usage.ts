@@ -72,6 +72,9 @@ const retry: number = result.retryAfterMs
 const requestId: string = result.requestId
 const userId: string | undefined = result.userId
 const code: string | undefined = result.errorCode
+const tenantSource: 'token' | 'header' | 'host' | undefined = result.tenantSource
+// @ts-expect-error tenantSource is one of three sources
+const wrongSource: AuthResult['tenantSource'] = 'cookie'
 // @ts-expect-error userId is absent on failures
 const mustBeString: string = result.userId
 auth.authenticate(undefined, undefined, undefined)
@@ -122,7 +125,8 @@ app.use('/api', middleware, authShield(jsAuth), authShield(auth))
 app.get('/api/me', (req, res) => {
   const who: string | undefined = req.user?.userId
   const tenant: string | undefined = req.tenantId
-  res.json({ who, tenant, id: req.id })
+  const source: 'token' | 'header' | 'host' | undefined = req.tenantSource
+  res.json({ who, tenant, source, id: req.id })
 })
 const engineName: 'native' | 'js' = middleware.engine
 const mismatches: number = middleware.stats().mismatches
@@ -136,14 +140,15 @@ fastify.register(authShieldPlugin, { config, hook: 'preHandler', credentialsRequ
 fastify.register(authShieldPlugin, { authenticator: jsAuth, hook: false })
 fastify.get('/me', { onRequest: [fastify.authenticate] }, async (request) => {
   const who: string | undefined = request.user?.userId
-  const tenant: string | null = request.tenantId
-  return { who, tenant, requests: fastify.authShield.stats().requests }
+  const tenant: string | undefined = request.tenantId
+  const source: 'token' | 'header' | 'host' | undefined = request.tenantSource
+  return { who, tenant, source, requests: fastify.authShield.stats().requests }
 })
 // @ts-expect-error hook is one of 'onRequest' | 'preHandler' | false
 fastify.register(authShieldPlugin, { config, hook: 'onSend' })
 
 export {
   jsResult, jsOneShot, engineName, mismatches, expressError,
-  misspelt, missing, withIat, authenticated, status, retry, requestId, userId, code, mustBeString, oneShot,
+  misspelt, missing, withIat, tenantSource, wrongSource, authenticated, status, retry, requestId, userId, code, mustBeString, oneShot,
   valid, expiresAt, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same,
 }

@@ -6,6 +6,7 @@
 const crypto = require('node:crypto')
 const { performance } = require('node:perf_hooks')
 const ERRORS = require('../../js/error-codes.json')
+const { resultTemplates } = require('../../js/schema')
 
 const MAX_TOKEN_BYTES = 8192
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
@@ -37,10 +38,10 @@ function checkAppClaims(payload) {
 // Step 3: tenant claim > X-Tenant-ID header > Host subdomain.
 function resolveTenant(claimTenant, tenantHeader, host) {
   if (typeof claimTenant === 'string' && claimTenant !== '') {
-    return TENANT_ID.test(claimTenant) ? { tenantId: claimTenant } : { code: 'invalid_tenant' }
+    return TENANT_ID.test(claimTenant) ? { tenantId: claimTenant, source: 'token' } : { code: 'invalid_tenant' }
   }
   if (typeof tenantHeader === 'string' && tenantHeader !== '') {
-    return TENANT_ID.test(tenantHeader) ? { tenantId: tenantHeader } : { code: 'invalid_tenant' }
+    return TENANT_ID.test(tenantHeader) ? { tenantId: tenantHeader, source: 'header' } : { code: 'invalid_tenant' }
   }
   return tenantFromHost(host)
 }
@@ -55,7 +56,7 @@ function tenantFromHost(host) {
   if (labels.length < 3 || name.endsWith('.localhost') || /^[0-9.]+$/.test(name)) return {}
   const label = labels[0]
   if (label === 'www') return {}
-  return TENANT_ID.test(label) ? { tenantId: label } : { code: 'invalid_tenant' }
+  return TENANT_ID.test(label) ? { tenantId: label, source: 'host' } : { code: 'invalid_tenant' }
 }
 
 // Step 4: one token bucket per `user:tenant`, refilled continuously.
@@ -84,40 +85,35 @@ class TokenBucketLimiter {
   }
 }
 
-// Steps 5 and 6: a fresh request id and the same flat, 12-key result the native call returns.
-function success(payload, tenantId, remaining, limit) {
-  return {
-    authenticated: true,
-    userId: payload.sub,
-    email: payload.email,
-    role: payload.role,
-    tenantId,
-    requestId: crypto.randomUUID(),
-    rateLimitRemaining: remaining,
-    rateLimitLimit: limit,
-    retryAfterMs: 0,
-    error: undefined,
-    errorCode: undefined,
-    errorStatus: 200,
-  }
+// Steps 5 and 6: a fresh request id and the same flat result the native call returns, its
+// fields and their order taken from js/schema.json.
+const { success: SUCCESS, failure: FAILURE } = resultTemplates()
+
+function success(payload, tenant, remaining, limit) {
+  const result = { ...SUCCESS }
+  result.userId = payload.sub
+  result.email = payload.email
+  result.role = payload.role
+  result.tenantId = tenant.tenantId
+  result.tenantSource = tenant.source
+  result.requestId = crypto.randomUUID()
+  result.rateLimitRemaining = remaining
+  result.rateLimitLimit = limit
+  result.retryAfterMs = 0
+  return result
 }
 
 function failure(code, limit, retryAfterMs = 0) {
   const { status, message } = ERRORS[code]
-  return {
-    authenticated: false,
-    userId: undefined,
-    email: undefined,
-    role: undefined,
-    tenantId: undefined,
-    requestId: crypto.randomUUID(),
-    rateLimitRemaining: code === 'rate_limited' ? 0 : undefined,
-    rateLimitLimit: limit,
-    retryAfterMs,
-    error: message,
-    errorCode: code,
-    errorStatus: status,
-  }
+  const result = { ...FAILURE }
+  result.requestId = crypto.randomUUID()
+  result.rateLimitRemaining = code === 'rate_limited' ? 0 : undefined
+  result.rateLimitLimit = limit
+  result.retryAfterMs = retryAfterMs
+  result.error = message
+  result.errorCode = code
+  result.errorStatus = status
+  return result
 }
 
 // Everything after signature verification; also used after express-jwt / passport-jwt.
@@ -130,7 +126,7 @@ function createChainTail({ rateLimitMax, rateLimitRefill }) {
     if (tenant.code) return failure(tenant.code, rateLimitMax)
     const quota = limiter.take(`${payload.sub}:${tenant.tenantId ?? ''}`)
     if (!quota.allowed) return failure('rate_limited', rateLimitMax, quota.retryAfterMs)
-    return success(payload, tenant.tenantId, quota.remaining, rateLimitMax)
+    return success(payload, tenant, quota.remaining, rateLimitMax)
   }
 }
 

@@ -82,6 +82,8 @@ async function runPerCall(ours, fx, opts) {
       raw['chain-jsonwebtoken-string'].nsPerOp,
       raw['chain-jsonwebtoken-keyobject'].nsPerOp,
     ),
+    // The JS engine is the fallback without a binary: its time ÷ the fast-jwt chain's, per round.
+    jsEngineVsFastJwtChain: raw['js-engine'] ? pairedRatio(raw['js-engine'].nsPerOp, raw['chain-fast-jwt'].nsPerOp) : null,
   }
 }
 

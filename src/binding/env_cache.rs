@@ -9,11 +9,30 @@ use napi::sys;
 use std::ffi::c_void;
 use std::ptr;
 
+use crate::authenticator::TenantId;
 use crate::error::AuthError;
 
 pub struct EnvCache {
     success: sys::napi_ref,
     failure: sys::napi_ref,
+}
+
+/// `AuthResult.tenantSource` by [`tenant_source_index`]: where the tenant id came from.
+const TENANT_SOURCES: [Option<&str>; 4] = [None, Some("token"), Some("header"), Some("host")];
+
+/// The index into [`TENANT_SOURCES`] that `authSuccess` receives for a resolved tenant.
+pub fn tenant_source_index(tenant: &TenantId<'_>) -> u32 {
+    match tenant {
+        TenantId::None => 0,
+        TenantId::Claim(_) => 1,
+        TenantId::Header(_) => 2,
+        TenantId::Host(_) => 3,
+    }
+}
+
+/// The `tenantSource` string of a resolved tenant, `None` when there is none.
+pub fn tenant_source(tenant: &TenantId<'_>) -> Option<&'static str> {
+    TENANT_SOURCES[tenant_source_index(tenant) as usize]
 }
 
 /// The two factories; the failure one maps an [`AuthError`] index to its message, code and
@@ -33,20 +52,26 @@ fn factory_source() -> String {
     format!(
         "(function () {{\n\
          const MESSAGES = [{messages}], CODES = [{codes}], STATUSES = [{statuses}];\n\
+         const TENANT_SOURCES = [{tenant_sources}];\n\
          return [\n\
-         function authSuccess(userId, email, role, tenantId, requestId, rateLimitRemaining, rateLimitLimit) {{\n\
-           return {{ authenticated: true, userId, email, role, tenantId, requestId, rateLimitRemaining, rateLimitLimit,\n\
-             retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: 200 }};\n\
+         function authSuccess(userId, email, role, tenantId, source, requestId, rateLimitRemaining, rateLimitLimit) {{\n\
+           return {{ authenticated: true, userId, email, role, tenantId, tenantSource: TENANT_SOURCES[source], requestId,\n\
+             rateLimitRemaining, rateLimitLimit, retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: 200 }};\n\
          }},\n\
          function authFailure(index, requestId, rateLimitLimit, retryAfterMs) {{\n\
            return {{ authenticated: false, userId: undefined, email: undefined, role: undefined, tenantId: undefined,\n\
-             requestId, rateLimitRemaining: index === {rate_limited} ? 0 : undefined, rateLimitLimit, retryAfterMs,\n\
+             tenantSource: undefined, requestId, rateLimitRemaining: index === {rate_limited} ? 0 : undefined, rateLimitLimit, retryAfterMs,\n\
              error: MESSAGES[index], errorCode: CODES[index], errorStatus: STATUSES[index] }};\n\
          }}];\n\
          }})()",
         messages = table(&|e| format!("{:?}", e.message())),
         codes = table(&|e| format!("{:?}", e.code())),
         statuses = table(&|e| e.status().to_string()),
+        tenant_sources = TENANT_SOURCES
+            .iter()
+            .map(|s| s.map_or("undefined".to_string(), |s| format!("{s:?}")))
+            .collect::<Vec<_>>()
+            .join(","),
     )
 }
 
@@ -90,7 +115,7 @@ impl EnvCache {
         })
     }
 
-    /// `authSuccess(userId, email, role, tenantId, requestId, rateLimitRemaining, rateLimitLimit)`
+    /// `authSuccess(userId, email, role, tenantId, tenantSourceIndex, requestId, rateLimitRemaining, rateLimitLimit)`
     ///
     /// # Safety
     /// `env` must be the env this cache belongs to.

@@ -4,7 +4,7 @@ use napi::sys;
 use std::ffi::CStr;
 use std::ptr;
 
-use super::env_cache::EnvCache;
+use super::env_cache::{tenant_source, tenant_source_index, EnvCache};
 use crate::authenticator::Outcome;
 use crate::error::AuthError;
 
@@ -21,6 +21,11 @@ pub struct AuthResult {
     pub role: Option<String>,
     /// Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only).
     pub tenant_id: Option<String>,
+    /// Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'` (`X-Tenant-ID`)
+    /// or `'host'` (the Host subdomain); `undefined` when no tenant was resolved or on failure.
+    /// A header or Host tenant is what the client asked for: authorize it in the app.
+    #[napi(ts_type = "TenantSource")]
+    pub tenant_source: Option<String>,
     /// A fresh UUID v4 for this request, failures included.
     pub request_id: String,
     /// Tokens left in the caller's bucket after this request (success and `rate_limited`).
@@ -112,6 +117,7 @@ unsafe fn build_with_factory(
                 opt(id.email.as_deref()),
                 opt(id.role.as_deref()),
                 opt(id.tenant.as_str()),
+                uint(env, tenant_source_index(&id.tenant)),
                 request_id,
                 id.rate_limit_remaining.map_or(undefined, |n| uint(env, n)),
                 limit,
@@ -191,6 +197,10 @@ unsafe fn build_with_property_sets(env: sys::napi_env, outcome: &Outcome<'_>) ->
             b.set_str(c"email", id.email.as_deref().map(str::as_bytes));
             b.set_str(c"role", id.role.as_deref().map(str::as_bytes));
             b.set_str(c"tenantId", id.tenant.as_str().map(str::as_bytes));
+            b.set_str(
+                c"tenantSource",
+                tenant_source(&id.tenant).map(str::as_bytes),
+            );
             b.set_str(c"requestId", Some(&outcome.request_id));
             b.set_num(
                 c"rateLimitRemaining",
@@ -210,6 +220,7 @@ unsafe fn build_with_property_sets(env: sys::napi_env, outcome: &Outcome<'_>) ->
             b.set_str(c"email", None);
             b.set_str(c"role", None);
             b.set_str(c"tenantId", None);
+            b.set_str(c"tenantSource", None);
             b.set_str(c"requestId", Some(&outcome.request_id));
             b.set_num(c"rateLimitRemaining", limited.then_some(0.0));
             b.set_num(c"rateLimitLimit", limit);

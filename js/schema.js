@@ -1,0 +1,42 @@
+'use strict'
+
+// js/schema.json read once: the Authenticator options (names, kinds, defaults, bounds) and the
+// AuthResult fields in order. config.js validates against it, and every engine that builds an
+// AuthResult in JS (the JS engine, shadow mode's comparison, the benchmark's reference chain)
+// takes its keys and their order from the templates below, so a field added to the schema
+// reaches them all.
+
+const SCHEMA = require('./schema.json')
+
+/** The options in schema order; `default` is the value when the option is absent or null. */
+const OPTIONS = SCHEMA.options
+const OPTION_BY_NAME = new Map(OPTIONS.map((o) => [o.name, o]))
+
+/** The AuthResult field names, in the order every result lists them. */
+const RESULT_FIELDS = SCHEMA.result.map((f) => f.name)
+
+/** A field's value that the schema fixes for one outcome ("undefined" stands for undefined). */
+function fixedValue(field, key) {
+  const v = field[key]
+  return v === 'undefined' ? undefined : v
+}
+
+/**
+ * `{ success, failure }`: an AuthResult object per outcome with every field, in schema order,
+ * holding the values the schema fixes for that outcome (`undefined` for the rest). Copied per
+ * result with `{ ...template }`, which V8 does with the template's shape in one step, then the
+ * varying fields are assigned by name: the object keeps one shape and the schema's key order.
+ */
+function resultTemplates() {
+  const success = {}
+  const failure = {}
+  for (const field of SCHEMA.result) {
+    success[field.name] = fixedValue(field, 'onSuccess')
+    failure[field.name] = fixedValue(field, 'onFailure')
+  }
+  success.authenticated = true
+  failure.authenticated = false
+  return { success, failure }
+}
+
+module.exports = { SCHEMA, OPTIONS, OPTION_BY_NAME, RESULT_FIELDS, resultTemplates }
