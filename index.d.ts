@@ -218,6 +218,27 @@ export declare class OtpStore {
 }
 
 /**
+ * Per-key GCRA token buckets with bounded memory that never forgets a debt
+ * (docs/rate-limiting.md). Synchronous and in-process.
+ */
+export declare class RateLimiter {
+  /**
+   * Validates `options` and allocates the debt sketch. Throws a `TypeError`
+   * (`ERR_INVALID_ARG_TYPE`) or `RangeError` (`ERR_OUT_OF_RANGE`) naming the option.
+   */
+  constructor(options: RateLimiterOptions)
+  /**
+   * Takes `cost` tokens (an integer from 1 to `capacity`, default 1) from `key`'s bucket (a
+   * string of at most 1024 UTF-8 bytes), or none when it holds fewer.
+   */
+  consume(key: string, cost?: number): RateLimitDecision
+  /** Keys currently held in the table (at most about `maxKeys`). */
+  get size(): number
+  /** Bucket capacity. */
+  get capacity(): number
+}
+
+/**
  * Same chain and result as `Authenticator#authenticate`, configured per call. The config is
  * validated on every call, but keys and rate-limit buckets are shared by equal configs.
  */
@@ -413,6 +434,29 @@ export interface PasswordOptions {
    * in the PHC string: pass the same secret to `verifyPassword`.
    */
   secret?: string | Buffer
+}
+
+/** What `consume` decided. */
+export interface RateLimitDecision {
+  /** Whether the tokens were taken. */
+  allowed: boolean
+  /** Whole tokens left in the key's bucket after this call. */
+  remaining: number
+  /** Milliseconds until this cost can succeed; 0 when allowed. */
+  retryAfterMs: number
+}
+
+/** Options for `new RateLimiter()`. */
+export interface RateLimiterOptions {
+  /** Tokens a key can spend at once (burst), an integer from 1 to 1e9. Required. */
+  capacity: number
+  /** Tokens returned per second, greater than 0 and at most 1e9. Required. */
+  refillPerSec: number
+  /**
+   * Most keys held in the table, an integer from 1 to 1e8. Default 100000. Keys beyond it are
+   * forgotten least recently used first, their debts kept in a fixed-size sketch.
+   */
+  maxKeys?: number
 }
 
 /**

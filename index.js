@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.Authenticator = nativeBinding.Authenticator
 module.exports.CspBuilder = nativeBinding.CspBuilder
 module.exports.OtpStore = nativeBinding.OtpStore
+module.exports.RateLimiter = nativeBinding.RateLimiter
 module.exports.authenticateRequest = nativeBinding.authenticateRequest
 module.exports.buildProfile = nativeBinding.buildProfile
 module.exports.generateApiKey = nativeBinding.generateApiKey

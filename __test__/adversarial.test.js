@@ -326,12 +326,17 @@ test('tenant ids meant for log, header or key injection are refused with invalid
 })
 
 test('rate-limit keys cannot be forged across users and tenants', () => {
-  // "alice:acme" without a tenant and "alice" in tenant "acme" must not share a bucket.
+  // "alice:acme" without a tenant and "alice" in tenant "acme" must not share a bucket, and a
+  // tenant only asked for (header, Host) buys no bucket of its own (issue 12).
   for (const [name, lib] of ENGINES) {
     const auth = new lib.Authenticator({ ...BASE, rateLimitMax: 1, rateLimitRefill: 1e-6 })
     assert.equal(auth.authenticate(bearer(token({ ...CLAIMS, sub: 'alice:acme' }, SECRET))).authenticated, true, name)
     assert.equal(auth.authenticate(bearer(token({ ...CLAIMS, sub: 'alice', tenant_id: 'acme' }, SECRET))).authenticated, true, name)
-    assert.equal(auth.authenticate(bearer(token(CLAIMS, SECRET)), 'acme').authenticated, false, `${name}: same bucket as the claim tenant`)
+    assert.equal(auth.authenticate(bearer(token({ ...CLAIMS, sub: 'acme:alice' }, SECRET))).authenticated, true, name)
+    const plain = bearer(token({ ...CLAIMS, sub: 'alice' }, SECRET))
+    assert.equal(auth.authenticate(plain, 'acme').authenticated, true, `${name}: alice without a tenant claim has her own bucket`)
+    assert.equal(auth.authenticate(plain, 'globex').errorCode, 'rate_limited', `${name}: a header tenant is no new bucket`)
+    assert.equal(auth.authenticate(plain, undefined, 'initech.example.com').errorCode, 'rate_limited', `${name}: nor a Host tenant`)
     assert.equal(auth.authenticate(bearer(token({ ...CLAIMS, sub: 'alice:acme' }, SECRET))).errorCode, 'rate_limited', name)
   }
 })

@@ -218,8 +218,10 @@ test('rate limit: per user:tenant bucket, 429 with retryAfterMs when empty', () 
   assert.equal(limited.rateLimitRemaining, 0)
   assert.equal(limited.rateLimitLimit, 3)
   assert.ok(limited.retryAfterMs > 1000 && limited.retryAfterMs <= 2000, String(limited.retryAfterMs))
-  // Another tenant or another user has its own bucket.
-  assert.equal(auth.authenticate(u1, 'other').rateLimitRemaining, 2)
+  // A tenant only asked for (header) is the same bucket; one the token names, or another user,
+  // has its own (issue 12).
+  expectError(auth.authenticate(u1, 'other'), 'rate_limited', 429)
+  assert.equal(auth.authenticate(bearer({ sub: 'u1', tenant_id: 'other' })).rateLimitRemaining, 2)
   assert.equal(auth.authenticate(bearer({ sub: 'u2' })).rateLimitRemaining, 2)
   // Failed authentications do not spend tokens.
   auth.authenticate(bearer({ sub: 'u3' }, 'wrong-secret-0123456789abcdefghijkl'))

@@ -416,9 +416,41 @@ describe('token API in process', () => {
     const limited = await request(base, 'GET', '/api/me', { headers })
     assertError(limited, 429, 'rate_limited')
     assert.ok(Number(limited.headers['retry-after']) >= 1)
-    // Another tenant is another bucket.
+    // A tenant the client only asks for is the same user's bucket (issue 12).
     const other = await request(base, 'GET', '/api/me', { headers: bearer(accessToken, { 'x-tenant-id': 'other' }) })
-    assert.equal(other.status, 200)
+    assertError(other, 429, 'rate_limited')
+  })
+
+  test('login is throttled per account: 12 wrong passwords end in 429 with Retry-After', async () => {
+    await registerAndLogin('ivan', 'the right password!')
+    const codes = []
+    for (let i = 0; i < 12; i++) {
+      const res = await post('/api/auth/get-user-token', { UserName: 'ivan', Password: `wrong guess ${i}` })
+      codes.push(res.status)
+      if (res.status === 429) {
+        assertError(res, 429, 'too_many_attempts')
+        assert.ok(Number(res.headers['retry-after']) >= 1, res.headers['retry-after'])
+      }
+    }
+    // registerAndLogin spent one of the 10 attempts: 9 answers, then refusals.
+    assert.deepEqual(codes, [...Array(9).fill(401), 429, 429, 429])
+    // Throttled means throttled: the right password (any casing of the name) waits too.
+    assertError(await post('/api/auth/get-user-token', { UserName: 'IVAN', Password: 'the right password!' }), 429, 'too_many_attempts')
+    // Another account from the same address is not affected.
+    await registerAndLogin('judy')
+  })
+
+  test('step-up code checks are throttled per user', async () => {
+    const { accessToken } = await registerAndLogin('mallory')
+    const auth = bearer(accessToken)
+    assert.equal((await post('/api/otp/start', {}, auth)).status, 202)
+    // Ten checks answered by the OTP store (wrong code, then burned code), then the throttle.
+    const codes = []
+    for (let i = 0; i < 10; i++) codes.push((await post('/api/otp/verify', { code: '000000' }, auth)).body.code)
+    assert.ok(!codes.includes('too_many_attempts'), codes.join())
+    const limited = await post('/api/otp/verify', { code: '000000' }, auth)
+    assertError(limited, 429, 'too_many_attempts')
+    assert.ok(Number(limited.headers['retry-after']) >= 1)
   })
 
   test('unknown routes answer 404 in the same error shape', async () => {
@@ -452,6 +484,40 @@ describe('token API in process', () => {
       assert.equal(again.status, 200)
     } finally {
       db.close()
+    }
+  })
+})
+
+describe('token API login throttling', () => {
+  test('a throttled login attempt spends no Argon2 work', async () => {
+    const { createApp } = require('../examples/token-api/app')
+    const { createPasswords } = require('../examples/token-api/passwords')
+    const { createThrottles } = require('../examples/token-api/throttle')
+    const authShield = require('../express')
+    const { OtpStore } = require('..')
+    const dataDir = tempDir()
+    const config = loadConfig({ ...FAST_ARGON2, ACCESS_SECRET: 'throttle-access-secret-0123456789ab', REFRESH_SECRET: 'throttle-refresh-secret-0123456789a', API_KEY_SECRET: 'throttle-api-key-secret-0123456789', DATA_DIR: dataDir, PORT: '0' })
+    const db = openDatabase(config.dataDir)
+    const real = await createPasswords(config.argon2)
+    let verifies = 0
+    // The real Argon2 helper, counted.
+    const passwords = { ...real, verify: (...args) => (verifies++, real.verify(...args)) }
+    const log = { info() {}, warn() {}, error() {} }
+    const throttles = createThrottles({ loginPerAccount: { capacity: 3 } })
+    const app = createApp({ config, db, authenticate: authShield(config.auth), otpStore: new OtpStore(), passwords, log, throttles })
+    const server = app.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    try {
+      const base = `http://127.0.0.1:${server.address().port}`
+      const attempt = () => request(base, 'POST', '/api/auth/get-user-token', { json: { UserName: 'nobody', Password: 'guess' } })
+      for (let i = 0; i < 3; i++) assert.equal((await attempt()).status, 401)
+      assert.equal(verifies, 3)
+      for (let i = 0; i < 5; i++) assert.equal((await attempt()).status, 429)
+      assert.equal(verifies, 3, 'a throttled attempt reached Argon2')
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+      db.close()
+      fs.rmSync(dataDir, { recursive: true, force: true })
     }
   })
 })

@@ -259,7 +259,9 @@ test('rate-limits per user and tenant with Retry-After data', () => {
   assert.equal(limited.errorStatus, 429)
   assert.equal(limited.rateLimitRemaining, 0)
   assert.ok(limited.retryAfterMs > 1900 && limited.retryAfterMs <= 2000)
-  assert.equal(auth.authenticate(h, 'b').rateLimitRemaining, 1)
+  // A header tenant is the same bucket; a tenant the token names is another (issue 12).
+  assert.equal(auth.authenticate(h, 'b').errorCode, 'rate_limited')
+  assert.equal(auth.authenticate(bearer({ sub: 'u', tenant_id: 'b', exp: NOW + 9 })).rateLimitRemaining, 1)
   assert.equal(auth.rateLimitBuckets, 2)
   // Failed authentications take no token.
   assert.equal(auth.authenticate(bearer({ sub: 'u' })).errorCode, 'missing_expiration')
@@ -271,7 +273,7 @@ test('token buckets refill continuously and stay bounded under a flood of keys',
   const rl = new RateLimiter(2, 4, 100)
   rl.take('u', 0)
   rl.take('u', 0)
-  assert.deepEqual(rl.take('u', SEC / 8), { allowed: false, retryAfterMs: 125 })
+  assert.deepEqual(rl.take('u', SEC / 8), { allowed: false, remaining: 0, retryAfterMs: 125 })
   assert.deepEqual(rl.take('u', SEC / 4), { allowed: true, remaining: 0 })
   assert.deepEqual(rl.take('u', 10 * SEC), { allowed: true, remaining: 1 })
   const backwards = new RateLimiter(1, 1, 100)

@@ -75,7 +75,11 @@ class Core {
     const userId = claims.sub === undefined ? '' : claims.sub
     let remaining
     if (this.limiter !== null) {
-      const decision = this.limiter.take(`${userId}:${tenant.id === undefined ? '' : tenant.id}`)
+      // Keyed on what the signature vouches for (docs/rate-limiting.md): the token's own
+      // tenant_id claim, ':', sub. A header or Host tenant must not buy a fresh bucket; a valid
+      // tenant id has no ':', so no two (claim, sub) pairs share a key.
+      const claimTenant = typeof claims.tenant_id === 'string' ? claims.tenant_id : ''
+      const decision = this.limiter.take(`${claimTenant}:${userId}`)
       if (!decision.allowed) return new Failure('rate_limited', decision.retryAfterMs)
       remaining = decision.remaining
     }

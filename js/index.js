@@ -6,3 +6,4 @@ const { Authenticator } = require('./authenticator')
 const { authenticateRequest } = require('./one-shot')
 
 module.exports = { Authenticator, authenticateRequest }
+module.exports.RateLimiter = require('./rate-limit').PublicRateLimiter

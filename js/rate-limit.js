@@ -1,72 +1,93 @@
 'use strict'
 
-// Per-key token buckets in a Map, refilled continuously on a monotonic clock, as
-// src/rate_limit.rs. Memory is bounded the same way: past `maxKeys` buckets a sweep forgets
-// full buckets first (an unknown key starts full, so nothing is lost), then, only if a flood
-// of distinct keys keeps the map over its bound, the least recently used ones.
+// Per-key GCRA buckets (one theoretical arrival time per key) in a Map, on a monotonic clock,
+// as src/rate_limit.rs: the same admission test, rounding slack, sweep and debt sketch, so both
+// engines give the same verdicts. Past `maxKeys` buckets a sweep forgets full buckets, then the
+// least recently used ones; a bucket that still owes tokens is folded into the sketch first, so
+// an evicted key never comes back fresher than it left.
 
 const { performance } = require('node:perf_hooks')
+const { DebtSketch, widthFor, randomSeeds } = require('./debt-sketch')
+const { typeError, rangeError, rustNumber } = require('./errors')
 
 const NANOS_PER_SEC = 1e9
 const U64_MAX = 2 ** 64
+const ROUNDING_SLACK = 1e-6
+const MAX_CAPACITY = 1e9
+const MAX_REFILL_PER_SEC = 1e9
+const MAX_KEYS_BOUND = 1e8
+const DEFAULT_MAX_KEYS = 100000
+const MAX_KEY_BYTES = 1024
 
 function monotonicNanos() {
   return performance.now() * 1e6
 }
 
+// Float-to-u32/u64 conversion as Rust's `as`: truncation, saturating.
+const toU32 = (x) => Math.min(Math.max(Math.trunc(x), 0), 4294967295)
+
 class RateLimiter {
-  constructor(capacity, refillPerSec, maxKeys) {
+  constructor(capacity, refillPerSec, maxKeys, seeds = randomSeeds()) {
     this.capacity = capacity
-    this.refillPerNano = refillPerSec / NANOS_PER_SEC
+    this.interval = NANOS_PER_SEC / refillPerSec
+    this.limit = (capacity + ROUNDING_SLACK) * this.interval
     this.maxKeys = Math.max(maxKeys, 1)
     this.buckets = new Map()
+    this.sketch = new DebtSketch(widthFor(this.maxKeys), seeds)
   }
 
   get size() {
     return this.buckets.size
   }
 
-  /**
-   * Takes one token from `key`'s bucket: `{ allowed: true, remaining }` or
-   * `{ allowed: false, retryAfterMs }`.
-   */
+  /** `take(key)`: one token; see `consume`. */
   take(key, nowNanos = monotonicNanos()) {
+    return this.consume(key, 1, nowNanos)
+  }
+
+  /**
+   * Takes `cost` tokens from `key`'s bucket, or none: `{ allowed: true, remaining }` or
+   * `{ allowed: false, remaining, retryAfterMs }`.
+   */
+  consume(key, cost, nowNanos = monotonicNanos()) {
     let bucket = this.buckets.get(key)
-    if (bucket !== undefined) return this.takeFrom(bucket, nowNanos)
-    bucket = { tokens: this.capacity, lastNanos: nowNanos }
-    const decision = this.takeFrom(bucket, nowNanos)
+    if (bucket !== undefined) return this.charge(bucket, cost, nowNanos)
+    const hash = this.sketch.hash(key)
+    bucket = { tat: this.sketch.tatOf(hash), lastNanos: nowNanos, hash }
+    const decision = this.charge(bucket, cost, nowNanos)
     this.buckets.set(key, bucket)
     if (this.buckets.size > this.maxKeys) this.sweep(nowNanos)
     return decision
   }
 
-  refilled(bucket, nowNanos) {
-    const elapsed = Math.max(nowNanos - bucket.lastNanos, 0)
-    return Math.min(bucket.tokens + elapsed * this.refillPerNano, this.capacity)
-  }
-
-  takeFrom(bucket, nowNanos) {
-    const tokens = this.refilled(bucket, nowNanos)
-    // A clock that seems to go backwards never adds tokens.
-    bucket.lastNanos = Math.max(bucket.lastNanos, nowNanos)
-    if (tokens >= 1) {
-      bucket.tokens = tokens - 1
-      return { allowed: true, remaining: Math.floor(bucket.tokens) }
+  charge(bucket, cost, now) {
+    // A clock that seems to go backwards never adds tokens: the TAT only moves forward.
+    bucket.lastNanos = Math.max(bucket.lastNanos, now)
+    const start = Math.max(bucket.tat, now)
+    const tat = start + cost * this.interval
+    const ahead = tat - now
+    if (ahead <= this.limit) {
+      bucket.tat = tat
+      return { allowed: true, remaining: toU32((this.limit - ahead) / this.interval) }
     }
-    bucket.tokens = tokens
-    const waitNanos = (1 - tokens) / this.refillPerNano
     // Clamped like the native `as u64` conversion of an absurdly slow refill.
-    return { allowed: false, retryAfterMs: Math.min(Math.max(Math.ceil(waitNanos / 1e6), 1), U64_MAX) }
+    const retryAfterMs = Math.min(Math.max(Math.ceil((ahead - this.limit) / 1e6), 1), U64_MAX)
+    return { allowed: false, remaining: toU32((this.limit - (start - now)) / this.interval), retryAfterMs }
   }
 
-  sweep(nowNanos) {
+  sweep(now) {
     const target = this.maxKeys - Math.floor(this.maxKeys / 4)
-    this.retain((b) => this.refilled(b, nowNanos) < this.capacity)
+    // A full bucket owes nothing: forgetting it loses nothing.
+    this.retain((b) => b.tat > now)
     const excess = this.buckets.size - target
     if (excess > 0) {
       const stamps = Array.from(this.buckets.values(), (b) => b.lastNanos).sort((x, y) => x - y)
       const cutoff = stamps[excess - 1]
-      this.retain((b) => b.lastNanos > cutoff)
+      this.retain((b) => {
+        const keep = b.lastNanos > cutoff
+        if (!keep && b.tat > now) this.sketch.fold(b.hash, b.tat)
+        return keep
+      })
     }
   }
 
@@ -77,4 +98,66 @@ class RateLimiter {
   }
 }
 
-module.exports = { RateLimiter, monotonicNanos }
+function isNumberOption(v) {
+  return v === undefined || v === null || typeof v === 'number'
+}
+
+/**
+ * `new RateLimiter({ capacity, refillPerSec, maxKeys })` of the public API, as the native
+ * class in src/binding/rate_limiter.rs: same checks, error classes, codes and messages.
+ */
+class PublicRateLimiter {
+  #core
+
+  constructor(options) {
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      throw typeError('options must be an object')
+    }
+    const { capacity, refillPerSec, maxKeys } = options
+    for (const [name, v] of [['capacity', capacity], ['refillPerSec', refillPerSec]]) {
+      if (typeof v !== 'number') throw typeError(`options.${name} must be a number`)
+    }
+    if (!isNumberOption(maxKeys)) throw typeError('options.maxKeys must be a number')
+    if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= MAX_CAPACITY)) {
+      throw rangeError(`options.capacity must be an integer from 1 to ${rustNumber(MAX_CAPACITY)}, got ${rustNumber(capacity)}`)
+    }
+    if (!(refillPerSec > 0 && refillPerSec <= MAX_REFILL_PER_SEC)) {
+      throw rangeError(
+        `options.refillPerSec must be greater than 0 and at most ${rustNumber(MAX_REFILL_PER_SEC)}, got ${rustNumber(refillPerSec)}`,
+      )
+    }
+    const keys = maxKeys ?? DEFAULT_MAX_KEYS
+    if (!(Number.isInteger(keys) && keys >= 1 && keys <= MAX_KEYS_BOUND)) {
+      throw rangeError(`options.maxKeys must be an integer from 1 to ${rustNumber(MAX_KEYS_BOUND)}, got ${rustNumber(keys)}`)
+    }
+    this.#core = new RateLimiter(capacity, refillPerSec, keys)
+  }
+
+  /** Takes `cost` tokens (default 1) from `key`'s bucket: `{ allowed, remaining, retryAfterMs }`. */
+  consume(key, cost) {
+    const core = this.#core
+    if (cost === undefined || cost === null) cost = 1
+    else if (typeof cost !== 'number') throw typeError('cost must be a number')
+    else if (!(Number.isInteger(cost) && cost >= 1 && cost <= core.capacity)) {
+      throw rangeError(`cost must be an integer from 1 to the capacity (${core.capacity}), got ${rustNumber(cost)}`)
+    }
+    if (typeof key !== 'string') throw typeError('key must be a string')
+    if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {
+      throw rangeError(`key must be at most ${MAX_KEY_BYTES} bytes of UTF-8`)
+    }
+    const d = core.consume(key, cost)
+    return { allowed: d.allowed, remaining: d.remaining, retryAfterMs: d.allowed ? 0 : d.retryAfterMs }
+  }
+
+  /** Keys currently held in the table (at most about `maxKeys`). */
+  get size() {
+    return this.#core.size
+  }
+
+  /** Bucket capacity. */
+  get capacity() {
+    return this.#core.capacity
+  }
+}
+
+module.exports = { RateLimiter, PublicRateLimiter, monotonicNanos }

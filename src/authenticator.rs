@@ -206,13 +206,19 @@ impl Authenticator {
         let rate_limit_remaining = match &self.limiter {
             None => None,
             Some(limiter) => {
+                // Keyed on what the signature vouches for (docs/rate-limiting.md): the token's
+                // own tenant_id claim, then `:`, then `sub`. A header or Host tenant is only what
+                // the client asked for and must not buy a fresh bucket. A valid tenant id has no
+                // `:`, so the first one ends it and no two (claim, sub) pairs share a key.
                 key.clear();
-                key.extend_from_slice(user_id.as_bytes());
+                if let TenantId::Claim(claim) = &tenant {
+                    key.extend_from_slice(claim.as_bytes());
+                }
                 key.push(b':');
-                key.extend_from_slice(tenant.as_bytes());
+                key.extend_from_slice(user_id.as_bytes());
                 match limiter.take(key, mono) {
                     Decision::Allowed { remaining } => Some(remaining),
-                    Decision::Limited { retry_after_ms } => {
+                    Decision::Limited { retry_after_ms, .. } => {
                         return Err(Failure {
                             error: AuthError::RateLimited,
                             retry_after_ms,

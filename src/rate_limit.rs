@@ -1,58 +1,150 @@
-//! Per-key token buckets on a concurrent map, refilled continuously on a monotonic clock.
+//! Per-key rate limits as GCRA (the generic cell rate algorithm, a token bucket kept as one
+//! "theoretical arrival time" per key) on a concurrent map, on a monotonic clock.
 //!
-//! Memory is bounded: once more than `max_keys` buckets exist, a sweep forgets buckets that
-//! have refilled to capacity (forgetting a full bucket loses nothing: an unknown key starts
-//! full). Only when a flood of distinct keys keeps the map over its bound after that are the
-//! least recently used buckets forgotten, down to three quarters of the bound; a key under
-//! its own traffic is among the most recently used and survives.
+//! A bucket of `capacity` tokens refilled at `refill_per_sec` is one number, its TAT: the
+//! instant the bucket will be full again. A request costing `n` tokens at `now` is admitted
+//! when `max(TAT, now) + n·T − now ≤ capacity·T` (`T` = nanoseconds per token), which moves the
+//! TAT forward; a refused request changes nothing. Over any interval of `e` seconds a key is
+//! admitted at most `capacity + refill_per_sec·e` tokens (to within a millionth of a token, the
+//! allowance for float rounding).
+//!
+//! Memory is bounded: past `max_keys` buckets a sweep forgets full buckets (TAT in the past:
+//! nothing owed), then, if a flood of distinct keys keeps the map over its bound, the least
+//! recently used ones down to three quarters of the bound. Forgetting never forgets a debt: a
+//! bucket that is not full is folded into the [`DebtSketch`] first, and an unknown key starts
+//! from the sketch, never fresher than it left (see `debt_sketch.rs`).
+
+mod debt_sketch;
 
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-const NANOS_PER_SEC: f64 = 1e9;
-
+pub use self::debt_sketch::{hash_key, width_for, DebtSketch, KeyHash, ROWS};
 pub use crate::clock::monotonic_nanos;
+
+const NANOS_PER_SEC: f64 = 1e9;
+/// Slack on the admission test, in tokens: absorbs float rounding so `capacity` requests at one
+/// instant are all admitted and `remaining` counts whole tokens exactly.
+const ROUNDING_SLACK: f64 = 1e-6;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Decision {
-    /// One token was taken; `remaining` whole tokens are left.
+    /// The tokens were taken; `remaining` whole tokens are left.
     Allowed { remaining: u32 },
-    /// The bucket is empty; one token will be back after `retry_after_ms`.
-    Limited { retry_after_ms: u64 },
+    /// Not enough tokens (`remaining` whole ones are left); enough will be back after
+    /// `retry_after_ms`.
+    Limited { remaining: u32, retry_after_ms: u64 },
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
-    tokens: f64,
+    /// Theoretical arrival time, nanoseconds: the bucket is full from then on.
+    tat: f64,
+    /// Last request, for least-recently-used eviction.
     last_nanos: u64,
+    /// The key's sketch cells, hashed once when the bucket is created.
+    hash: KeyHash,
 }
 
 pub struct RateLimiter {
-    capacity: f64,
-    refill_per_nano: f64,
+    capacity: u32,
+    /// Nanoseconds per token.
+    interval: f64,
+    /// `capacity·T` plus the rounding slack: the most a TAT may run ahead of now.
+    limit: f64,
     max_keys: usize,
     buckets: DashMap<Box<[u8]>, Bucket>,
     len: AtomicUsize,
     sweeping: AtomicBool,
+    sketch: DebtSketch,
+}
+
+/// Bounds of the standalone limiter's options (`new RateLimiter(...)`).
+pub const MAX_CAPACITY: f64 = 1e9;
+pub const MAX_REFILL_PER_SEC: f64 = 1e9;
+pub const MAX_KEYS_BOUND: f64 = 1e8;
+pub const DEFAULT_MAX_KEYS: usize = 100_000;
+/// Longest key `consume` accepts, in UTF-8 bytes: bounds the table at `max_keys` × this.
+pub const MAX_KEY_BYTES: usize = 1024;
+
+/// Checks the standalone limiter's options; the message names the option (`RangeError`).
+pub fn check_options(
+    capacity: f64,
+    refill_per_sec: f64,
+    max_keys: Option<f64>,
+) -> Result<(), String> {
+    if !(capacity.fract() == 0.0 && (1.0..=MAX_CAPACITY).contains(&capacity)) {
+        return Err(format!(
+            "options.capacity must be an integer from 1 to {MAX_CAPACITY}, got {capacity}"
+        ));
+    }
+    if !(refill_per_sec > 0.0 && refill_per_sec <= MAX_REFILL_PER_SEC) {
+        return Err(format!(
+            "options.refillPerSec must be greater than 0 and at most {MAX_REFILL_PER_SEC}, got {refill_per_sec}"
+        ));
+    }
+    if let Some(n) = max_keys {
+        if !(n.fract() == 0.0 && (1.0..=MAX_KEYS_BOUND).contains(&n)) {
+            return Err(format!(
+                "options.maxKeys must be an integer from 1 to {MAX_KEYS_BOUND}, got {n}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks `consume`'s cost: a whole number of tokens the bucket can hold.
+pub fn check_cost(cost: f64, capacity: u32) -> Result<u32, String> {
+    if cost.fract() == 0.0 && cost >= 1.0 && cost <= capacity as f64 {
+        Ok(cost as u32)
+    } else {
+        Err(format!(
+            "cost must be an integer from 1 to the capacity ({capacity}), got {cost}"
+        ))
+    }
+}
+
+/// Two random 32-bit seeds for a limiter's sketch hash.
+pub fn random_seeds() -> (u32, u32) {
+    use ring::rand::{SecureRandom, SystemRandom};
+    let mut bytes = [0u8; 8];
+    // The OS generator failing leaves fixed seeds: collisions stay as rare, only predictable.
+    let _ = SystemRandom::new().fill(&mut bytes);
+    let [a, b] = [&bytes[..4], &bytes[4..]].map(|s| u32::from_le_bytes(s.try_into().unwrap()));
+    (a, b)
 }
 
 impl RateLimiter {
     /// `capacity` tokens per bucket, `refill_per_sec` tokens added per second (> 0), at most
-    /// about `max_keys` buckets kept.
+    /// about `max_keys` buckets kept, plus a debt sketch of `ROWS × width_for(max_keys)` cells.
     pub fn new(capacity: u32, refill_per_sec: f64, max_keys: usize) -> Self {
+        Self::with_seeds(capacity, refill_per_sec, max_keys, random_seeds())
+    }
+
+    /// As [`RateLimiter::new`] with fixed sketch seeds (tests, and mirroring the JS engine).
+    pub fn with_seeds(
+        capacity: u32,
+        refill_per_sec: f64,
+        max_keys: usize,
+        seeds: (u32, u32),
+    ) -> Self {
+        let max_keys = max_keys.max(1);
+        let interval = NANOS_PER_SEC / refill_per_sec;
         RateLimiter {
-            capacity: capacity as f64,
-            refill_per_nano: refill_per_sec / NANOS_PER_SEC,
-            max_keys: max_keys.max(1),
+            capacity,
+            interval,
+            limit: (capacity as f64 + ROUNDING_SLACK) * interval,
+            max_keys,
             buckets: DashMap::new(),
             len: AtomicUsize::new(0),
             sweeping: AtomicBool::new(false),
+            sketch: DebtSketch::new(width_for(max_keys), seeds),
         }
     }
 
     pub fn capacity(&self) -> u32 {
-        self.capacity as u32
+        self.capacity
     }
 
     /// Number of buckets currently remembered.
@@ -64,19 +156,32 @@ impl RateLimiter {
         self.len() == 0
     }
 
+    /// Bytes of the debt sketch (fixed at construction).
+    pub fn sketch_bytes(&self) -> usize {
+        self.sketch.bytes()
+    }
+
     /// Takes one token from `key`'s bucket at time `now_nanos` (see [`monotonic_nanos`]).
     pub fn take(&self, key: &[u8], now_nanos: u64) -> Decision {
+        self.consume(key, 1, now_nanos)
+    }
+
+    /// Takes `cost` tokens from `key`'s bucket at `now_nanos`, or none if it holds fewer.
+    pub fn consume(&self, key: &[u8], cost: u32, now_nanos: u64) -> Decision {
         if let Some(mut bucket) = self.buckets.get_mut(key) {
-            return self.take_from(&mut bucket, now_nanos);
+            return self.charge(&mut bucket, cost, now_nanos);
         }
         let decision = match self.buckets.entry(key.into()) {
-            Entry::Occupied(mut e) => self.take_from(e.get_mut(), now_nanos),
+            Entry::Occupied(mut e) => self.charge(e.get_mut(), cost, now_nanos),
             Entry::Vacant(e) => {
+                // Under the shard lock: a sweep folding this key has finished with it.
+                let hash = self.sketch.hash(key);
                 let mut bucket = Bucket {
-                    tokens: self.capacity,
+                    tat: self.sketch.tat_of(hash),
                     last_nanos: now_nanos,
+                    hash,
                 };
-                let decision = self.take_from(&mut bucket, now_nanos);
+                let decision = self.charge(&mut bucket, cost, now_nanos);
                 e.insert(bucket);
                 self.len.fetch_add(1, Ordering::Relaxed);
                 decision
@@ -88,24 +193,22 @@ impl RateLimiter {
         decision
     }
 
-    fn refilled(&self, bucket: &Bucket, now_nanos: u64) -> f64 {
-        let elapsed = now_nanos.saturating_sub(bucket.last_nanos) as f64;
-        (bucket.tokens + elapsed * self.refill_per_nano).min(self.capacity)
-    }
-
-    fn take_from(&self, bucket: &mut Bucket, now_nanos: u64) -> Decision {
-        let tokens = self.refilled(bucket, now_nanos);
+    fn charge(&self, bucket: &mut Bucket, cost: u32, now_nanos: u64) -> Decision {
+        let now = now_nanos as f64;
+        // A clock that seems to go backwards never adds tokens: the TAT only moves forward.
         bucket.last_nanos = bucket.last_nanos.max(now_nanos);
-        if tokens >= 1.0 {
-            bucket.tokens = tokens - 1.0;
+        let start = bucket.tat.max(now);
+        let tat = start + cost as f64 * self.interval;
+        let ahead = tat - now;
+        if ahead <= self.limit {
+            bucket.tat = tat;
             Decision::Allowed {
-                remaining: bucket.tokens as u32,
+                remaining: ((self.limit - ahead) / self.interval) as u32,
             }
         } else {
-            bucket.tokens = tokens;
-            let wait_nanos = (1.0 - tokens) / self.refill_per_nano;
             Decision::Limited {
-                retry_after_ms: (wait_nanos / 1e6).ceil().max(1.0) as u64,
+                remaining: ((self.limit - (start - now)) / self.interval) as u32,
+                retry_after_ms: ((ahead - self.limit) / 1e6).ceil().max(1.0) as u64,
             }
         }
     }
@@ -115,15 +218,24 @@ impl RateLimiter {
         if self.sweeping.swap(true, Ordering::Acquire) {
             return;
         }
+        let now = now_nanos as f64;
         let target = self.max_keys - self.max_keys / 4;
-        self.retain(|b| self.refilled(b, now_nanos) < self.capacity);
+        // A full bucket owes nothing: forgetting it loses nothing.
+        self.retain(|b| b.tat > now);
         let excess = self.len().saturating_sub(target);
         if excess > 0 {
-            // Keep the `target` most recently used: cut at the excess-th oldest touch.
+            // Keep the `target` most recently used: cut at the excess-th oldest touch, and
+            // fold what is cut into the sketch (inside the shard lock, before it is gone).
             let mut stamps: Vec<u64> = self.buckets.iter().map(|e| e.last_nanos).collect();
             if excess <= stamps.len() {
                 let (_, &mut cutoff, _) = stamps.select_nth_unstable(excess - 1);
-                self.retain(|b| b.last_nanos > cutoff);
+                self.retain(|b| {
+                    let keep = b.last_nanos > cutoff;
+                    if !keep && b.tat > now {
+                        self.sketch.fold(b.hash, b.tat);
+                    }
+                    keep
+                });
             }
         }
         self.sweeping.store(false, Ordering::Release);
@@ -143,121 +255,4 @@ impl RateLimiter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const SEC: u64 = 1_000_000_000;
-
-    #[test]
-    fn allows_capacity_then_limits() {
-        let rl = RateLimiter::new(3, 1.0, 100);
-        assert_eq!(rl.take(b"u", 0), Decision::Allowed { remaining: 2 });
-        assert_eq!(rl.take(b"u", 0), Decision::Allowed { remaining: 1 });
-        assert_eq!(rl.take(b"u", 0), Decision::Allowed { remaining: 0 });
-        assert_eq!(
-            rl.take(b"u", 0),
-            Decision::Limited {
-                retry_after_ms: 1000
-            }
-        );
-        assert_eq!(rl.take(b"other", 0), Decision::Allowed { remaining: 2 });
-    }
-
-    #[test]
-    fn refills_continuously() {
-        let rl = RateLimiter::new(2, 4.0, 100);
-        rl.take(b"u", 0);
-        rl.take(b"u", 0);
-        assert_eq!(
-            rl.take(b"u", SEC / 8),
-            Decision::Limited {
-                retry_after_ms: 125
-            }
-        );
-        assert_eq!(rl.take(b"u", SEC / 4), Decision::Allowed { remaining: 0 });
-        assert_eq!(rl.take(b"u", 10 * SEC), Decision::Allowed { remaining: 1 });
-    }
-
-    #[test]
-    fn a_clock_going_backwards_never_adds_tokens() {
-        let rl = RateLimiter::new(1, 1.0, 100);
-        rl.take(b"u", 5 * SEC);
-        assert!(matches!(rl.take(b"u", SEC), Decision::Limited { .. }));
-    }
-
-    #[test]
-    fn memory_stays_bounded_under_a_flood_of_keys() {
-        let rl = RateLimiter::new(10, 1.0, 1000);
-        for i in 0..100_000u32 {
-            rl.take(&i.to_le_bytes(), SEC * 100 + i as u64);
-            assert!(rl.len() <= 1001);
-        }
-    }
-
-    #[test]
-    fn an_active_bucket_survives_a_flood() {
-        let rl = RateLimiter::new(5, 0.001, 100);
-        for _ in 0..5 {
-            rl.take(b"busy", 0);
-        }
-        for i in 0..10_000u64 {
-            rl.take(b"busy", i * 1000);
-            rl.take(&i.to_le_bytes(), i * 1000);
-        }
-        assert!(matches!(
-            rl.take(b"busy", 10_000_000),
-            Decision::Limited { .. }
-        ));
-    }
-
-    #[test]
-    fn a_steady_user_survives_a_flood_faster_than_the_refill() {
-        // 1,000 new keys per millisecond against a bound of 5,000: the user touching its bucket
-        // every millisecond is always among the most recently used, so it is never reset.
-        let rl = RateLimiter::new(1000, 1.0, 5000);
-        let mut key = 0u64;
-        for ms in 0..100u64 {
-            let now = ms * 1_000_000;
-            assert!(matches!(rl.take(b"steady", now), Decision::Allowed { .. }));
-            for i in 0..1000u64 {
-                key += 1;
-                rl.take(&key.to_le_bytes(), now + i);
-            }
-        }
-        assert_eq!(
-            rl.take(b"steady", 100_000_000),
-            Decision::Allowed { remaining: 899 }
-        );
-    }
-
-    #[test]
-    fn full_buckets_are_forgotten_first() {
-        let rl = RateLimiter::new(2, 1000.0, 10);
-        for i in 0..11u8 {
-            rl.take(&[i], 0);
-        }
-        // Every bucket refilled long ago: the sweep forgets them all but the newest.
-        rl.take(b"new", 10 * SEC);
-        assert!(rl.len() <= 2);
-    }
-
-    #[test]
-    fn concurrent_takes_never_exceed_capacity() {
-        let rl = std::sync::Arc::new(RateLimiter::new(1000, 0.000_001, 100));
-        let allowed = std::sync::Arc::new(AtomicUsize::new(0));
-        let threads: Vec<_> = (0..4)
-            .map(|_| {
-                let (rl, allowed) = (rl.clone(), allowed.clone());
-                std::thread::spawn(move || {
-                    for _ in 0..1000 {
-                        if let Decision::Allowed { .. } = rl.take(b"k", 1) {
-                            allowed.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                })
-            })
-            .collect();
-        threads.into_iter().for_each(|t| t.join().unwrap());
-        assert_eq!(allowed.load(Ordering::Relaxed), 1000);
-    }
-}
+mod tests;

@@ -15,6 +15,7 @@ const { requestId } = require('./request-id')
 const { authRoutes } = require('./routes/auth')
 const { keyRoutes } = require('./routes/keys')
 const { otpRoutes } = require('./routes/otp')
+const { createThrottles } = require('./throttle')
 
 function me(req, res) {
   const user = req.account
@@ -28,7 +29,7 @@ function me(req, res) {
   })
 }
 
-function createApp({ config, db, authenticate, otpStore, passwords, log }) {
+function createApp({ config, db, authenticate, otpStore, passwords, log, throttles = createThrottles() }) {
   const app = express()
   app.disable('x-powered-by')
   // Tokens are signed and checked by the middleware's own authenticator: one set of secrets.
@@ -39,10 +40,10 @@ function createApp({ config, db, authenticate, otpStore, passwords, log }) {
   app.get('/health', requestId, (req, res) => {
     res.json({ status: 'ok', database: db.ping() ? 'ok' : 'error', engine: authenticate.engine, pid: process.pid })
   })
-  app.use('/api/auth', requestId, authRoutes({ db, authenticator, passwords, jsonBody: body }))
+  app.use('/api/auth', requestId, authRoutes({ db, authenticator, passwords, jsonBody: body, throttles }))
   app.get('/api/me', signedIn, me)
   app.use('/api', keyRoutes({ db, secret: config.apiKeySecret, signedIn, jsonBody: body }))
-  app.use('/api/otp', otpRoutes({ db, otpStore, ttlSec: config.otp.ttlSec, signedIn, jsonBody: body, log }))
+  app.use('/api/otp', otpRoutes({ db, otpStore, ttlSec: config.otp.ttlSec, signedIn, jsonBody: body, log, throttles }))
   app.use(requestId, notFound)
   app.use(errorHandler(log))
   return app

@@ -9,5 +9,6 @@ pub mod fast_call;
 pub mod helpers;
 pub mod js_error;
 pub mod one_shot;
+pub mod rate_limiter;
 pub mod result;
 pub mod tokens;

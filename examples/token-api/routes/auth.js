@@ -5,6 +5,7 @@
 const express = require('express')
 const { ApiError } = require('../errors')
 const { objectBody, registration, login, refreshRequest } = require('../validation')
+const { throttleLogin } = require('../throttle')
 
 /** `{ accessToken, refreshToken, expiresIn }` for `user`; its role is read fresh from the database. */
 function tokenPair(authenticator, user) {
@@ -16,7 +17,7 @@ function tokenPair(authenticator, user) {
   }
 }
 
-function authRoutes({ db, authenticator, passwords, jsonBody }) {
+function authRoutes({ db, authenticator, passwords, jsonBody, throttles }) {
   const router = express.Router()
 
   router.post('/register', jsonBody, async (req, res) => {
@@ -29,6 +30,8 @@ function authRoutes({ db, authenticator, passwords, jsonBody }) {
 
   router.post('/get-user-token', jsonBody, async (req, res) => {
     const { userName, password } = login(objectBody(req))
+    // Before any Argon2 work: a throttled attempt costs the server nothing (429 + Retry-After).
+    throttleLogin(throttles, req, res, userName)
     const user = db.users.findByName(userName)
     const ok = await passwords.verify(user && user.passwordHash, password)
     if (!ok) throw new ApiError(401, 'invalid_credentials', 'Invalid user name or password')

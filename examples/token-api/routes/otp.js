@@ -6,6 +6,7 @@
 const express = require('express')
 const { ApiError } = require('../errors')
 const { objectBody, otpCode } = require('../validation')
+const { throttleStepUp } = require('../throttle')
 
 const FAILURES = {
   not_found: [400, 'otp_not_started', 'No code is pending: call /api/otp/start first'],
@@ -14,7 +15,7 @@ const FAILURES = {
   too_many_attempts: [429, 'otp_too_many_attempts', 'Too many wrong codes: start again'],
 }
 
-function otpRoutes({ db, otpStore, ttlSec, signedIn, jsonBody, log }) {
+function otpRoutes({ db, otpStore, ttlSec, signedIn, jsonBody, log, throttles }) {
   const router = express.Router()
 
   router.post('/start', signedIn, (req, res) => {
@@ -26,6 +27,7 @@ function otpRoutes({ db, otpStore, ttlSec, signedIn, jsonBody, log }) {
 
   router.post('/verify', signedIn, jsonBody, (req, res) => {
     const { code } = otpCode(objectBody(req))
+    throttleStepUp(throttles, res, req.account.id)
     const result = otpStore.verify(String(req.account.id), code)
     if (!result.valid) {
       const [status, errorCode, message] = FAILURES[result.reason] || FAILURES.mismatch
