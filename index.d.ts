@@ -91,6 +91,12 @@ export declare class Authenticator {
    */
   constructor(config: AuthConfig)
   /**
+   * An authenticator that shares keys and rate-limit buckets with every other one made by
+   * `shared` (or by `authenticateRequest`) from equal settings. At most 64 distinct
+   * settings are kept; past that the shared set starts over.
+   */
+  static shared(config: AuthConfig): Authenticator
+  /**
    * Runs the whole chain for one request. Each argument is a header value, `null` or
    * `undefined`; nothing a client can send makes it throw.
    */
@@ -104,10 +110,13 @@ export declare class Authenticator {
   signRefreshToken(claims: TokenClaims): string
   /**
    * Verifies a refresh token (signature with `refreshSecret`, `type` must be `"refresh"`,
-   * expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
+   * size, expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
    */
   verifyRefreshToken(token: string): TokenVerification
-  /** Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate limiting. */
+  /**
+   * Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate
+   * limiting: the same checks as `authenticate`'s token step.
+   */
   verifyAccessToken(token: string): TokenVerification
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
@@ -207,12 +216,17 @@ export declare class OtpStore {
 }
 
 /**
- * Same chain and result as `Authenticator#authenticate`, configured per call. The config is
- * validated on every call, but keys and rate-limit buckets are shared by equal configs.
+ * Same chain and result as `Authenticator#authenticate`, configured per call. Keys and
+ * rate-limit buckets are shared by equal configs; reusing one config object skips the
+ * validation while its values are unchanged.
  */
 export declare function authenticateRequest(authorization: string | null | undefined, tenantHeader: string | null | undefined, host: string | null | undefined, config: AuthConfig): AuthResult
 
-/** The JS-visible `AuthResult`, documented for `index.d.ts`. */
+/**
+ * The JS-visible `AuthResult`, documented for `index.d.ts` (never converted at run time: the
+ * factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
+ * `result` list, which a test checks.
+ */
 export interface AuthResult {
   /** `true` when every check passed. */
   authenticated: boolean
@@ -224,6 +238,11 @@ export interface AuthResult {
   role?: string
   /** Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only). */
   tenantId?: string
+  /**
+   * Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'`
+   * (X-Tenant-ID) or `'host'`; `undefined` when no tenant was resolved or on failure.
+   */
+  tenantSource?: 'token' | 'header' | 'host' | undefined
   /** A fresh UUID v4 for this request, failures included. */
   requestId: string
   /** Tokens left in the caller's bucket after this request (success and `rate_limited`). */
@@ -432,13 +451,18 @@ export interface SanitizeHtmlOptions {
  */
 export declare function timingSafeEqual(a: string | Buffer | Uint8Array, b: string | Buffer | Uint8Array): boolean
 
-/** Result of `verifyRefreshToken` / `verifyAccessToken`. */
+/**
+ * Result of `verifyAccessToken` / `verifyRefreshToken`. Every key is always present,
+ * `undefined` where it does not apply (absent claims, or an invalid token).
+ */
 export interface TokenVerification {
   /** `true` when the token passed every check. */
   valid: boolean
   /** The `sub` claim. */
   userId?: string
+  /** The `email` claim. */
   email?: string
+  /** The `role` claim. */
   role?: string
   /** The `tenant_id` claim. */
   tenantId?: string

@@ -26,7 +26,8 @@ pub unsafe fn read_optional_str<'b>(
     name: &str,
 ) -> Result<Option<&'b [u8]>, ArgError> {
     let mut kind = 0;
-    if sys::napi_typeof(env, value, &mut kind) != sys::Status::napi_ok {
+    // SAFETY: `env` and `value` are live (caller's contract); `kind` is a valid local.
+    if unsafe { sys::napi_typeof(env, value, &mut kind) } != sys::Status::napi_ok {
         return Err(ArgError::Type(format!(
             "{name} must be a string, null or undefined"
         )));
@@ -48,12 +49,16 @@ pub unsafe fn read_optional_str<'b>(
         units.clear();
         units.reserve(cap + 1);
         let mut written = 0usize;
-        let status =
-            sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), cap + 1, &mut written);
+        // SAFETY: `value` is a live string (checked above); `units` has room for `cap + 1`
+        // code units (reserved above), the size passed, and V8 writes at most that many.
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), cap + 1, &mut written)
+        };
         if status != sys::Status::napi_ok {
             return None;
         }
-        units.set_len(written.min(cap));
+        // SAFETY: the first `written` units (at most `cap`) were initialised by the copy.
+        unsafe { units.set_len(written.min(cap)) };
         // One pass that narrows and remembers whether any unit was non-ASCII (vectorizes).
         buf.clear();
         buf.resize(units.len(), 0);
@@ -68,19 +73,24 @@ pub unsafe fn read_optional_str<'b>(
         buf.clear();
         buf.reserve(cap + 1);
         let mut written = 0usize;
-        let status = sys::napi_get_value_string_utf8(
-            env,
-            value,
-            buf.as_mut_ptr().cast(),
-            cap + 1,
-            &mut written,
-        );
+        // SAFETY: `value` is a live string; `buf` has room for `cap + 1` bytes (reserved
+        // above), the size passed, and Node writes at most that many (NUL included).
+        let status = unsafe {
+            sys::napi_get_value_string_utf8(
+                env,
+                value,
+                buf.as_mut_ptr().cast(),
+                cap + 1,
+                &mut written,
+            )
+        };
         if status != sys::Status::napi_ok {
             return Err(ArgError::Type(format!(
                 "{name} must be a string, null or undefined"
             )));
         }
-        buf.set_len(written.min(cap));
+        // SAFETY: the first `written` bytes (at most `cap`) were initialised by the copy.
+        unsafe { buf.set_len(written.min(cap)) };
     }
     Ok(Some(&buf[..]))
 }

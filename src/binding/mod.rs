@@ -8,5 +8,6 @@ pub mod env_cache;
 pub mod fast_call;
 pub mod js_error;
 pub mod one_shot;
+pub mod request;
 pub mod result;
 pub mod tokens;

@@ -23,6 +23,7 @@ pub fn string(v: &Unknown, name: &str, max_bytes: usize) -> HelperResult<String>
     if kind(v) != ValueType::String {
         return Err(HelperError::arg_type(name, "a string"));
     }
+    // SAFETY: the value is a live argument of the current call, checked to be a string above.
     let s = unsafe { String::from_napi_value(v.value().env, v.raw()) }
         .map_err(|_| HelperError::arg_type(name, "a string"))?;
     if s.len() > max_bytes {
@@ -39,6 +40,7 @@ pub fn bytes(v: &Unknown, name: &str, max_bytes: usize) -> HelperResult<Vec<u8>>
     let out = match kind(v) {
         ValueType::String => string(v, name, max_bytes)?.into_bytes(),
         ValueType::Object if v.is_typedarray().unwrap_or(false) => {
+            // SAFETY: the value is a live argument of the current call, checked to be a typed array above.
             let arr = unsafe { Uint8Array::from_napi_value(v.value().env, v.raw()) }
                 .map_err(|_| HelperError::arg_type(name, "a string, Buffer or Uint8Array"))?;
             arr.to_vec()
@@ -68,6 +70,7 @@ pub fn number(v: &Option<Unknown>, name: &str) -> HelperResult<Option<f64>> {
     if kind(v) != ValueType::Number {
         return Err(HelperError::arg_type(name, "a number"));
     }
+    // SAFETY: the value is a live argument of the current call, checked to be a number above.
     unsafe { f64::from_napi_value(v.value().env, v.raw()) }
         .map(Some)
         .map_err(|_| HelperError::arg_type(name, "a number"))
@@ -82,6 +85,7 @@ pub fn boolean(v: &Option<Unknown>, name: &str) -> HelperResult<Option<bool>> {
     if kind(v) != ValueType::Boolean {
         return Err(HelperError::arg_type(name, "a boolean"));
     }
+    // SAFETY: the value is a live argument of the current call, checked to be a boolean above.
     unsafe { bool::from_napi_value(v.value().env, v.raw()) }
         .map(Some)
         .map_err(|_| HelperError::arg_type(name, "a boolean"))
@@ -96,6 +100,7 @@ pub fn options<T: FromNapiValue + Default>(v: &Option<Unknown>, name: &str) -> H
     if kind(v) != ValueType::Object {
         return Err(HelperError::arg_type(name, "an object"));
     }
+    // SAFETY: the value is a live argument of the current call, checked to be an object above; the conversion checks each field.
     unsafe { T::from_napi_value(v.value().env, v.raw()) }
         .map_err(|e| HelperError::arg_type(name, &format!("a valid options object: {}", e.reason)))
 }

@@ -13,6 +13,7 @@ fn sources(v: &Unknown) -> HelperResult<Vec<String>> {
     match v.get_type().unwrap_or(ValueType::Unknown) {
         ValueType::String => Ok(vec![args::string(v, "sources", 4096)?]),
         ValueType::Object if v.is_array().unwrap_or(false) => {
+            // SAFETY: the value is a live argument of the current call, checked to be an array above; the conversion checks each item.
             let list = unsafe { Vec::<String>::from_napi_value(v.value().env, v.raw()) }
                 .map_err(|_| HelperError::arg_type("sources", "a string or an array of strings"))?;
             if list.len() > MAX_SOURCES {

@@ -60,12 +60,14 @@ fn abort_signal(v: &Option<Unknown>) -> HelperResult<Option<AbortSignal>> {
     }
     let v = v.as_ref().expect("checked by is_nullish");
     let is_signal = v.get_type().ok() == Some(ValueType::Object)
+        // SAFETY: the value is a live argument of the current call, checked to be an object just before.
         && unsafe { Object::from_napi_value(v.value().env, v.raw()) }
             .and_then(|o| o.has_named_property("aborted"))
             .unwrap_or(false);
     if !is_signal {
         return Err(HelperError::arg_type("signal", "an AbortSignal"));
     }
+    // SAFETY: the value is a live argument of the current call, checked to be an object with `aborted` above.
     unsafe { AbortSignal::from_napi_value(v.value().env, v.raw()) }
         .map(Some)
         .map_err(|_| HelperError::arg_type("signal", "an AbortSignal"))
