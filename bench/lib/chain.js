@@ -37,10 +37,10 @@ function checkAppClaims(payload) {
 // Step 3: tenant claim > X-Tenant-ID header > Host subdomain.
 function resolveTenant(claimTenant, tenantHeader, host) {
   if (typeof claimTenant === 'string' && claimTenant !== '') {
-    return TENANT_ID.test(claimTenant) ? { tenantId: claimTenant } : { code: 'invalid_tenant' }
+    return TENANT_ID.test(claimTenant) ? { tenantId: claimTenant, source: 'token' } : { code: 'invalid_tenant' }
   }
   if (typeof tenantHeader === 'string' && tenantHeader !== '') {
-    return TENANT_ID.test(tenantHeader) ? { tenantId: tenantHeader } : { code: 'invalid_tenant' }
+    return TENANT_ID.test(tenantHeader) ? { tenantId: tenantHeader, source: 'header' } : { code: 'invalid_tenant' }
   }
   return tenantFromHost(host)
 }
@@ -55,7 +55,7 @@ function tenantFromHost(host) {
   if (labels.length < 3 || name.endsWith('.localhost') || /^[0-9.]+$/.test(name)) return {}
   const label = labels[0]
   if (label === 'www') return {}
-  return TENANT_ID.test(label) ? { tenantId: label } : { code: 'invalid_tenant' }
+  return TENANT_ID.test(label) ? { tenantId: label, source: 'host' } : { code: 'invalid_tenant' }
 }
 
 // Step 4: one token bucket per `user:tenant`, refilled continuously.
@@ -84,14 +84,16 @@ class TokenBucketLimiter {
   }
 }
 
-// Steps 5 and 6: a fresh request id and the same flat, 12-key result the native call returns.
-function success(payload, tenantId, remaining, limit) {
+// Steps 5 and 6: a fresh request id and the same flat result the native call returns
+// (js/schema.json's fields, in order).
+function success(payload, tenantId, tenantSource, remaining, limit) {
   return {
     authenticated: true,
     userId: payload.sub,
     email: payload.email,
     role: payload.role,
     tenantId,
+    tenantSource,
     requestId: crypto.randomUUID(),
     rateLimitRemaining: remaining,
     rateLimitLimit: limit,
@@ -110,6 +112,7 @@ function failure(code, limit, retryAfterMs = 0) {
     email: undefined,
     role: undefined,
     tenantId: undefined,
+    tenantSource: undefined,
     requestId: crypto.randomUUID(),
     rateLimitRemaining: code === 'rate_limited' ? 0 : undefined,
     rateLimitLimit: limit,
@@ -130,7 +133,7 @@ function createChainTail({ rateLimitMax, rateLimitRefill }) {
     if (tenant.code) return failure(tenant.code, rateLimitMax)
     const quota = limiter.take(`${payload.sub}:${tenant.tenantId ?? ''}`)
     if (!quota.allowed) return failure('rate_limited', rateLimitMax, quota.retryAfterMs)
-    return success(payload, tenant.tenantId, quota.remaining, rateLimitMax)
+    return success(payload, tenant.tenantId, tenant.source, quota.remaining, rateLimitMax)
   }
 }
 
