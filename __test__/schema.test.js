@@ -164,3 +164,15 @@ for (const [engine, load] of ENGINES) {
     }
   })
 }
+
+test('the AuthConfig and AuthResult types declare exactly the schema names, in order', () => {
+  const dts = require('node:fs').readFileSync(require.resolve('../index.d.ts'), 'utf8')
+  const members = (name) => {
+    const start = dts.indexOf(`export interface ${name} {`)
+    assert.notEqual(start, -1, name)
+    const body = dts.slice(start, dts.indexOf('\n}\n', start))
+    return [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1])
+  }
+  assert.deepEqual(members('AuthConfig'), schema.options.map((o) => o.name))
+  assert.deepEqual(members('AuthResult'), RESULT_KEYS)
+})

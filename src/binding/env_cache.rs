@@ -50,16 +50,19 @@ thread_local! {
     static CACHES: RefCell<Vec<*mut EnvCache>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The JS expression of one `AuthResult` field on success and on failure, from the
-/// factories' parameters. `None` for a field this build does not know (a test fails then).
-fn auth_result_field(name: &str) -> Option<(&'static str, &'static str)> {
+/// The JS expression of one result field on success (valid) and on failure (refused), from
+/// the factories' parameters; `AuthResult` and `TokenVerification` share the names they have
+/// in common. `None` for a field this build does not know (a test fails then).
+fn field(name: &str) -> Option<(&'static str, &'static str)> {
     Some(match name {
-        "authenticated" => ("true", "false"),
+        "authenticated" | "valid" => ("true", "false"),
         "userId" => ("userId", "undefined"),
         "email" => ("email", "undefined"),
         "role" => ("role", "undefined"),
         "tenantId" => ("tenantId", "undefined"),
         "tenantSource" => ("SOURCES[tenantSource]", "undefined"),
+        "jti" => ("jti", "undefined"),
+        "expiresAt" => ("expiresAt", "undefined"),
         "requestId" => ("requestId", "requestId"),
         "rateLimitRemaining" => (
             "rateLimitRemaining",
@@ -74,27 +77,19 @@ fn auth_result_field(name: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
-/// The same for `TokenVerification` (valid / refused).
-fn verification_field(name: &str) -> (&'static str, &'static str) {
-    match name {
-        "valid" => ("true", "false"),
-        "userId" => ("userId", "undefined"),
-        "email" => ("email", "undefined"),
-        "role" => ("role", "undefined"),
-        "tenantId" => ("tenantId", "undefined"),
-        "jti" => ("jti", "undefined"),
-        "expiresAt" => ("expiresAt", "undefined"),
-        "error" => ("undefined", "MESSAGES[index]"),
-        "errorCode" => ("undefined", "CODES[index]"),
-        _ => ("200", "STATUSES[index]"),
+/// The success and failure object literals for `names`, or the first unknown name.
+fn literals<'a>(names: impl Iterator<Item = &'a str>) -> Result<(String, String), String> {
+    let mut ok = Vec::new();
+    let mut err = Vec::new();
+    for name in names {
+        let (on_ok, on_err) = field(name).ok_or_else(|| name.to_owned())?;
+        ok.push(format!("{name}: {on_ok}"));
+        err.push(format!("{name}: {on_err}"));
     }
-}
-
-/// An object literal with the keys in the given order, so results list their keys exactly as
-/// `js/schema.json` does.
-fn literal<'a>(fields: impl Iterator<Item = (&'a str, &'a str)>) -> String {
-    let body: Vec<String> = fields.map(|(k, v)| format!("{k}: {v}")).collect();
-    format!("{{ {} }}", body.join(", "))
+    Ok((
+        format!("{{ {} }}", ok.join(", ")),
+        format!("{{ {} }}", err.join(", ")),
+    ))
 }
 
 /// The four factories; the failure ones map an [`AuthError`] index to its message, code and
@@ -115,19 +110,9 @@ pub fn factory_source() -> Result<String, String> {
         .iter()
         .position(|e| *e == AuthError::RateLimited)
         .unwrap_or(0);
-    let mut success = Vec::new();
-    let mut failure = Vec::new();
-    for field in &schema().result {
-        let (ok, err) = auth_result_field(&field.name).ok_or_else(|| field.name.clone())?;
-        success.push((field.name.as_str(), ok));
-        failure.push((field.name.as_str(), err));
-    }
-    let verified = VERIFICATION_FIELDS
-        .iter()
-        .map(|f| (*f, verification_field(f).0));
-    let refused = VERIFICATION_FIELDS
-        .iter()
-        .map(|f| (*f, verification_field(f).1));
+    // Keys in the order `js/schema.json` lists them.
+    let (success, failure) = literals(schema().result.iter().map(|f| f.name.as_str()))?;
+    let (verified, refused) = literals(VERIFICATION_FIELDS.into_iter())?;
     Ok(format!(
         "(function () {{\n\
          'use strict';\n\
@@ -149,10 +134,6 @@ pub fn factory_source() -> Result<String, String> {
          }})()",
         sources = json(TENANT_SOURCES.iter().map(|s| s.to_string()).collect())
             .trim_matches(['[', ']']),
-        success = literal(success.into_iter()),
-        failure = literal(failure.into_iter()),
-        verified = literal(verified),
-        refused = literal(refused),
     ))
 }
 

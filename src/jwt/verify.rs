@@ -107,15 +107,9 @@ mod tests {
     use crate::jwt::TokenKind;
 
     fn rules() -> ClaimRules {
-        ClaimRules {
-            issuers: vec![],
-            audiences: vec![],
-            clock_tolerance_sec: 0.0,
-            require_expiration: true,
-            require_subject: true,
-            require_token_type: false,
-            expected_type: TokenKind::Access,
-        }
+        crate::settings::Settings::with_access_secret(&[7; 32])
+            .unwrap()
+            .claim_rules(TokenKind::Access)
     }
 
     #[test]
