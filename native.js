@@ -16,3 +16,85 @@ try {
 } catch (error) {
   throw require('./load-error.js').bindingLoadError(error)
 }
+
+// authenticateRequest(authorization, tenantHeader, host, config) with a per-config-object
+// cache. Validating the config is most of the one-shot's cost, and callers pass the same
+// object on every request. So each config object maps (WeakMap: the entry goes with the
+// object, no other bound needed) to a snapshot of its enumerable values and an
+// `Authenticator.shared(config)`, which shares keys and rate-limit buckets with every equal
+// config as the native one-shot does. A call whose config still matches its snapshot goes
+// straight to that authenticator; any changed value (a Buffer's bytes included) builds a new
+// one, validated like any config.
+const nativeAuthenticateRequest = module.exports.authenticateRequest
+const { Authenticator } = module.exports
+const authenticators = new WeakMap()
+
+/** A copy of a value that a later change to the original cannot reach. */
+class Bytes {
+  constructor(view) {
+    this.bytes = Buffer.from(new Uint8Array(view.buffer, view.byteOffset, view.byteLength))
+  }
+  matches(value) {
+    if (!ArrayBuffer.isView(value)) return false
+    const view = value instanceof Uint8Array ? value : new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+    return this.bytes.equals(view)
+  }
+}
+
+class List {
+  constructor(array) {
+    this.items = array.slice()
+  }
+  matches(value) {
+    if (!Array.isArray(value) || value.length !== this.items.length) return false
+    for (let i = 0; i < value.length; i++) if (!Object.is(value[i], this.items[i])) return false
+    return true
+  }
+}
+
+function copyOf(value) {
+  if (ArrayBuffer.isView(value)) return new Bytes(value)
+  if (Array.isArray(value)) return new List(value)
+  return value
+}
+
+function same(copy, value) {
+  return copy instanceof Bytes || copy instanceof List ? copy.matches(value) : Object.is(copy, value)
+}
+
+// `for...in` walks the keys the native reader sees (enumerable, own and inherited, no symbols).
+function snapshot(config) {
+  const keys = []
+  const values = []
+  for (const key in config) {
+    keys.push(key)
+    values.push(copyOf(config[key]))
+  }
+  return { keys, values }
+}
+
+function unchanged({ keys, values }, config) {
+  let i = 0
+  for (const key in config) {
+    if (i === keys.length || keys[i] !== key || !same(values[i], config[key])) return false
+    i++
+  }
+  return i === keys.length
+}
+
+function authenticateRequest(authorization, tenantHeader, host, config) {
+  if (typeof config !== 'object' || config === null) {
+    return nativeAuthenticateRequest(authorization, tenantHeader, host, config)
+  }
+  let entry = authenticators.get(config)
+  if (entry === undefined || !unchanged(entry.snapshot, config)) {
+    // Snapshot first: a getter that changes its value while being read must not leave a
+    // snapshot that describes a config the authenticator was not built from.
+    const copy = snapshot(config)
+    entry = { snapshot: copy, authenticator: Authenticator.shared(config) }
+    authenticators.set(config, entry)
+  }
+  return entry.authenticator.authenticate(authorization, tenantHeader, host)
+}
+
+module.exports.authenticateRequest = authenticateRequest

@@ -325,10 +325,13 @@ test('signs tokens that carry the library claims and refuses reserved ones', () 
   assert.throws(() => small.signAccessToken({ sub: 'u'.repeat(200) }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
 })
 
-test('verification results list only the claims a token has', () => {
+test('verification results list every key, undefined for what the token lacks', () => {
   const auth = new js.Authenticator({ ...base, requireSubject: false })
-  assert.deepEqual(auth.verifyAccessToken(token({ exp: NOW + 5, email: 'e@x' }, SECRET)), { valid: true, errorStatus: 200, email: 'e@x', expiresAt: NOW + 5 })
-  assert.deepEqual(auth.verifyAccessToken('x.y'), { valid: false, errorStatus: 401, error: 'Malformed token', errorCode: 'malformed_token' })
+  const none = { userId: undefined, email: undefined, role: undefined, tenantId: undefined, jti: undefined, expiresAt: undefined }
+  assert.deepEqual(auth.verifyAccessToken(token({ exp: NOW + 5, email: 'e@x' }, SECRET)), {
+    valid: true, ...none, email: 'e@x', expiresAt: NOW + 5, error: undefined, errorCode: undefined, errorStatus: 200,
+  })
+  assert.deepEqual(auth.verifyAccessToken('x.y'), { valid: false, ...none, error: 'Malformed token', errorCode: 'malformed_token', errorStatus: 401 })
   assert.equal(auth.verifyAccessToken('a'.repeat(9000)).errorCode, 'token_too_large')
 })
 

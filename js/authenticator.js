@@ -99,18 +99,35 @@ class Core {
       Buffer.byteLength(token) > this.settings.maxTokenBytes
         ? new Failure('token_too_large')
         : rules.verify(token, key, this.now())
+    // Every key always present (undefined where it does not apply), in the native order.
     if (claims instanceof Failure) {
       const { status, message } = TABLE[claims.code]
-      return { valid: false, errorStatus: status, error: message, errorCode: claims.code }
+      return {
+        valid: false,
+        userId: undefined,
+        email: undefined,
+        role: undefined,
+        tenantId: undefined,
+        jti: undefined,
+        expiresAt: undefined,
+        error: message,
+        errorCode: claims.code,
+        errorStatus: status,
+      }
     }
-    // Only the claims the token has, as the native object leaves absent ones out.
-    const result = { valid: true, errorStatus: 200 }
-    for (const [field, claim] of VERIFICATION_FIELDS) {
-      const v = claims[claim]
-      if (typeof v === 'string') result[field] = v
+    const text = (v) => (typeof v === 'string' ? v : undefined)
+    return {
+      valid: true,
+      userId: text(claims.sub),
+      email: text(claims.email),
+      role: text(claims.role),
+      tenantId: text(claims.tenant_id),
+      jti: text(claims.jti),
+      expiresAt: typeof claims.exp === 'number' ? claims.exp : undefined,
+      error: undefined,
+      errorCode: undefined,
+      errorStatus: 200,
     }
-    if (typeof claims.exp === 'number') result.expiresAt = claims.exp
-    return result
   }
 
   sign(claims, kind) {
@@ -122,14 +139,6 @@ class Core {
     return signToken(this.settings, key, claims, kind, this.now())
   }
 }
-
-const VERIFICATION_FIELDS = [
-  ['userId', 'sub'],
-  ['email', 'email'],
-  ['role', 'role'],
-  ['tenantId', 'tenant_id'],
-  ['jti', 'jti'],
-]
 
 // Every AuthResult starts as a copy of one of these: all fields, in js/schema.json's order.
 const { success: SUCCESS, failure: FAILURE } = resultTemplates()

@@ -7,7 +7,9 @@ use std::cell::RefCell;
 use crate::bearer::{extract_bearer, is_b64token};
 use crate::clock::unix_seconds_at;
 use crate::error::AuthError;
-use crate::jwt::{decode_verified, Claim, ClaimRules, Claims, HmacKey};
+use crate::input::InputError;
+use crate::issue::{issue, Issue};
+use crate::jwt::{Claim, Claims, HmacKey, TokenKind, Verifier};
 use crate::rate_limit::{monotonic_nanos, Decision, RateLimiter};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
 use crate::settings::Settings;
@@ -48,6 +50,17 @@ impl TenantId<'_> {
         }
     }
 
+    /// Where the id came from, as `AuthResult.tenantSource` names it: `token` (the
+    /// `tenant_id` claim), `header` (X-Tenant-ID), `host`, or `None` when there is no tenant.
+    pub fn source(&self) -> Option<&'static str> {
+        match self {
+            TenantId::None => None,
+            TenantId::Claim(_) => Some("token"),
+            TenantId::Header(_) => Some("header"),
+            TenantId::Host(_) => Some("host"),
+        }
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match self {
             TenantId::None => None,
@@ -73,12 +86,19 @@ impl From<AuthError> for Failure {
     }
 }
 
+/// Why a token could not be issued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IssueError {
+    /// The claims were refused (reserved, wrong type, too large).
+    Claims(InputError),
+    /// Refresh tokens need `refreshSecret`.
+    NoRefreshSecret,
+}
+
 pub struct Authenticator {
     settings: Settings,
-    access_key: HmacKey,
-    refresh_key: Option<HmacKey>,
-    access_rules: ClaimRules,
-    refresh_rules: ClaimRules,
+    access: Verifier,
+    refresh: Option<Verifier>,
     tenant_rules: TenantRules,
     limiter: Option<RateLimiter>,
 }
@@ -90,18 +110,25 @@ thread_local! {
 
 impl Authenticator {
     pub fn new(settings: Settings) -> Self {
-        let limiter = (settings.rate_limit_max > 0).then(|| {
+        let limiter = (settings.rate_limit_max() > 0).then(|| {
             RateLimiter::new(
-                settings.rate_limit_max,
-                settings.rate_limit_refill,
-                settings.rate_limit_max_keys,
+                settings.rate_limit_max(),
+                settings.rate_limit_refill(),
+                settings.rate_limit_max_keys(),
             )
         });
+        let verifier = |kind: TokenKind, secret: &[u8]| {
+            Verifier::new(
+                HmacKey::new(secret),
+                settings.claim_rules(kind),
+                settings.max_token_bytes(),
+            )
+        };
         Authenticator {
-            access_key: HmacKey::new(&settings.access_secret),
-            refresh_key: settings.refresh_secret.as_deref().map(HmacKey::new),
-            access_rules: settings.claim_rules("access"),
-            refresh_rules: settings.claim_rules("refresh"),
+            access: verifier(TokenKind::Access, settings.access_secret().expose()),
+            refresh: settings
+                .refresh_secret()
+                .map(|s| verifier(TokenKind::Refresh, s.expose())),
             tenant_rules: settings.tenant_rules(),
             limiter,
             settings,
@@ -123,7 +150,7 @@ impl Authenticator {
 
     fn now_sec_at(&self, mono: u64) -> f64 {
         self.settings
-            .clock_timestamp
+            .clock_timestamp()
             .unwrap_or_else(|| unix_seconds_at(mono))
     }
 
@@ -177,11 +204,12 @@ impl Authenticator {
         payload: &'a mut Vec<u8>,
         key: &mut Vec<u8>,
     ) -> Result<Identity<'a>, Failure> {
-        let token = extract_bearer(authorization, self.settings.max_token_bytes)?;
+        let token = extract_bearer(authorization, self.settings.max_token_bytes())?;
         // One clock read serves the expiry checks and the rate limiter.
         let mono = monotonic_nanos();
         let mut claims = self
-            .verify_access_at(token, payload, mono)
+            .access
+            .verify(token, self.now_sec_at(mono), payload)
             .map_err(|err| match err {
                 // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
                 AuthError::MalformedToken if !is_b64token(token) => {
@@ -236,67 +264,41 @@ impl Authenticator {
         })
     }
 
-    /// Verifies an access token: signature, claims and type (`"access"` or none).
-    pub fn verify_access<'s>(
-        &self,
-        token: &[u8],
-        scratch: &'s mut Vec<u8>,
-    ) -> Result<Claims<'s>, AuthError> {
-        self.verify_access_at(token, scratch, monotonic_nanos())
+    /// The key and rules for `kind`; `None` for refresh tokens without a refresh secret.
+    fn verifier(&self, kind: TokenKind) -> Option<&Verifier> {
+        match kind {
+            TokenKind::Access => Some(&self.access),
+            TokenKind::Refresh => self.refresh.as_ref(),
+        }
     }
 
-    fn verify_access_at<'s>(
+    /// Verifies a bare token of `kind`: size, signature, claims and type (an access token may
+    /// also carry no type unless `requireTokenType`; a refresh token must say `"refresh"`).
+    /// The same path as the request chain's. `None` when no refresh secret is configured.
+    pub fn verify<'s>(
         &self,
-        token: &[u8],
-        scratch: &'s mut Vec<u8>,
-        mono: u64,
-    ) -> Result<Claims<'s>, AuthError> {
-        let claims = decode_verified(token, &self.access_key, scratch)?;
-        self.access_rules.validate(&claims, self.now_sec_at(mono))?;
-        Ok(claims)
-    }
-
-    /// Verifies a refresh token: signed with the refresh secret and typed `"refresh"`.
-    /// `None` when no refresh secret is configured.
-    pub fn verify_refresh<'s>(
-        &self,
+        kind: TokenKind,
         token: &[u8],
         scratch: &'s mut Vec<u8>,
     ) -> Option<Result<Claims<'s>, AuthError>> {
-        let key = self.refresh_key.as_ref()?;
-        Some(verify_with(
-            token,
-            key,
-            &self.refresh_rules,
-            self.settings.max_token_bytes,
-            self.now_sec(),
-            scratch,
-        ))
+        let verifier = self.verifier(kind)?;
+        Some(verifier.verify(token, self.now_sec(), scratch))
     }
 
-    pub fn access_key(&self) -> &HmacKey {
-        &self.access_key
+    /// Signs `claims_json` (a JSON object) as a token of `kind`, adding `iat`, `exp`, `jti`,
+    /// `type` and the configured `iss` / `aud`.
+    pub fn issue(&self, kind: TokenKind, claims_json: &str) -> Result<String, IssueError> {
+        let verifier = self.verifier(kind).ok_or(IssueError::NoRefreshSecret)?;
+        let jti = new_request_id();
+        let jti = std::str::from_utf8(&jti).unwrap_or_default();
+        let token = Issue {
+            kind,
+            key: verifier.key(),
+            now: self.now_sec(),
+            jti,
+        };
+        issue(&self.settings, claims_json, token).map_err(IssueError::Claims)
     }
-
-    pub fn refresh_key(&self) -> Option<&HmacKey> {
-        self.refresh_key.as_ref()
-    }
-}
-
-fn verify_with<'s>(
-    token: &[u8],
-    key: &HmacKey,
-    rules: &ClaimRules,
-    max_token_bytes: usize,
-    now: f64,
-    scratch: &'s mut Vec<u8>,
-) -> Result<Claims<'s>, AuthError> {
-    if token.len() > max_token_bytes {
-        return Err(AuthError::TokenTooLarge);
-    }
-    let claims = decode_verified(token, key, scratch)?;
-    rules.validate(&claims, now)?;
-    Ok(claims)
 }
 
 /// Moves a string claim out of the parsed claims (they are validated, so types are right).

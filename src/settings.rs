@@ -1,62 +1,167 @@
-//! Validated authenticator settings: every option checked once, at construction.
+//! Validated authenticator settings. A `Settings` only comes out of [`crate::config`], which
+//! checks every option against `js/schema.json`; its fields are private, so no caller can
+//! build one that skipped a check.
 
-use crate::jwt::ClaimRules;
+use crate::config::{validate, ConfigError, RawConfig};
+use crate::jwt::{ClaimRules, TokenKind};
+use crate::secret::Secret;
 use crate::tenant::TenantRules;
 
 /// RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 pub const MIN_SECRET_BYTES: usize = 32;
-/// Upper bound for `maxTokenBytes`, so one request can never make us decode megabytes.
-pub const MAX_TOKEN_BYTES_CAP: usize = 1024 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub access_secret: Vec<u8>,
-    pub refresh_secret: Option<Vec<u8>>,
-    pub issuers: Vec<String>,
-    pub audiences: Vec<String>,
-    pub clock_tolerance_sec: f64,
+    access_secret: Secret,
+    refresh_secret: Option<Secret>,
+    issuers: Vec<String>,
+    audiences: Vec<String>,
+    clock_tolerance_sec: f64,
     /// Bucket capacity; 0 turns rate limiting off.
-    pub rate_limit_max: u32,
-    pub rate_limit_refill: f64,
-    pub rate_limit_max_keys: usize,
-    pub enforce_tenant_match: bool,
-    pub base_domain: Option<String>,
-    pub access_ttl_sec: f64,
-    pub refresh_ttl_sec: f64,
-    pub max_token_bytes: usize,
-    pub require_token_type: bool,
-    pub require_expiration: bool,
-    pub require_subject: bool,
+    rate_limit_max: u32,
+    rate_limit_refill: f64,
+    rate_limit_max_keys: usize,
+    enforce_tenant_match: bool,
+    base_domain: Option<String>,
+    access_ttl_sec: f64,
+    refresh_ttl_sec: f64,
+    max_token_bytes: usize,
+    require_token_type: bool,
+    require_expiration: bool,
+    require_subject: bool,
     /// A fixed "now" in seconds since the epoch (tests, replays); `None` reads the system clock.
-    pub clock_timestamp: Option<f64>,
+    clock_timestamp: Option<f64>,
 }
 
-impl Default for Settings {
-    fn default() -> Self {
+/// One validated option value, as `config.rs` hands it over.
+#[derive(Debug)]
+pub(crate) enum Setting {
+    Secret(Secret),
+    List(Vec<String>),
+    Number(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl Settings {
+    /// Validates `raw` against the schema (see [`crate::config`]).
+    pub fn from_config(raw: RawConfig) -> Result<Settings, ConfigError> {
+        validate(raw)
+    }
+
+    /// The defaults with `access_secret`, which must pass the same checks as any config.
+    pub fn with_access_secret(access_secret: &[u8]) -> Result<Settings, ConfigError> {
+        validate(RawConfig::new().with("accessSecret", access_secret))
+    }
+
+    /// Settings before the schema defaults are applied: only `config.rs` calls this, and it
+    /// applies a value (default or given) to every option before handing the result out.
+    pub(crate) fn unfilled(access_secret: Secret) -> Settings {
         Settings {
-            access_secret: Vec::new(),
+            access_secret,
             refresh_secret: None,
             issuers: Vec::new(),
             audiences: Vec::new(),
             clock_tolerance_sec: 0.0,
-            rate_limit_max: 100,
-            rate_limit_refill: 10.0,
-            rate_limit_max_keys: 100_000,
+            rate_limit_max: 0,
+            rate_limit_refill: 0.0,
+            rate_limit_max_keys: 0,
             enforce_tenant_match: false,
             base_domain: None,
-            access_ttl_sec: 900.0,
-            refresh_ttl_sec: 604_800.0,
-            max_token_bytes: 8192,
+            access_ttl_sec: 0.0,
+            refresh_ttl_sec: 0.0,
+            max_token_bytes: 0,
             require_token_type: false,
-            require_expiration: true,
-            require_subject: true,
+            require_expiration: false,
+            require_subject: false,
             clock_timestamp: None,
         }
     }
-}
 
-impl Settings {
-    pub fn claim_rules(&self, expected_type: &'static str) -> ClaimRules {
+    /// Stores an option by its schema name. The only place that maps names to fields; a
+    /// test checks that it knows every option of the schema. `Err` for an unmapped name or a
+    /// value of the wrong shape (a bug in `config.rs`, never user input).
+    pub(crate) fn set(&mut self, name: &str, value: Setting) -> Result<(), ()> {
+        use Setting::*;
+        match (name, value) {
+            ("accessSecret", Secret(s)) => self.access_secret = s,
+            ("refreshSecret", Secret(s)) => self.refresh_secret = Some(s),
+            ("issuer", List(l)) => self.issuers = l,
+            ("audience", List(l)) => self.audiences = l,
+            ("clockToleranceSec", Number(n)) => self.clock_tolerance_sec = n,
+            ("rateLimitMax", Number(n)) => self.rate_limit_max = n as u32,
+            ("rateLimitRefill", Number(n)) => self.rate_limit_refill = n,
+            ("rateLimitMaxKeys", Number(n)) => self.rate_limit_max_keys = n as usize,
+            ("enforceTenantMatch", Bool(b)) => self.enforce_tenant_match = b,
+            ("baseDomain", Text(d)) => self.base_domain = Some(d),
+            ("accessTtlSec", Number(n)) => self.access_ttl_sec = n,
+            ("refreshTtlSec", Number(n)) => self.refresh_ttl_sec = n,
+            ("maxTokenBytes", Number(n)) => self.max_token_bytes = n as usize,
+            ("requireTokenType", Bool(b)) => self.require_token_type = b,
+            ("requireExpiration", Bool(b)) => self.require_expiration = b,
+            ("requireSubject", Bool(b)) => self.require_subject = b,
+            ("clockTimestamp", Number(n)) => self.clock_timestamp = Some(n),
+            // Only steers validation of the secrets; nothing to keep.
+            ("allowShortSecret", Bool(_)) => {}
+            _ => return Err(()),
+        }
+        Ok(())
+    }
+
+    pub fn access_secret(&self) -> &Secret {
+        &self.access_secret
+    }
+    pub fn refresh_secret(&self) -> Option<&Secret> {
+        self.refresh_secret.as_ref()
+    }
+    pub fn issuers(&self) -> &[String] {
+        &self.issuers
+    }
+    pub fn audiences(&self) -> &[String] {
+        &self.audiences
+    }
+    pub fn clock_tolerance_sec(&self) -> f64 {
+        self.clock_tolerance_sec
+    }
+    /// Bucket capacity; 0 when rate limiting is off.
+    pub fn rate_limit_max(&self) -> u32 {
+        self.rate_limit_max
+    }
+    pub fn rate_limit_refill(&self) -> f64 {
+        self.rate_limit_refill
+    }
+    pub fn rate_limit_max_keys(&self) -> usize {
+        self.rate_limit_max_keys
+    }
+    pub fn enforce_tenant_match(&self) -> bool {
+        self.enforce_tenant_match
+    }
+    pub fn base_domain(&self) -> Option<&str> {
+        self.base_domain.as_deref()
+    }
+    pub fn ttl_sec(&self, kind: TokenKind) -> f64 {
+        match kind {
+            TokenKind::Access => self.access_ttl_sec,
+            TokenKind::Refresh => self.refresh_ttl_sec,
+        }
+    }
+    pub fn max_token_bytes(&self) -> usize {
+        self.max_token_bytes
+    }
+    pub fn require_token_type(&self) -> bool {
+        self.require_token_type
+    }
+    pub fn require_expiration(&self) -> bool {
+        self.require_expiration
+    }
+    pub fn require_subject(&self) -> bool {
+        self.require_subject
+    }
+    pub fn clock_timestamp(&self) -> Option<f64> {
+        self.clock_timestamp
+    }
+
+    pub fn claim_rules(&self, kind: TokenKind) -> ClaimRules {
         ClaimRules {
             issuers: self.issuers.clone(),
             audiences: self.audiences.clone(),
@@ -64,8 +169,8 @@ impl Settings {
             require_expiration: self.require_expiration,
             require_subject: self.require_subject,
             // A refresh token must always say it is one.
-            require_token_type: self.require_token_type || expected_type == "refresh",
-            expected_type,
+            require_token_type: self.require_token_type || kind == TokenKind::Refresh,
+            expected_type: kind,
         }
     }
 
@@ -83,8 +188,12 @@ impl Settings {
             ctx.update(&(bytes.len() as u64).to_le_bytes());
             ctx.update(bytes);
         };
-        field(&self.access_secret);
-        field(self.refresh_secret.as_deref().unwrap_or(b"\xff-none"));
+        field(self.access_secret.expose());
+        field(
+            self.refresh_secret
+                .as_ref()
+                .map_or(b"\xff-none", Secret::expose),
+        );
         for list in [&self.issuers, &self.audiences] {
             field(&(list.len() as u64).to_le_bytes());
             list.iter().for_each(|s| field(s.as_bytes()));

@@ -1,11 +1,15 @@
 //! Property tests of the JWT core through the crate's rlib: every validly signed token with
 //! valid claims authenticates, every single-byte mutation of it fails, and what is signed is
-//! what verifies.
+//! what verifies. Also config validation (every value within the schema's bounds is
+//! accepted, every value outside refused) and token issuance (what we issue, we accept).
 
-use auth_shield::authenticator::{Authenticator, TenantId};
+use auth_shield::authenticator::{Authenticator, IssueError, TenantId};
+use auth_shield::config::{ConfigError, RawConfig};
 use auth_shield::error::AuthError;
 use auth_shield::jwt::sign::sign_payload;
+use auth_shield::jwt::TokenKind;
 use auth_shield::jwt::{decode_verified, HmacKey};
+use auth_shield::schema::{schema, OptionKind};
 use auth_shield::settings::Settings;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -14,14 +18,13 @@ const SECRET: &[u8] = b"property-secret-property-secret!!";
 const NOW: f64 = 1_700_000_000.0;
 
 fn authenticator() -> Authenticator {
-    Authenticator::new(Settings {
-        access_secret: SECRET.to_vec(),
-        clock_timestamp: Some(NOW),
-        rate_limit_max: 0,
-        issuers: vec!["https://issuer.test".into()],
-        audiences: vec!["api".into(), "admin".into()],
-        ..Settings::default()
-    })
+    let config = RawConfig::new()
+        .with("accessSecret", SECRET)
+        .with("clockTimestamp", NOW)
+        .with("rateLimitMax", 0.0)
+        .with("issuer", "https://issuer.test")
+        .with("audience", vec!["api", "admin"]);
+    Authenticator::new(Settings::from_config(config).unwrap())
 }
 
 /// Claims a well-behaved issuer could put in an access token, valid at `NOW`.
@@ -195,4 +198,79 @@ proptest! {
         let ok = auth.authenticate(Some(&header), None, None, |o| o.result.is_ok());
         prop_assert!(!ok);
     }
+
+    #[test]
+    fn numeric_options_accept_their_range_and_refuse_the_rest(
+        option in 0usize..64,
+        unit in 0.0f64..=1.0,
+        outside in 1e-6f64..1e12,
+        above in any::<bool>(),
+    ) {
+        let numeric: Vec<_> = schema()
+            .options
+            .iter()
+            .filter(|o| matches!(o.kind, OptionKind::Number | OptionKind::Integer))
+            .collect();
+        let spec = numeric[option % numeric.len()];
+        let (min, max) = (spec.min.unwrap(), spec.max.unwrap());
+        let mut inside = min + (max - min) * unit;
+        if spec.kind == OptionKind::Integer {
+            inside = inside.round().clamp(min, max);
+        }
+        if !(spec.exclusive_min && inside == min) {
+            let ok = Settings::from_config(RawConfig::new().with("accessSecret", SECRET).with(&spec.name, inside));
+            prop_assert!(ok.is_ok(), "{} = {} refused: {:?}", spec.name, inside, ok.err());
+        }
+        let bad = if above { max + outside } else { min - outside };
+        let err = Settings::from_config(RawConfig::new().with("accessSecret", SECRET).with(&spec.name, bad)).err();
+        prop_assert!(
+            matches!(&err, Some(ConfigError::Range(m)) if m.contains(&spec.name)),
+            "{} = {} gave {:?}", spec.name, bad, err
+        );
+    }
+
+    #[test]
+    fn issued_tokens_verify_and_authenticate_with_their_claims(claims in valid_claims(), refresh in any::<bool>()) {
+        let auth = authenticator_with_refresh();
+        let mut input: Map<String, Value> = serde_json::from_slice(&claims.to_json()).unwrap();
+        for reserved in ["iss", "exp", "iat", "type"] {
+            input.remove(reserved);
+        }
+        let kind = if refresh { TokenKind::Refresh } else { TokenKind::Access };
+        let token = auth.issue(kind, &Value::Object(input).to_string()).expect("issues");
+        let mut scratch = Vec::new();
+        let verified = auth.verify(kind, token.as_bytes(), &mut scratch).unwrap().expect("verifies");
+        prop_assert_eq!(verified.sub.as_str(), Some(claims.sub.as_str()));
+        prop_assert_eq!(verified.tenant_id.as_str(), claims.tenant_id.as_deref());
+        prop_assert_eq!(verified.token_type.as_str(), Some(kind.claim()));
+        // A token of one kind never passes as the other.
+        let other = if refresh { TokenKind::Access } else { TokenKind::Refresh };
+        prop_assert!(auth.verify(other, token.as_bytes(), &mut scratch).unwrap().is_err());
+    }
+
+    #[test]
+    fn issuance_refuses_every_reserved_claim(claims in valid_claims(), reserved in prop::sample::select(vec!["iat", "exp", "jti", "type", "iss"])) {
+        let auth = authenticator_with_refresh();
+        let mut input: Map<String, Value> = serde_json::from_slice(&claims.to_json()).unwrap();
+        for owned in ["iss", "exp", "iat", "type"] {
+            input.remove(owned);
+        }
+        input.insert(reserved.into(), json!(1));
+        let err = auth.issue(TokenKind::Access, &Value::Object(input).to_string()).unwrap_err();
+        prop_assert!(matches!(&err, IssueError::Claims(e) if e.message().contains(reserved)), "{:?}", err);
+    }
+}
+
+fn authenticator_with_refresh() -> Authenticator {
+    let config = RawConfig::new()
+        .with("accessSecret", SECRET)
+        .with(
+            "refreshSecret",
+            &b"refresh-secret-refresh-secret-refresh!"[..],
+        )
+        .with("clockTimestamp", NOW)
+        .with("rateLimitMax", 0.0)
+        .with("issuer", "https://issuer.test")
+        .with("audience", vec!["api", "admin"]);
+    Authenticator::new(Settings::from_config(config).unwrap())
 }

@@ -5,6 +5,7 @@
 #![no_main]
 
 use auth_shield::authenticator::{Authenticator, TenantId};
+use auth_shield::config::RawConfig;
 use auth_shield::jwt::{sign::sign_payload, HmacKey};
 use auth_shield::settings::Settings;
 use auth_shield::tenant::is_valid_tenant_id;
@@ -27,22 +28,24 @@ struct Request {
 fn authenticators() -> &'static [Authenticator; 2] {
     static AUTH: OnceLock<[Authenticator; 2]> = OnceLock::new();
     AUTH.get_or_init(|| {
-        let base = Settings {
-            access_secret: SECRET.to_vec(),
-            clock_timestamp: Some(1_700_000_000.0),
-            rate_limit_max_keys: 64,
-            ..Settings::default()
+        let base = || {
+            RawConfig::new()
+                .with("accessSecret", SECRET)
+                .with("clockTimestamp", 1_700_000_000.0)
+                .with("rateLimitMaxKeys", 64.0)
         };
-        let strict = Settings {
-            issuers: vec!["iss".into()],
-            audiences: vec!["aud".into()],
-            enforce_tenant_match: true,
-            base_domain: Some("example.com".into()),
-            require_token_type: true,
-            max_token_bytes: 256,
-            ..base.clone()
-        };
-        [Authenticator::new(base), Authenticator::new(strict)]
+        let strict = base()
+            .with("issuer", "iss")
+            .with("audience", "aud")
+            .with("enforceTenantMatch", true)
+            .with("baseDomain", "example.com")
+            .with("requireTokenType", true)
+            .with("maxTokenBytes", 256.0);
+        let settings = |raw| Settings::from_config(raw).expect("valid fuzz config");
+        [
+            Authenticator::new(settings(base())),
+            Authenticator::new(settings(strict)),
+        ]
     })
 }
 

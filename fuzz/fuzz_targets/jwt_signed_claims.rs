@@ -4,7 +4,7 @@
 
 use auth_shield::error::AuthError;
 use auth_shield::jwt::base64url::encode;
-use auth_shield::jwt::{decode_verified, ClaimRules, HmacKey};
+use auth_shield::jwt::{decode_verified, ClaimRules, HmacKey, TokenKind};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 
@@ -42,7 +42,7 @@ fuzz_target!(|input: Input| {
         require_expiration: true,
         require_subject: true,
         require_token_type: false,
-        expected_type: "access",
+        expected_type: TokenKind::Access,
     };
     let verdict = decode_verified(token.as_bytes(), &key, &mut scratch)
         .and_then(|claims| rules.validate(&claims, input.now as f64).map(|()| ()));

@@ -1,43 +1,23 @@
 //! The `Authenticator` class: built once from a config, then one native call per request.
 
 use napi::bindgen_prelude::*;
-use napi::sys;
 use napi_derive::napi;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::sync::Arc;
 
-use super::args::read_optional_str;
 use super::config::read_settings;
 use super::fast_call;
-use super::js_error::ArgError;
-use super::result::build_auth_result;
-use super::tokens::{self, TokenVerification};
+use super::one_shot::shared_core;
+use super::request::{self, Handle};
+use super::tokens;
 use crate::authenticator::Authenticator as Core;
-
-/// Room for the `Bearer` scheme and separating spaces on top of `maxTokenBytes`.
-const AUTHORIZATION_SLACK: usize = 1024;
-/// Tenant ids are at most 63 bytes and hosts at most ~260; reading more cannot change a verdict.
-const TENANT_HEADER_CAP: usize = 1024;
-const HOST_CAP: usize = 1024;
-
-thread_local! {
-    static ARG_BUFFERS: RefCell<[Vec<u8>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
-}
-
-/// A raw JS value handed back as is.
-pub struct RawValue(pub sys::napi_value);
-
-impl ToNapiValue for RawValue {
-    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        Ok(val.0)
-    }
-}
+use crate::jwt::TokenKind;
 
 /// Authenticates requests with settings validated and keys prepared once, at construction.
 #[napi]
 pub struct Authenticator {
     core: Arc<Core>,
-    /// Whether this instance already carries the fast `authenticate` (see `fast_call`).
+    /// Whether this instance already carries the fast per-request methods (see `fast_call`).
     fast_call_installed: Cell<bool>,
 }
 
@@ -48,10 +28,31 @@ impl Authenticator {
     #[napi(catch_unwind, constructor, ts_args_type = "config: AuthConfig")]
     pub fn new(env: Env, config: Unknown) -> Result<Self> {
         let settings = read_settings(config).map_err(|e| e.throw(&env))?;
-        Ok(Authenticator {
-            core: Arc::new(Core::new(settings)),
+        Ok(Authenticator::of(Arc::new(Core::new(settings))))
+    }
+
+    /// An authenticator that shares keys and rate-limit buckets with every other one made by
+    /// `shared` (or by `authenticateRequest`) from equal settings. At most 64 distinct
+    /// settings are kept; past that the shared set starts over.
+    #[napi(catch_unwind, factory, ts_args_type = "config: AuthConfig")]
+    pub fn shared(env: Env, config: Unknown) -> Result<Self> {
+        let settings = read_settings(config).map_err(|e| e.throw(&env))?;
+        Ok(Authenticator::of(shared_core(settings)))
+    }
+
+    fn of(core: Arc<Core>) -> Self {
+        Authenticator {
+            core,
             fast_call_installed: Cell::new(false),
-        })
+        }
+    }
+
+    /// The first per-request call gives this instance its fast methods.
+    fn install_fast_methods(&self, env: &Env, this: &This) {
+        if !self.fast_call_installed.replace(true) {
+            // SAFETY: `env` and `this` are the live env and receiver of the call in progress.
+            unsafe { fast_call::install(env.raw(), this.raw(), &self.core) };
+        }
     }
 
     /// Runs the whole chain for one request. Each argument is a header value, `null` or
@@ -68,62 +69,85 @@ impl Authenticator {
         authorization: Unknown,
         tenant_header: Unknown,
         host: Unknown,
-    ) -> Result<RawValue> {
-        if !self.fast_call_installed.replace(true) {
-            // SAFETY: `this` is the receiver of the call in progress.
-            unsafe { fast_call::install(env.raw(), this.raw(), &self.core) };
+    ) -> Result<Handle> {
+        self.install_fast_methods(&env, &this);
+        // SAFETY: the handles are the arguments of the call in progress.
+        unsafe {
+            request::authenticate(
+                env.raw(),
+                &self.core,
+                [authorization.raw(), tenant_header.raw(), host.raw()],
+            )
         }
-        authenticate_raw(&env, &self.core, authorization, tenant_header, host)
+        .map(Handle)
+        .map_err(|e| e.throw(&env))
     }
 
     /// Signs an access token (HS256 with `accessSecret`). `claims.sub` is required; `iat`,
     /// `exp` (`accessTtlSec`), `jti`, `type: "access"`, and `iss`/`aud` when configured are added.
     #[napi(catch_unwind, ts_args_type = "claims: TokenClaims")]
     pub fn sign_access_token(&self, env: Env, claims: Unknown) -> Result<String> {
-        tokens::sign(&env, &self.core, claims, tokens::Kind::Access)
+        tokens::sign(&env, &self.core, claims, TokenKind::Access)
     }
 
     /// Signs a refresh token (HS256 with `refreshSecret`, `type: "refresh"`, `refreshTtlSec`).
     #[napi(catch_unwind, ts_args_type = "claims: TokenClaims")]
     pub fn sign_refresh_token(&self, env: Env, claims: Unknown) -> Result<String> {
-        tokens::sign(&env, &self.core, claims, tokens::Kind::Refresh)
+        tokens::sign(&env, &self.core, claims, TokenKind::Refresh)
     }
 
     /// Verifies a refresh token (signature with `refreshSecret`, `type` must be `"refresh"`,
-    /// expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
-    #[napi(catch_unwind, ts_args_type = "token: string")]
-    pub fn verify_refresh_token(&self, env: Env, token: Unknown) -> Result<TokenVerification> {
-        tokens::verify(&env, &self.core, token, tokens::Kind::Refresh)
+    /// size, expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "token: string",
+        ts_return_type = "TokenVerification"
+    )]
+    pub fn verify_refresh_token(&self, env: Env, this: This, token: Unknown) -> Result<Handle> {
+        self.verify(env, this, token, TokenKind::Refresh)
     }
 
-    /// Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate limiting.
-    #[napi(catch_unwind, ts_args_type = "token: string")]
-    pub fn verify_access_token(&self, env: Env, token: Unknown) -> Result<TokenVerification> {
-        tokens::verify(&env, &self.core, token, tokens::Kind::Access)
+    /// Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate
+    /// limiting: the same checks as `authenticate`'s token step.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "token: string",
+        ts_return_type = "TokenVerification"
+    )]
+    pub fn verify_access_token(&self, env: Env, this: This, token: Unknown) -> Result<Handle> {
+        self.verify(env, this, token, TokenKind::Access)
+    }
+
+    fn verify(&self, env: Env, this: This, token: Unknown, kind: TokenKind) -> Result<Handle> {
+        self.install_fast_methods(&env, &this);
+        // SAFETY: `token` is an argument of the call in progress.
+        unsafe { request::verify(env.raw(), &self.core, kind, token.raw()) }
+            .map(Handle)
+            .map_err(|e| e.throw(&env))
     }
 
     /// Bucket capacity (`rateLimitMax`, 0 when rate limiting is off).
     #[napi(catch_unwind, getter)]
     pub fn rate_limit_max(&self) -> u32 {
-        self.core.settings().rate_limit_max
+        self.core.settings().rate_limit_max()
     }
 
     /// Tokens added back per second (`rateLimitRefill`).
     #[napi(catch_unwind, getter)]
     pub fn rate_limit_refill(&self) -> f64 {
-        self.core.settings().rate_limit_refill
+        self.core.settings().rate_limit_refill()
     }
 
     /// Lifetime of issued access tokens in seconds (`accessTtlSec`).
     #[napi(catch_unwind, getter)]
     pub fn access_ttl_sec(&self) -> f64 {
-        self.core.settings().access_ttl_sec
+        self.core.settings().ttl_sec(TokenKind::Access)
     }
 
     /// Lifetime of issued refresh tokens in seconds (`refreshTtlSec`).
     #[napi(catch_unwind, getter)]
     pub fn refresh_ttl_sec(&self) -> f64 {
-        self.core.settings().refresh_ttl_sec
+        self.core.settings().ttl_sec(TokenKind::Refresh)
     }
 
     /// Number of rate-limit buckets currently held in memory.
@@ -131,52 +155,4 @@ impl Authenticator {
     pub fn rate_limit_buckets(&self) -> u32 {
         self.core.limiter().map_or(0, |l| l.len() as u32)
     }
-}
-
-pub(crate) fn authenticate_raw(
-    env: &Env,
-    core: &Core,
-    authorization: Unknown,
-    tenant_header: Unknown,
-    host: Unknown,
-) -> Result<RawValue> {
-    // SAFETY: the handles are the arguments of the call in progress.
-    unsafe {
-        authenticate_values(
-            env.raw(),
-            core,
-            [authorization.raw(), tenant_header.raw(), host.raw()],
-        )
-    }
-    .map(RawValue)
-    .map_err(|e| e.throw(env))
-}
-
-/// Reads the three header arguments, runs the chain and builds the `AuthResult`.
-///
-/// # Safety
-/// `env` and `args` must be live handles of the current call.
-pub(crate) unsafe fn authenticate_values(
-    env: sys::napi_env,
-    core: &Core,
-    [authorization, tenant_header, host]: [sys::napi_value; 3],
-) -> std::result::Result<sys::napi_value, ArgError> {
-    let auth_cap = core.settings().max_token_bytes + AUTHORIZATION_SLACK;
-    ARG_BUFFERS.with(|cell| {
-        let mut fresh: [Vec<u8>; 3] = Default::default();
-        let mut borrowed = cell.try_borrow_mut();
-        let [a, t, h] = match borrowed.as_deref_mut() {
-            Ok(bufs) => bufs,
-            Err(_) => &mut fresh,
-        };
-        let authorization = read_optional_str(env, authorization, a, auth_cap, "authorization")?;
-        let tenant_header =
-            read_optional_str(env, tenant_header, t, TENANT_HEADER_CAP, "tenantHeader")?;
-        let host = read_optional_str(env, host, h, HOST_CAP, "host")?;
-        Ok(
-            core.authenticate(authorization, tenant_header, host, |outcome| {
-                build_auth_result(env, outcome)
-            }),
-        )
-    })
 }

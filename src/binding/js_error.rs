@@ -7,10 +7,12 @@
 //! Node's own argument validation behaves. The error data is [`HelperError`] (pure Rust, in the
 //! core); [`ArgError`] is the shorthand for the two argument codes.
 
-use napi::bindgen_prelude::Unknown;
-use napi::{Env, Error, JsError, JsRangeError, JsTypeError, Status};
+use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, Object, Unknown};
+use napi::{Env, Error, JsError, JsRangeError, JsTypeError, JsValue, Status};
 
 pub use crate::helpers::error::{ErrorClass, HelperError, HelperResult};
+use crate::input::InputError;
+use napi::sys;
 
 /// What a bad argument is: the wrong kind of value (`ERR_INVALID_ARG_TYPE`), or a value out of
 /// range (`ERR_OUT_OF_RANGE`). Converts into [`HelperError`]; both throw through [`throw`].
@@ -18,6 +20,15 @@ pub use crate::helpers::error::{ErrorClass, HelperError, HelperResult};
 pub enum ArgError {
     Type(String),
     Range(String),
+}
+
+impl From<InputError> for ArgError {
+    fn from(e: InputError) -> Self {
+        match e {
+            InputError::Type(m) => ArgError::Type(m),
+            InputError::Range(m) => ArgError::Range(m),
+        }
+    }
 }
 
 impl ArgError {
@@ -60,7 +71,7 @@ pub fn throw(env: &Env, e: HelperError) -> Error {
     let thrown = match e.class {
         ErrorClass::Type => env.throw_type_error(&e.message, Some(e.code)),
         ErrorClass::Range => env.throw_range_error(&e.message, Some(e.code)),
-        ErrorClass::Plain => env.throw_error(&e.message, Some(e.code)),
+        ErrorClass::Plain | ErrorClass::Abort => env.throw_error(&e.message, Some(e.code)),
     };
     match thrown {
         Ok(()) => Error::new(Status::PendingException, e.message),
@@ -84,7 +95,9 @@ pub unsafe fn throw_raw(env: napi::sys::napi_env, e: &HelperError) {
             ErrorClass::Range => {
                 napi::sys::napi_throw_range_error(env, code.as_ptr(), message.as_ptr())
             }
-            ErrorClass::Plain => napi::sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()),
+            ErrorClass::Plain | ErrorClass::Abort => {
+                napi::sys::napi_throw_error(env, code.as_ptr(), message.as_ptr())
+            }
         };
     }
 }
@@ -96,8 +109,15 @@ pub fn rejection(env: &Env, e: HelperError) -> Error {
     let value: Unknown = match e.class {
         ErrorClass::Type => JsTypeError::from(raw).into_unknown(*env),
         ErrorClass::Range => JsRangeError::from(raw).into_unknown(*env),
-        ErrorClass::Plain => JsError::from(raw).into_unknown(*env),
+        ErrorClass::Plain | ErrorClass::Abort => JsError::from(raw).into_unknown(*env),
     };
+    if e.class == ErrorClass::Abort {
+        // SAFETY: `value` was just created on the live `env` and is an error object.
+        if let Ok(mut error) = unsafe { Object::from_napi_value(env.raw(), value.raw()) } {
+            // Best effort: without the name it is still an Error with code ABORT_ERR.
+            let _ = error.set_named_property("name", "AbortError");
+        }
+    }
     Error::from(value)
 }
 
@@ -121,4 +141,81 @@ pub fn to_js<T>(env: &Env, r: HelperResult<T>) -> napi::Result<T> {
         clear_pending_exception(env);
         throw(env, e)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arg_errors_map_to_node_argument_codes() {
+        let t = HelperError::from(ArgError::Type("x must be a string".into()));
+        assert_eq!(
+            (t.class, t.code, t.message.as_str()),
+            (
+                ErrorClass::Type,
+                "ERR_INVALID_ARG_TYPE",
+                "x must be a string"
+            )
+        );
+        let r = HelperError::from(ArgError::Range("x is too big".into()));
+        assert_eq!((r.class, r.code), (ErrorClass::Range, "ERR_OUT_OF_RANGE"));
+        assert_eq!(ArgError::Range("m".into()).message(), "m");
+    }
+}
+
+/// Why a per-request call throws instead of returning a result.
+#[derive(Debug)]
+pub enum CallError {
+    /// A bad argument (`TypeError` / `RangeError`).
+    Arg(ArgError),
+    /// A misuse of the API, thrown as napi-rs does: an `Error` with code `GenericFailure`.
+    Generic(String),
+    /// Node-API refused to make a value (say, an exception is already pending).
+    Internal,
+}
+
+impl From<ArgError> for CallError {
+    fn from(e: ArgError) -> Self {
+        CallError::Arg(e)
+    }
+}
+
+impl CallError {
+    /// Throws the error unless an exception is already pending.
+    ///
+    /// # Safety
+    /// `env` must be the live env of the current call.
+    pub unsafe fn throw_raw(&self, env: sys::napi_env) {
+        let mut pending = false;
+        // SAFETY: `env` is live (caller's contract) and `pending` outlives the call.
+        unsafe { sys::napi_is_exception_pending(env, &mut pending) };
+        if pending {
+            return;
+        }
+        match self {
+            // SAFETY: as above.
+            CallError::Arg(arg) => unsafe { arg.throw_raw(env) },
+            CallError::Generic(message) => {
+                let message = std::ffi::CString::new(message.replace('\0', "")).unwrap_or_default();
+                // SAFETY: `env` is live; both C strings outlive the call.
+                unsafe { sys::napi_throw_error(env, c"GenericFailure".as_ptr(), message.as_ptr()) };
+            }
+            // SAFETY: `env` is live; both strings are static C strings.
+            CallError::Internal => unsafe {
+                sys::napi_throw_error(
+                    env,
+                    c"ERR_AUTH_SHIELD_INTERNAL".as_ptr(),
+                    c"auth-shield: Node-API could not build the result".as_ptr(),
+                );
+            },
+        }
+    }
+
+    /// Throws the error and returns the marker that tells napi-rs an exception is pending.
+    pub fn throw(self, env: &Env) -> Error {
+        // SAFETY: `env` is the live env of the napi-rs call in progress.
+        unsafe { self.throw_raw(env.raw()) };
+        Error::new(Status::PendingException, "auth-shield: call failed")
+    }
 }

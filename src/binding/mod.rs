@@ -10,5 +10,6 @@ pub mod helpers;
 pub mod js_error;
 pub mod one_shot;
 pub mod rate_limiter;
+pub mod request;
 pub mod result;
 pub mod tokens;

@@ -1,15 +1,22 @@
-//! Builds the flat `AuthResult` object: every key always present, `undefined` where it does not apply.
+//! Builds the flat `AuthResult` and `TokenVerification` objects through the cached factories
+//! (`env_cache`): every key always present, `undefined` where it does not apply, keys in the
+//! order `js/schema.json` lists them.
 
 use napi::sys;
-use std::ffi::CStr;
 use std::ptr;
 
-use super::env_cache::{tenant_source, tenant_source_index, EnvCache};
+use super::env_cache::{EnvCache, TENANT_SOURCES};
+use super::js_error::CallError;
 use crate::authenticator::Outcome;
 use crate::error::AuthError;
+use crate::jwt::{Claim, Claims};
 
-/// The JS-visible `AuthResult`, documented for `index.d.ts`.
+/// The JS-visible `AuthResult`, documented for `index.d.ts` (never converted at run time: the
+/// factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
+/// `result` list, which a test checks.
 #[napi_derive::napi(object, object_to_js = false)]
+#[cfg_attr(test, derive(serde::Serialize, Default))]
+#[cfg_attr(test, serde(rename_all = "camelCase"))]
 pub struct AuthResult {
     /// `true` when every check passed.
     pub authenticated: bool,
@@ -21,10 +28,9 @@ pub struct AuthResult {
     pub role: Option<String>,
     /// Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only).
     pub tenant_id: Option<String>,
-    /// Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'` (`X-Tenant-ID`)
-    /// or `'host'` (the Host subdomain); `undefined` when no tenant was resolved or on failure.
-    /// A header or Host tenant is what the client asked for: authorize it in the app.
-    #[napi(ts_type = "TenantSource")]
+    /// Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'`
+    /// (X-Tenant-ID) or `'host'`; `undefined` when no tenant was resolved or on failure.
+    #[napi(ts_type = "'token' | 'header' | 'host' | undefined")]
     pub tenant_source: Option<String>,
     /// A fresh UUID v4 for this request, failures included.
     pub request_id: String,
@@ -42,193 +48,241 @@ pub struct AuthResult {
     pub error_status: u32,
 }
 
-struct Builder {
-    env: sys::napi_env,
-    obj: sys::napi_value,
-    undefined: sys::napi_value,
+/// Result of `verifyAccessToken` / `verifyRefreshToken`. Every key is always present,
+/// `undefined` where it does not apply (absent claims, or an invalid token).
+#[napi_derive::napi(object, object_to_js = false)]
+#[cfg_attr(test, derive(serde::Serialize, Default))]
+#[cfg_attr(test, serde(rename_all = "camelCase"))]
+pub struct TokenVerification {
+    /// `true` when the token passed every check.
+    pub valid: bool,
+    /// The `sub` claim.
+    pub user_id: Option<String>,
+    /// The `email` claim.
+    pub email: Option<String>,
+    /// The `role` claim.
+    pub role: Option<String>,
+    /// The `tenant_id` claim.
+    pub tenant_id: Option<String>,
+    /// The token id (`jti`), the key for revocation lists.
+    pub jti: Option<String>,
+    /// `exp` in seconds since the epoch.
+    pub expires_at: Option<f64>,
+    /// Human-readable reason (invalid tokens only).
+    pub error: Option<String>,
+    /// Stable machine code, as in `AuthResult.errorCode` (invalid tokens only).
+    pub error_code: Option<String>,
+    /// 200 when valid, else the HTTP status of the error.
+    pub error_status: u32,
 }
 
-impl Builder {
-    unsafe fn set(&self, key: &CStr, value: sys::napi_value) {
-        sys::napi_set_named_property(self.env, self.obj, key.as_ptr(), value);
-    }
-
-    unsafe fn set_str(&self, key: &CStr, value: Option<&[u8]>) {
-        let v = match value {
-            Some(bytes) => {
-                let mut out = ptr::null_mut();
-                sys::napi_create_string_utf8(
-                    self.env,
-                    bytes.as_ptr().cast(),
-                    bytes.len() as isize,
-                    &mut out,
-                );
-                out
+/// One factory call with the varying fields only.
+///
+/// # Safety
+/// `env` must be the live env of the current call.
+pub unsafe fn build_auth_result(
+    env: sys::napi_env,
+    outcome: &Outcome<'_>,
+) -> Result<sys::napi_value, CallError> {
+    // SAFETY: `env` is live (caller's contract) for this and every Node-API call below; all
+    // handles passed on were made in this call.
+    unsafe {
+        let cache = EnvCache::get(env).ok_or(CallError::Internal)?;
+        let undefined = undefined(env);
+        let limit = outcome.rate_limit_limit.map_or(undefined, |n| uint(env, n));
+        let request_id = string(env, &outcome.request_id);
+        match &outcome.result {
+            Ok(id) => {
+                let opt = |s: Option<&str>| s.map_or(undefined, |s| string(env, s.as_bytes()));
+                let source = id.tenant.source().map_or(0, |s| {
+                    1 + TENANT_SOURCES.iter().position(|t| *t == s).unwrap_or(0)
+                });
+                let args = [
+                    string(env, id.user_id.as_bytes()),
+                    opt(id.email.as_deref()),
+                    opt(id.role.as_deref()),
+                    opt(id.tenant.as_str()),
+                    uint(env, source as u32),
+                    request_id,
+                    id.rate_limit_remaining.map_or(undefined, |n| uint(env, n)),
+                    limit,
+                ];
+                call(env, cache.success(env), &args)
             }
-            None => self.undefined,
-        };
-        self.set(key, v);
-    }
-
-    unsafe fn set_num(&self, key: &CStr, value: Option<f64>) {
-        let v = match value {
-            Some(n) => {
-                let mut out = ptr::null_mut();
-                sys::napi_create_double(self.env, n, &mut out);
-                out
+            Err(failure) => {
+                let args = [
+                    uint(env, error_index(failure.error)),
+                    request_id,
+                    limit,
+                    double(env, failure.retry_after_ms as f64),
+                ];
+                call(env, cache.failure(env), &args)
             }
-            None => self.undefined,
-        };
-        self.set(key, v);
+        }
     }
+}
 
-    unsafe fn set_bool(&self, key: &CStr, value: bool) {
-        let mut out = ptr::null_mut();
-        sys::napi_get_boolean(self.env, value, &mut out);
-        self.set(key, out);
+/// The `TokenVerification` of a verdict, in one factory call.
+///
+/// # Safety
+/// `env` must be the live env of the current call.
+pub unsafe fn build_verification(
+    env: sys::napi_env,
+    verdict: Result<&Claims<'_>, &AuthError>,
+) -> Result<sys::napi_value, CallError> {
+    // SAFETY: as in `build_auth_result`.
+    unsafe {
+        let cache = EnvCache::get(env).ok_or(CallError::Internal)?;
+        let undefined = undefined(env);
+        match verdict {
+            Ok(c) => {
+                let text = |claim: &Claim<'_>| {
+                    claim
+                        .as_str()
+                        .map_or(undefined, |s| string(env, s.as_bytes()))
+                };
+                let args = [
+                    text(&c.sub),
+                    text(&c.email),
+                    text(&c.role),
+                    text(&c.tenant_id),
+                    text(&c.jti),
+                    c.exp.as_num().map_or(undefined, |n| double(env, n)),
+                ];
+                call(env, cache.verified(env), &args)
+            }
+            Err(err) => call(env, cache.refused(env), &[uint(env, error_index(*err))]),
+        }
+    }
+}
+
+fn error_index(error: AuthError) -> u32 {
+    AuthError::ALL.iter().position(|e| *e == error).unwrap_or(0) as u32
+}
+
+/// # Safety
+/// `env` live; `function` and `args` handles of the current call.
+unsafe fn call(
+    env: sys::napi_env,
+    function: sys::napi_value,
+    args: &[sys::napi_value],
+) -> Result<sys::napi_value, CallError> {
+    let mut undefined = ptr::null_mut();
+    let mut result = ptr::null_mut();
+    // SAFETY: the caller's contract; `args` outlives the call and its length is passed.
+    let status = unsafe {
+        sys::napi_get_undefined(env, &mut undefined);
+        sys::napi_call_function(
+            env,
+            undefined,
+            function,
+            args.len(),
+            args.as_ptr(),
+            &mut result,
+        )
+    };
+    if status == sys::Status::napi_ok && !result.is_null() {
+        Ok(result)
+    } else {
+        Err(CallError::Internal)
     }
 }
 
 /// # Safety
-/// `env` must be the live env of the current call.
-pub unsafe fn build_auth_result(env: sys::napi_env, outcome: &Outcome<'_>) -> sys::napi_value {
-    match EnvCache::get(env) {
-        Some(cache) => build_with_factory(env, cache, outcome),
-        None => build_with_property_sets(env, outcome),
-    }
-}
-
-/// One call into a cached JS factory with the varying fields only.
-unsafe fn build_with_factory(
-    env: sys::napi_env,
-    cache: &EnvCache,
-    outcome: &Outcome<'_>,
-) -> sys::napi_value {
-    let mut undefined = ptr::null_mut();
-    sys::napi_get_undefined(env, &mut undefined);
-    let limit = outcome.rate_limit_limit.map_or(undefined, |n| uint(env, n));
-    let request_id = string(env, &outcome.request_id);
-    let mut result = ptr::null_mut();
-    match &outcome.result {
-        Ok(id) => {
-            let opt = |s: Option<&str>| s.map_or(undefined, |s| string(env, s.as_bytes()));
-            let args = [
-                string(env, id.user_id.as_bytes()),
-                opt(id.email.as_deref()),
-                opt(id.role.as_deref()),
-                opt(id.tenant.as_str()),
-                uint(env, tenant_source_index(&id.tenant)),
-                request_id,
-                id.rate_limit_remaining.map_or(undefined, |n| uint(env, n)),
-                limit,
-            ];
-            sys::napi_call_function(
-                env,
-                undefined,
-                cache.success(env),
-                args.len(),
-                args.as_ptr(),
-                &mut result,
-            );
-        }
-        Err(failure) => {
-            let index = AuthError::ALL
-                .iter()
-                .position(|e| *e == failure.error)
-                .unwrap_or(0);
-            let args = [
-                uint(env, index as u32),
-                request_id,
-                limit,
-                double(env, failure.retry_after_ms as f64),
-            ];
-            sys::napi_call_function(
-                env,
-                undefined,
-                cache.failure(env),
-                args.len(),
-                args.as_ptr(),
-                &mut result,
-            );
-        }
-    }
-    result
+/// `env` must be live.
+unsafe fn undefined(env: sys::napi_env) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    // SAFETY: `env` is live; `out` is a valid local.
+    unsafe { sys::napi_get_undefined(env, &mut out) };
+    out
 }
 
 /// ASCII (the usual case) goes through the one-byte constructor, which skips UTF-8 decoding.
+///
+/// # Safety
+/// `env` must be live.
 unsafe fn string(env: sys::napi_env, bytes: &[u8]) -> sys::napi_value {
     let mut out = ptr::null_mut();
-    if bytes.is_ascii() {
-        sys::napi_create_string_latin1(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out);
-    } else {
-        sys::napi_create_string_utf8(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out);
+    // SAFETY: `env` is live; pointer and length describe `bytes`; `out` is a valid local.
+    unsafe {
+        if bytes.is_ascii() {
+            sys::napi_create_string_latin1(
+                env,
+                bytes.as_ptr().cast(),
+                bytes.len() as isize,
+                &mut out,
+            );
+        } else {
+            sys::napi_create_string_utf8(
+                env,
+                bytes.as_ptr().cast(),
+                bytes.len() as isize,
+                &mut out,
+            );
+        }
     }
     out
 }
 
+/// # Safety
+/// `env` must be live.
 unsafe fn uint(env: sys::napi_env, n: u32) -> sys::napi_value {
     let mut out = ptr::null_mut();
-    sys::napi_create_uint32(env, n, &mut out);
+    // SAFETY: `env` is live; `out` is a valid local.
+    unsafe { sys::napi_create_uint32(env, n, &mut out) };
     out
 }
 
+/// # Safety
+/// `env` must be live.
 unsafe fn double(env: sys::napi_env, n: f64) -> sys::napi_value {
     let mut out = ptr::null_mut();
-    sys::napi_create_double(env, n, &mut out);
+    // SAFETY: `env` is live; `out` is a valid local.
+    unsafe { sys::napi_create_double(env, n, &mut out) };
     out
 }
 
-/// Fallback when the factory could not be made (e.g. script compilation disabled).
-unsafe fn build_with_property_sets(env: sys::napi_env, outcome: &Outcome<'_>) -> sys::napi_value {
-    let mut obj = ptr::null_mut();
-    sys::napi_create_object(env, &mut obj);
-    let mut undefined = ptr::null_mut();
-    sys::napi_get_undefined(env, &mut undefined);
-    let b = Builder {
-        env,
-        obj,
-        undefined,
-    };
-    let limit = outcome.rate_limit_limit.map(f64::from);
-    match &outcome.result {
-        Ok(id) => {
-            b.set_bool(c"authenticated", true);
-            b.set_str(c"userId", Some(id.user_id.as_bytes()));
-            b.set_str(c"email", id.email.as_deref().map(str::as_bytes));
-            b.set_str(c"role", id.role.as_deref().map(str::as_bytes));
-            b.set_str(c"tenantId", id.tenant.as_str().map(str::as_bytes));
-            b.set_str(
-                c"tenantSource",
-                tenant_source(&id.tenant).map(str::as_bytes),
-            );
-            b.set_str(c"requestId", Some(&outcome.request_id));
-            b.set_num(
-                c"rateLimitRemaining",
-                id.rate_limit_remaining.map(f64::from),
-            );
-            b.set_num(c"rateLimitLimit", limit);
-            b.set_num(c"retryAfterMs", Some(0.0));
-            b.set_str(c"error", None);
-            b.set_str(c"errorCode", None);
-            b.set_num(c"errorStatus", Some(200.0));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::schema;
+
+    /// Top-level keys of a serialized struct, in declaration order.
+    fn keys<T: serde::Serialize>(value: &T) -> Vec<String> {
+        let text = serde_json::to_string(value).unwrap();
+        let mut keys = Vec::new();
+        let mut depth = 0;
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '{' | '[' => depth += 1,
+                '}' | ']' => depth -= 1,
+                '"' if depth == 1 => {
+                    let end = text[i + 1..].find('"').unwrap() + i + 1;
+                    if text[end + 1..].starts_with(':') {
+                        keys.push(text[i + 1..end].to_owned());
+                    }
+                    while chars.peek().is_some_and(|(j, _)| *j <= end) {
+                        chars.next();
+                    }
+                }
+                _ => {}
+            }
         }
-        Err(failure) => {
-            let err = failure.error;
-            let limited = err == crate::error::AuthError::RateLimited;
-            b.set_bool(c"authenticated", false);
-            b.set_str(c"userId", None);
-            b.set_str(c"email", None);
-            b.set_str(c"role", None);
-            b.set_str(c"tenantId", None);
-            b.set_str(c"tenantSource", None);
-            b.set_str(c"requestId", Some(&outcome.request_id));
-            b.set_num(c"rateLimitRemaining", limited.then_some(0.0));
-            b.set_num(c"rateLimitLimit", limit);
-            b.set_num(c"retryAfterMs", Some(failure.retry_after_ms as f64));
-            b.set_str(c"error", Some(err.message().as_bytes()));
-            b.set_str(c"errorCode", Some(err.code().as_bytes()));
-            b.set_num(c"errorStatus", Some(err.status() as f64));
-        }
+        keys
     }
-    obj
+
+    #[test]
+    fn typed_auth_result_follows_the_schema_fields_in_order() {
+        let wanted: Vec<String> = schema().result.iter().map(|f| f.name.clone()).collect();
+        assert_eq!(keys(&AuthResult::default()), wanted);
+    }
+
+    #[test]
+    fn typed_verification_follows_the_factory_fields() {
+        assert_eq!(
+            keys(&TokenVerification::default()),
+            super::super::env_cache::VERIFICATION_FIELDS
+        );
+    }
 }

@@ -5,6 +5,10 @@ use std::borrow::Cow;
 use super::json_scan::{Scalar, Scanner};
 use crate::error::AuthError;
 
+/// `{"alg":"HS256","typ":"JWT"}`, encoded once: what we sign with, and the header that
+/// verification recognises by its text.
+pub const STANDARD_HEADER_B64: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
+
 #[derive(Default)]
 pub struct Header<'a> {
     pub alg: Option<Cow<'a, str>>,

@@ -4,10 +4,14 @@ pub mod base64url;
 pub mod claims;
 pub mod header;
 pub mod json_scan;
+pub mod key;
+pub mod kind;
 pub mod sign;
 pub mod validate;
 pub mod verify;
 
 pub use claims::{Claim, Claims};
+pub use key::HmacKey;
+pub use kind::TokenKind;
 pub use validate::ClaimRules;
-pub use verify::{decode_verified, HmacKey};
+pub use verify::{decode_verified, Verifier};

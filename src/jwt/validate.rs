@@ -1,6 +1,7 @@
 //! Claim validation: types, time window, audience, issuer, subject and token type.
 
 use super::claims::{Claim, Claims};
+use super::kind::TokenKind;
 use crate::error::AuthError;
 
 /// The claim checks an authenticator applies, fixed at construction.
@@ -16,8 +17,8 @@ pub struct ClaimRules {
     pub require_subject: bool,
     /// Refuse tokens that carry no `type` claim.
     pub require_token_type: bool,
-    /// The `type` this check accepts: `"access"` or `"refresh"`.
-    pub expected_type: &'static str,
+    /// The kind whose `type` claim this check accepts.
+    pub expected_type: TokenKind,
 }
 
 impl ClaimRules {
@@ -52,7 +53,7 @@ impl ClaimRules {
         }
         match claims.token_type.as_str() {
             // A refresh token must never pass as an access token, even under a shared secret.
-            Some(t) if t != self.expected_type => Err(AuthError::WrongTokenType),
+            Some(t) if t != self.expected_type.claim() => Err(AuthError::WrongTokenType),
             None if self.require_token_type => Err(AuthError::WrongTokenType),
             _ => Ok(()),
         }
@@ -104,7 +105,7 @@ mod tests {
             require_expiration: true,
             require_subject: true,
             require_token_type: false,
-            expected_type: "access",
+            expected_type: TokenKind::Access,
         }
     }
 

@@ -1,28 +1,47 @@
 //! HS256 signature verification of a compact JWS with a key prepared once.
 
-use ring::hmac;
-
 use super::base64url;
 use super::claims::Claims;
-use super::header::Header;
-use super::sign::STANDARD_HEADER_B64;
+use super::header::{Header, STANDARD_HEADER_B64};
+use super::key::HmacKey;
+use super::validate::ClaimRules;
 use crate::error::AuthError;
 
-/// An HMAC-SHA256 key, prepared once (ring precomputes the inner and outer pads).
-pub struct HmacKey(hmac::Key);
+/// Everything needed to accept one kind of token, fixed at construction: the key, the claim
+/// rules and the size limit. Access and refresh tokens are both checked by [`Verifier::verify`].
+pub struct Verifier {
+    key: HmacKey,
+    rules: ClaimRules,
+    max_token_bytes: usize,
+}
 
-impl HmacKey {
-    pub fn new(secret: &[u8]) -> Self {
-        HmacKey(hmac::Key::new(hmac::HMAC_SHA256, secret))
+impl Verifier {
+    pub fn new(key: HmacKey, rules: ClaimRules, max_token_bytes: usize) -> Self {
+        Verifier {
+            key,
+            rules,
+            max_token_bytes,
+        }
     }
 
-    pub fn sign(&self, data: &[u8]) -> hmac::Tag {
-        hmac::sign(&self.0, data)
+    pub fn key(&self) -> &HmacKey {
+        &self.key
     }
 
-    /// Constant-time comparison of the tag (ring compares with `constant_time::verify_slices_are_equal`).
-    pub fn verify(&self, data: &[u8], tag: &[u8]) -> bool {
-        hmac::verify(&self.0, data, tag).is_ok()
+    /// Size, structure, signature, then claims at `now` (whole seconds since the epoch).
+    pub fn verify<'s>(
+        &self,
+        token: &[u8],
+        now: f64,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<Claims<'s>, AuthError> {
+        // Bounds the work one request can cause before a single byte is decoded.
+        if token.len() > self.max_token_bytes {
+            return Err(AuthError::TokenTooLarge);
+        }
+        let claims = decode_verified(token, &self.key, scratch)?;
+        self.rules.validate(&claims, now)?;
+        Ok(claims)
     }
 }
 
@@ -84,6 +103,64 @@ fn split_compact(token: &[u8]) -> Result<Segments<'_>, AuthError> {
 mod tests {
     use super::*;
     use crate::jwt::base64url::encode;
+    use crate::jwt::sign::sign_payload;
+    use crate::jwt::TokenKind;
+
+    fn rules() -> ClaimRules {
+        crate::settings::Settings::with_access_secret(&[7; 32])
+            .unwrap()
+            .claim_rules(TokenKind::Access)
+    }
+
+    #[test]
+    fn signed_tokens_verify() {
+        let key = HmacKey::new(b"secret");
+        let token = sign_payload(&key, br#"{"sub":"u","exp":5}"#);
+        let mut scratch = Vec::new();
+        let claims = decode_verified(token.as_bytes(), &key, &mut scratch).unwrap();
+        assert_eq!(claims.sub.as_str(), Some("u"));
+    }
+
+    #[test]
+    fn verifier_refuses_oversized_tokens_before_decoding() {
+        let key = HmacKey::new(b"secret");
+        let token = sign_payload(&key, br#"{"sub":"u","exp":5}"#);
+        let verifier = Verifier::new(HmacKey::new(b"secret"), rules(), token.len() - 1);
+        let mut s = Vec::new();
+        assert_eq!(
+            verifier.verify(token.as_bytes(), 1.0, &mut s).err(),
+            Some(AuthError::TokenTooLarge)
+        );
+        let verifier = Verifier::new(HmacKey::new(b"secret"), rules(), token.len());
+        assert!(verifier.verify(token.as_bytes(), 1.0, &mut s).is_ok());
+        assert_eq!(
+            verifier.verify(token.as_bytes(), 5.0, &mut s).err(),
+            Some(AuthError::TokenExpired)
+        );
+    }
+
+    #[test]
+    fn interoperates_with_the_jsonwebtoken_crate() {
+        use jsonwebtoken::{decode, encode, DecodingKey, EncodingKey, Header, Validation};
+        let key = HmacKey::new(b"secret");
+        let ours = sign_payload(&key, br#"{"sub":"u","exp":4000000000}"#);
+        let decoded = decode::<serde_json::Value>(
+            &ours,
+            &DecodingKey::from_secret(b"secret"),
+            &Validation::default(),
+        );
+        assert_eq!(decoded.unwrap().claims["sub"], "u");
+
+        let theirs = encode(
+            &Header::default(),
+            &serde_json::json!({"sub": "v", "exp": 4000000000u64}),
+            &EncodingKey::from_secret(b"secret"),
+        )
+        .unwrap();
+        let mut scratch = Vec::new();
+        let claims = decode_verified(theirs.as_bytes(), &key, &mut scratch).unwrap();
+        assert_eq!(claims.sub.as_str(), Some("v"));
+    }
 
     fn token(header: &str, payload: &str, secret: &[u8]) -> String {
         let input = format!(

@@ -1,0 +1,102 @@
+//! The per-request calls shared by the napi-rs methods and the fast functions of
+//! `fast_call`: read the arguments, run the core, build the result with one factory call.
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+use std::cell::RefCell;
+
+use super::args::read_optional_str;
+use super::js_error::{ArgError, CallError};
+use super::result::{build_auth_result, build_verification};
+use crate::authenticator::Authenticator as Core;
+use crate::jwt::TokenKind;
+
+/// Room for the `Bearer` scheme and separating spaces on top of `maxTokenBytes`.
+const AUTHORIZATION_SLACK: usize = 1024;
+/// Tenant ids are at most 63 bytes and hosts at most ~260; reading more cannot change a verdict.
+const TENANT_HEADER_CAP: usize = 1024;
+const HOST_CAP: usize = 1024;
+/// Reading up to 3 bytes past `maxTokenBytes` makes an oversized token read as oversized even
+/// when the cut falls inside a multi-byte UTF-8 character (which the copy never splits).
+const TOKEN_SLACK: usize = 4;
+
+thread_local! {
+    static ARG_BUFFERS: RefCell<[Vec<u8>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
+}
+
+/// A JS value handed back to napi-rs as is.
+pub struct Handle(pub sys::napi_value);
+
+impl ToNapiValue for Handle {
+    unsafe fn to_napi_value(_env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        Ok(val.0)
+    }
+}
+
+/// Runs `f` with the thread's argument buffers (fresh ones when re-entered).
+fn with_buffers<R>(f: impl FnOnce(&mut [Vec<u8>; 3]) -> R) -> R {
+    ARG_BUFFERS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut bufs) => f(&mut bufs),
+        Err(_) => f(&mut Default::default()),
+    })
+}
+
+/// Reads the three header arguments, runs the chain and builds the `AuthResult`.
+///
+/// # Safety
+/// `env` and `args` must be live handles of the current call.
+pub unsafe fn authenticate(
+    env: sys::napi_env,
+    core: &Core,
+    [authorization, tenant_header, host]: [sys::napi_value; 3],
+) -> std::result::Result<sys::napi_value, CallError> {
+    let auth_cap = core.settings().max_token_bytes() + AUTHORIZATION_SLACK;
+    with_buffers(|[a, t, h]| {
+        // SAFETY: the handles are live (caller's contract); each buffer is borrowed once.
+        let (authorization, tenant_header, host) = unsafe {
+            (
+                read_optional_str(env, authorization, a, auth_cap, "authorization")?,
+                read_optional_str(env, tenant_header, t, TENANT_HEADER_CAP, "tenantHeader")?,
+                read_optional_str(env, host, h, HOST_CAP, "host")?,
+            )
+        };
+        core.authenticate(authorization, tenant_header, host, |outcome| {
+            // SAFETY: `env` is the live env of the current call.
+            unsafe { build_auth_result(env, outcome) }
+        })
+    })
+}
+
+/// Verifies a bare token of `kind` and builds the `TokenVerification`.
+///
+/// # Safety
+/// `env` and `token` must be live handles of the current call.
+pub unsafe fn verify(
+    env: sys::napi_env,
+    core: &Core,
+    kind: TokenKind,
+    token: sys::napi_value,
+) -> std::result::Result<sys::napi_value, CallError> {
+    let not_string = || CallError::Arg(ArgError::Type("token must be a string".into()));
+    let mut value_type = 0;
+    // SAFETY: `env` and `token` are live (caller's contract).
+    let status = unsafe { sys::napi_typeof(env, token, &mut value_type) };
+    if status != sys::Status::napi_ok || value_type != sys::ValueType::napi_string {
+        return Err(not_string());
+    }
+    let cap = core.settings().max_token_bytes() + TOKEN_SLACK;
+    with_buffers(|[buf, scratch, _]| {
+        // SAFETY: `token` is a live string handle; the buffer is borrowed once.
+        let token =
+            unsafe { read_optional_str(env, token, buf, cap, "token")? }.ok_or_else(not_string)?;
+        let verdict = core.verify(kind, token, scratch).ok_or_else(|| {
+            let method = match kind {
+                TokenKind::Access => "verifyAccessToken",
+                TokenKind::Refresh => "verifyRefreshToken",
+            };
+            CallError::Generic(format!("{method} needs config.refreshSecret"))
+        })?;
+        // SAFETY: `env` is the live env of the current call.
+        unsafe { build_verification(env, verdict.as_ref()) }
+    })
+}

@@ -1,0 +1,275 @@
+//! Option validation: a config as JS handed it over ([`RawConfig`]) checked against
+//! `js/schema.json` and turned into [`Settings`]. Every problem names the option, as a type
+//! error (wrong kind of value) or a range error (bad value); the binding throws them as
+//! `TypeError` / `RangeError`. The JS engine applies the same schema in the same order
+//! (unknown keys, then `allowShortSecret`, then the options in schema order), so a config one
+//! engine refuses, the other refuses the same way.
+
+use crate::schema::{schema, OptionKind, OptionSpec};
+use crate::secret::Secret;
+use crate::settings::{Setting, Settings, MIN_SECRET_BYTES};
+
+/// Why a config was refused: an unknown option or a wrong kind (`Type`), a bad value (`Range`).
+pub type ConfigError = crate::input::InputError;
+
+/// A config value as read from JS, before any check. `null` and `undefined` are `Absent`.
+#[derive(Debug)]
+pub enum RawValue {
+    Absent,
+    Bool(bool),
+    Number(f64),
+    Text(String),
+    /// A Buffer or other byte view, copied.
+    Bytes(Secret),
+    /// An array, item by item.
+    List(Vec<RawValue>),
+    /// Anything else (objects, functions, symbols, BigInts).
+    Other,
+}
+
+impl From<bool> for RawValue {
+    fn from(b: bool) -> Self {
+        RawValue::Bool(b)
+    }
+}
+impl From<f64> for RawValue {
+    fn from(n: f64) -> Self {
+        RawValue::Number(n)
+    }
+}
+impl From<&str> for RawValue {
+    fn from(s: &str) -> Self {
+        RawValue::Text(s.to_owned())
+    }
+}
+impl From<&[u8]> for RawValue {
+    fn from(b: &[u8]) -> Self {
+        RawValue::Bytes(Secret::from(b))
+    }
+}
+impl From<Vec<&str>> for RawValue {
+    fn from(list: Vec<&str>) -> Self {
+        RawValue::List(list.into_iter().map(RawValue::from).collect())
+    }
+}
+
+/// Every enumerable key of a config object with its value, in the object's key order.
+#[derive(Debug, Default)]
+pub struct RawConfig {
+    entries: Vec<(String, RawValue)>,
+}
+
+impl RawConfig {
+    pub fn new() -> Self {
+        RawConfig::default()
+    }
+
+    pub fn push(&mut self, name: String, value: RawValue) {
+        self.entries.push((name, value));
+    }
+
+    pub fn with(mut self, name: &str, value: impl Into<RawValue>) -> Self {
+        self.push(name.to_owned(), value.into());
+        self
+    }
+
+    /// Moves a value out (secrets are not copied); `None` when absent, null or undefined.
+    fn take(&mut self, name: &str) -> Option<RawValue> {
+        let slot = self.entries.iter_mut().find(|(n, _)| n == name)?;
+        match std::mem::replace(&mut slot.1, RawValue::Absent) {
+            RawValue::Absent => None,
+            value => Some(value),
+        }
+    }
+}
+
+type Checked<T> = Result<T, ConfigError>;
+
+/// Checks `raw` against the schema and builds the settings; see the module doc for the order.
+pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
+    let schema = schema();
+    // A misspelt option (say `acessSecret`) must not silently fall back to a default.
+    if let Some((name, _)) = raw.entries.iter().find(|(n, _)| schema.option(n).is_none()) {
+        return Err(ConfigError::Type(format!(
+            "config.{name} is not a known option"
+        )));
+    }
+    // Read first: it decides how short a secret may be.
+    let allow_short = match raw.take("allowShortSecret") {
+        Some(v) => read_bool(v, "allowShortSecret")?,
+        None => false,
+    };
+    let mut given = Vec::with_capacity(schema.options.len());
+    for spec in schema
+        .options
+        .iter()
+        .filter(|o| o.name != "allowShortSecret")
+    {
+        match raw.take(&spec.name) {
+            Some(value) => given.push((spec, check(spec, value, allow_short)?)),
+            None if spec.required => {
+                return Err(ConfigError::Type(format!(
+                    "config.{} is required ({})",
+                    spec.name,
+                    expected(spec.kind)
+                )))
+            }
+            None => {}
+        }
+    }
+    let access = given
+        .iter()
+        .position(|(spec, _)| spec.name == "accessSecret")
+        .map(|i| given.remove(i).1);
+    let Some(Setting::Secret(access_secret)) = access else {
+        return Err(internal("accessSecret"));
+    };
+    let mut settings = Settings::unfilled(access_secret);
+    for spec in &schema.options {
+        if let Some(default) = default_of(spec) {
+            settings
+                .set(&spec.name, default)
+                .map_err(|_| internal(&spec.name))?;
+        }
+    }
+    for (spec, value) in given {
+        settings
+            .set(&spec.name, value)
+            .map_err(|_| internal(&spec.name))?;
+    }
+    Ok(settings)
+}
+
+/// A schema option that the Rust settings do not know: caught by the tests, never by users.
+fn internal(name: &str) -> ConfigError {
+    ConfigError::Type(format!("config.{name} is not supported by this build"))
+}
+
+/// The schema default as a setting; `None` when the default is `null` (the option is off).
+pub(crate) fn default_of(spec: &OptionSpec) -> Option<Setting> {
+    let d = spec.default.as_ref()?;
+    match spec.kind {
+        OptionKind::Number | OptionKind::Integer => d.as_f64().map(Setting::Number),
+        OptionKind::Boolean => d.as_bool().map(Setting::Bool),
+        OptionKind::Domain => d.as_str().map(|s| Setting::Text(s.to_owned())),
+        OptionKind::Secret | OptionKind::StringList => None,
+    }
+}
+
+fn expected(kind: OptionKind) -> &'static str {
+    match kind {
+        OptionKind::Secret => "a string or Buffer",
+        OptionKind::StringList => "a string or an array of strings",
+        OptionKind::Number | OptionKind::Integer => "a number",
+        OptionKind::Boolean => "a boolean",
+        OptionKind::Domain => "a string",
+    }
+}
+
+fn check(spec: &OptionSpec, value: RawValue, allow_short: bool) -> Checked<Setting> {
+    let name = spec.name.as_str();
+    let wrong_kind = || ConfigError::Type(format!("config.{name} must be {}", expected(spec.kind)));
+    match (spec.kind, value) {
+        (OptionKind::Secret, RawValue::Text(s)) => {
+            secret(Secret::new(s.into_bytes()), name, allow_short)
+        }
+        (OptionKind::Secret, RawValue::Bytes(b)) => secret(b, name, allow_short),
+        (OptionKind::StringList, RawValue::Text(s)) => string_list(vec![s], name),
+        (OptionKind::StringList, RawValue::List(items)) => {
+            let list = items
+                .into_iter()
+                .map(|item| match item {
+                    RawValue::Text(s) => Ok(s),
+                    _ => Err(wrong_kind()),
+                })
+                .collect::<Checked<Vec<_>>>()?;
+            string_list(list, name)
+        }
+        (OptionKind::Number, RawValue::Number(n)) => number(spec, n),
+        (OptionKind::Integer, RawValue::Number(n)) => {
+            let n = number(spec, n)?;
+            match n {
+                Setting::Number(v) if v.fract() != 0.0 => Err(ConfigError::Range(format!(
+                    "config.{name} must be an integer"
+                ))),
+                n => Ok(n),
+            }
+        }
+        (OptionKind::Boolean, RawValue::Bool(b)) => Ok(Setting::Bool(b)),
+        (OptionKind::Domain, RawValue::Text(s)) => domain(&s, name),
+        _ => Err(wrong_kind()),
+    }
+}
+
+fn read_bool(value: RawValue, name: &str) -> Checked<bool> {
+    match value {
+        RawValue::Bool(b) => Ok(b),
+        _ => Err(ConfigError::Type(format!(
+            "config.{name} must be a boolean"
+        ))),
+    }
+}
+
+fn secret(bytes: Secret, name: &str, allow_short: bool) -> Checked<Setting> {
+    if bytes.is_empty() {
+        return Err(ConfigError::Range(format!(
+            "config.{name} must not be empty"
+        )));
+    }
+    if bytes.len() < MIN_SECRET_BYTES && !allow_short {
+        return Err(ConfigError::Range(format!(
+            "config.{name} must be at least {MIN_SECRET_BYTES} bytes for HS256 (RFC 7518 §3.2); set allowShortSecret: true to accept a shorter legacy secret"
+        )));
+    }
+    Ok(Setting::Secret(bytes))
+}
+
+fn string_list(list: Vec<String>, name: &str) -> Checked<Setting> {
+    if list.is_empty() || list.iter().any(String::is_empty) {
+        return Err(ConfigError::Range(format!(
+            "config.{name} must not be empty"
+        )));
+    }
+    Ok(Setting::List(list))
+}
+
+fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
+    let name = &spec.name;
+    let min = spec.min.unwrap_or(f64::MIN);
+    let max = spec.max.unwrap_or(f64::MAX);
+    if !n.is_finite() || n < min || n > max {
+        return Err(ConfigError::Range(format!(
+            "config.{name} must be a finite number from {min} to {max}, got {n}"
+        )));
+    }
+    if spec.exclusive_min && n == min {
+        // The only exclusive bound today; its message predates the schema and is kept word
+        // for word (the JS engine and users' tests compare it).
+        let unit = if name == "rateLimitRefill" {
+            " (tokens per second)"
+        } else {
+            ""
+        };
+        return Err(ConfigError::Range(format!(
+            "config.{name} must be greater than {min}{unit}"
+        )));
+    }
+    Ok(Setting::Number(n))
+}
+
+/// Lower-cased, without trailing dots; labels of `[A-Za-z0-9-]`, 1-63 bytes (RFC 1035).
+fn domain(text: &str, name: &str) -> Checked<Setting> {
+    let domain = text.trim_end_matches('.').to_ascii_lowercase();
+    let valid_label = |l: &str| {
+        !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if domain.len() > 253 || !domain.split('.').all(valid_label) {
+        return Err(ConfigError::Range(format!(
+            "config.{name} is not a valid domain name: {domain:?}"
+        )));
+    }
+    Ok(Setting::Text(domain))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,252 @@
+use super::*;
+
+const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+fn base() -> RawConfig {
+    RawConfig::new().with("accessSecret", SECRET)
+}
+
+fn refused(raw: RawConfig) -> ConfigError {
+    validate(raw).expect_err("config should be refused")
+}
+
+/// The setting behind each schema option with a default, read through the public getters.
+fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
+    use serde_json::json;
+    Some(match name {
+        "clockToleranceSec" => json!(s.clock_tolerance_sec()),
+        "rateLimitMax" => json!(s.rate_limit_max() as f64),
+        "rateLimitRefill" => json!(s.rate_limit_refill()),
+        "rateLimitMaxKeys" => json!(s.rate_limit_max_keys() as f64),
+        "enforceTenantMatch" => json!(s.enforce_tenant_match()),
+        "accessTtlSec" => json!(s.ttl_sec(crate::jwt::TokenKind::Access)),
+        "refreshTtlSec" => json!(s.ttl_sec(crate::jwt::TokenKind::Refresh)),
+        "maxTokenBytes" => json!(s.max_token_bytes() as f64),
+        "requireTokenType" => json!(s.require_token_type()),
+        "requireExpiration" => json!(s.require_expiration()),
+        "requireSubject" => json!(s.require_subject()),
+        "refreshSecret" => json!(s.refresh_secret().map(|_| "set")),
+        "issuer" => json!(Some(s.issuers()).filter(|l| !l.is_empty())),
+        "audience" => json!(Some(s.audiences()).filter(|l| !l.is_empty())),
+        "baseDomain" => json!(s.base_domain()),
+        "clockTimestamp" => json!(s.clock_timestamp()),
+        _ => return None,
+    })
+}
+
+fn same_number_or_value(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+#[test]
+fn defaults_follow_the_schema() {
+    let s = validate(base()).unwrap();
+    for spec in &schema().options {
+        if spec.required || spec.name == "allowShortSecret" {
+            continue;
+        }
+        let actual = current(&s, &spec.name)
+            .unwrap_or_else(|| panic!("no getter checked for option {}", spec.name));
+        let wanted = spec.default.clone().unwrap_or(serde_json::Value::Null);
+        assert!(
+            same_number_or_value(&actual, &wanted),
+            "{}: settings have {actual}, schema says {wanted}",
+            spec.name
+        );
+    }
+}
+
+#[test]
+fn every_schema_option_maps_to_a_setting() {
+    for spec in &schema().options {
+        let value = match spec.kind {
+            OptionKind::Secret => Setting::Secret(Secret::from(SECRET)),
+            OptionKind::StringList => Setting::List(vec!["x".into()]),
+            OptionKind::Number | OptionKind::Integer => {
+                Setting::Number(spec.min.unwrap_or(0.0) + 1.0)
+            }
+            OptionKind::Boolean => Setting::Bool(true),
+            OptionKind::Domain => Setting::Text("example.com".into()),
+        };
+        let mut s = validate(base()).unwrap();
+        assert!(
+            s.set(&spec.name, value).is_ok(),
+            "option {} has no setting",
+            spec.name
+        );
+    }
+}
+
+#[test]
+fn numeric_bounds_come_from_the_schema() {
+    for spec in schema().options.iter().filter(|o| o.min.is_some()) {
+        let (min, max) = (spec.min.unwrap(), spec.max.unwrap());
+        let name = spec.name.as_str();
+        let below = min - (min.abs() * 1e-9).max(1e-6);
+        let above = max + (max.abs() * 1e-9).max(1e-6);
+        for bad in [below, above, f64::NAN, f64::INFINITY] {
+            let err = refused(base().with(name, bad));
+            assert!(
+                matches!(err, ConfigError::Range(_)),
+                "{name}={bad}: {err:?}"
+            );
+            assert!(
+                err.message().contains(&format!("config.{name} ")),
+                "{err:?}"
+            );
+        }
+        if spec.exclusive_min {
+            assert!(
+                matches!(refused(base().with(name, min)), ConfigError::Range(m) if m.contains(name))
+            );
+        } else {
+            assert!(validate(base().with(name, min)).is_ok(), "{name}={min}");
+        }
+        assert!(validate(base().with(name, max)).is_ok(), "{name}={max}");
+        let err = refused(base().with(name, "1"));
+        assert_eq!(
+            err,
+            ConfigError::Type(format!("config.{name} must be a number"))
+        );
+        if spec.kind == OptionKind::Integer {
+            let err = refused(base().with(name, min + 0.5));
+            assert_eq!(
+                err,
+                ConfigError::Range(format!("config.{name} must be an integer"))
+            );
+        }
+    }
+}
+
+#[test]
+fn wrong_kinds_are_type_errors_naming_the_option() {
+    for spec in &schema().options {
+        let name = spec.name.as_str();
+        let wrong = if spec.kind == OptionKind::Boolean {
+            RawValue::Number(1.0)
+        } else {
+            RawValue::Bool(true)
+        };
+        let start = || {
+            if name == "accessSecret" {
+                RawConfig::new()
+            } else {
+                base()
+            }
+        };
+        let mut raw = start();
+        raw.push(name.to_owned(), wrong);
+        let err = refused(raw);
+        assert!(
+            matches!(&err, ConfigError::Type(m) if m.contains(&format!("config.{name} "))),
+            "{err:?}"
+        );
+        let mut raw = start();
+        raw.push(name.to_owned(), RawValue::Other);
+        assert!(matches!(refused(raw), ConfigError::Type(_)), "{name}");
+    }
+}
+
+#[test]
+fn unknown_keys_are_refused_before_anything_else() {
+    let err = refused(
+        RawConfig::new()
+            .with("acessSecret", SECRET)
+            .with("rateLimitMax", -1.0),
+    );
+    assert_eq!(
+        err,
+        ConfigError::Type("config.acessSecret is not a known option".into())
+    );
+}
+
+#[test]
+fn access_secret_is_required_and_absent_values_mean_default() {
+    let err = refused(RawConfig::new().with("rateLimitMax", 5.0));
+    assert_eq!(
+        err,
+        ConfigError::Type("config.accessSecret is required (a string or Buffer)".into())
+    );
+    let mut raw = base();
+    raw.push("rateLimitMax".into(), RawValue::Absent);
+    assert_eq!(validate(raw).unwrap().rate_limit_max(), 100);
+}
+
+#[test]
+fn short_secrets_need_allow_short_secret() {
+    let short = RawConfig::new().with("accessSecret", "short");
+    assert!(matches!(refused(short), ConfigError::Range(m) if m.contains("32 bytes")));
+    let allowed = RawConfig::new()
+        .with("accessSecret", "short")
+        .with("allowShortSecret", true);
+    assert_eq!(
+        validate(allowed).unwrap().access_secret().expose(),
+        b"short"
+    );
+    let empty = RawConfig::new()
+        .with("accessSecret", "")
+        .with("allowShortSecret", true);
+    assert_eq!(
+        refused(empty),
+        ConfigError::Range("config.accessSecret must not be empty".into())
+    );
+    let bad_flag = RawConfig::new()
+        .with("accessSecret", "")
+        .with("allowShortSecret", 1.0);
+    assert_eq!(
+        refused(bad_flag),
+        ConfigError::Type("config.allowShortSecret must be a boolean".into())
+    );
+}
+
+#[test]
+fn string_lists_accept_a_string_or_strings_only() {
+    let s = validate(base().with("issuer", "a").with("audience", vec!["x", "y"])).unwrap();
+    assert_eq!(s.issuers(), ["a"]);
+    assert_eq!(s.audiences(), ["x", "y"]);
+    assert!(matches!(
+        refused(base().with("issuer", vec![])),
+        ConfigError::Range(_)
+    ));
+    assert!(matches!(
+        refused(base().with("issuer", vec!["a", ""])),
+        ConfigError::Range(_)
+    ));
+    let mut raw = base();
+    raw.push(
+        "audience".into(),
+        RawValue::List(vec![RawValue::Text("a".into()), RawValue::Number(1.0)]),
+    );
+    assert_eq!(
+        refused(raw),
+        ConfigError::Type("config.audience must be a string or an array of strings".into())
+    );
+}
+
+#[test]
+fn base_domain_is_normalised_and_checked() {
+    let s = validate(base().with("baseDomain", "Example.COM.")).unwrap();
+    assert_eq!(s.base_domain(), Some("example.com"));
+    for bad in ["exa mple.com", "a..b", "", &"x".repeat(64)] {
+        assert!(
+            matches!(
+                refused(base().with("baseDomain", bad)),
+                ConfigError::Range(_)
+            ),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn settings_debug_never_shows_secrets() {
+    let s = validate(base().with("refreshSecret", "refresh-refresh-refresh-refresh-!!")).unwrap();
+    let shown = format!("{s:?}");
+    assert!(!shown.contains("0123456789abcdef"), "{shown}");
+    assert!(!shown.contains("refresh-refresh"), "{shown}");
+    assert!(!shown.contains("48, 49, 50"), "{shown}");
+    assert!(shown.contains("redacted"), "{shown}");
+}

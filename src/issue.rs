@@ -1,0 +1,115 @@
+//! Token issuance: the caller's claims plus the ones auth-shield owns (`iat`, `exp`, `jti`,
+//! `type`, and `iss` / `aud` from the config), signed HS256.
+
+use serde_json::{Map, Value};
+
+use crate::input::InputError;
+use crate::jwt::sign::sign_payload;
+use crate::jwt::{HmacKey, TokenKind};
+use crate::settings::Settings;
+use crate::tenant::is_valid_tenant_id;
+
+/// Claims auth-shield sets itself; a caller passing one is told so instead of being ignored.
+const RESERVED: &[(&str, &str)] = &[
+    ("iat", "the signing time"),
+    ("exp", "accessTtlSec / refreshTtlSec"),
+    ("jti", "a fresh UUID"),
+    ("type", "the signing method"),
+    ("iss", "config.issuer"),
+];
+
+/// Everything that varies per issued token besides the claims.
+pub struct Issue<'a> {
+    pub kind: TokenKind,
+    pub key: &'a HmacKey,
+    /// Seconds since the epoch.
+    pub now: f64,
+    /// The token id, unique per token (a UUID).
+    pub jti: &'a str,
+}
+
+/// Signs `claims_json` (a JSON object, as `JSON.stringify` wrote it) as a token of `kind`.
+pub fn issue(
+    settings: &Settings,
+    claims_json: &str,
+    token: Issue<'_>,
+) -> Result<String, InputError> {
+    let mut payload: Map<String, Value> = serde_json::from_str(claims_json)
+        .map_err(|e| InputError::Range(format!("claims could not be encoded: {e}")))?;
+    check_user_claims(&payload)?;
+    let now = token.now;
+    // Whole seconds, as RFC 7519 NumericDate is usually written (and as `jsonwebtoken` writes it).
+    payload.insert("iat".into(), (now.floor() as i64).into());
+    let exp = (now + settings.ttl_sec(token.kind)).floor() as i64;
+    payload.insert("exp".into(), exp.into());
+    if let Some(iss) = settings.issuers().first() {
+        payload.insert("iss".into(), iss.clone().into());
+    }
+    if let (Some(aud), false) = (settings.audiences().first(), payload.contains_key("aud")) {
+        payload.insert("aud".into(), aud.clone().into());
+    }
+    payload.insert("jti".into(), token.jti.into());
+    payload.insert("type".into(), token.kind.claim().into());
+    let json = serde_json::to_vec(&payload)
+        .map_err(|e| InputError::Range(format!("claims could not be encoded: {e}")))?;
+    let signed = sign_payload(token.key, &json);
+    // A token we would refuse ourselves is a bug to report now, not a 401 later.
+    if signed.len() > settings.max_token_bytes() {
+        return Err(InputError::Range(format!(
+            "the signed token is {} bytes, over maxTokenBytes ({}); it would be refused",
+            signed.len(),
+            settings.max_token_bytes()
+        )));
+    }
+    Ok(signed)
+}
+
+fn check_user_claims(payload: &Map<String, Value>) -> Result<(), InputError> {
+    for (name, setter) in RESERVED {
+        if payload.contains_key(*name) {
+            return Err(InputError::Type(format!(
+                "claims.{name} is set by auth-shield ({setter}); remove it"
+            )));
+        }
+    }
+    match payload.get("sub") {
+        Some(Value::String(s)) if !s.is_empty() => {}
+        _ => {
+            return Err(InputError::Type(
+                "claims.sub must be a non-empty string (the user id)".into(),
+            ))
+        }
+    }
+    for name in ["email", "role"] {
+        if payload.get(name).is_some_and(|v| !v.is_string()) {
+            return Err(InputError::Type(format!("claims.{name} must be a string")));
+        }
+    }
+    match payload.get("tenant_id") {
+        None => {}
+        Some(Value::String(t)) if is_valid_tenant_id(t.as_bytes()) => {}
+        Some(_) => {
+            return Err(InputError::Range(
+                "claims.tenant_id must be 1-63 characters of [A-Za-z0-9_-], starting with a letter or digit".into(),
+            ))
+        }
+    }
+    if let Some(aud) = payload.get("aud") {
+        let ok = aud.is_string()
+            || aud
+                .as_array()
+                .is_some_and(|a| a.iter().all(Value::is_string));
+        if !ok {
+            return Err(InputError::Type(
+                "claims.aud must be a string or an array of strings".into(),
+            ));
+        }
+    }
+    if payload.get("nbf").is_some_and(|v| !v.is_number()) {
+        return Err(InputError::Type("claims.nbf must be a number".into()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,108 @@
+//! `js/schema.json`, embedded: the one description of the Authenticator options (names, kinds,
+//! defaults, bounds) and of the `AuthResult` fields in order. The JS engine requires the same
+//! file; `config.rs` validates options from it and the binding builds results from it.
+
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// The schema text, compiled into the binary.
+pub const SCHEMA_JSON: &str = include_str!("../js/schema.json");
+
+#[derive(Debug, Deserialize)]
+pub struct Schema {
+    pub options: Vec<OptionSpec>,
+    pub result: Vec<ResultField>,
+}
+
+/// One Authenticator option.
+#[derive(Debug, Deserialize)]
+pub struct OptionSpec {
+    pub name: String,
+    pub kind: OptionKind,
+    #[serde(default)]
+    pub required: bool,
+    /// `None` for a JSON `null` (no default: the option is off or the system clock is used).
+    #[serde(default)]
+    pub default: Option<serde_json::Value>,
+    /// Inclusive bounds of numeric options.
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// The value must exceed `min` rather than reach it.
+    #[serde(default, rename = "exclusiveMin")]
+    pub exclusive_min: bool,
+    pub doc: String,
+}
+
+/// What an option accepts from JS.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum OptionKind {
+    /// A string (UTF-8) or a Buffer.
+    Secret,
+    /// A string or an array of strings.
+    StringList,
+    Number,
+    Integer,
+    Boolean,
+    /// A DNS name.
+    Domain,
+}
+
+/// One `AuthResult` field, in the order results list their keys.
+#[derive(Debug, Deserialize)]
+pub struct ResultField {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub doc: String,
+}
+
+/// The parsed schema. The file is embedded at compile time and parsed by the tests below, so
+/// a malformed schema fails `cargo test` before it can reach a build.
+pub fn schema() -> &'static Schema {
+    static SCHEMA: OnceLock<Schema> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        serde_json::from_str(SCHEMA_JSON).expect("js/schema.json parses (pinned by schema tests)")
+    })
+}
+
+impl Schema {
+    pub fn option(&self, name: &str) -> Option<&OptionSpec> {
+        self.options.iter().find(|o| o.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_parses_and_names_are_unique() {
+        let s = schema();
+        assert!(!s.options.is_empty() && !s.result.is_empty());
+        let mut names: Vec<&str> = s.options.iter().map(|o| o.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), s.options.len(), "duplicate option name");
+        let mut fields: Vec<&str> = s.result.iter().map(|f| f.name.as_str()).collect();
+        fields.sort_unstable();
+        fields.dedup();
+        assert_eq!(fields.len(), s.result.len(), "duplicate result field");
+    }
+
+    #[test]
+    fn numeric_options_have_ordered_bounds_and_defaults_within_them() {
+        for o in &schema().options {
+            let numeric = matches!(o.kind, OptionKind::Number | OptionKind::Integer);
+            assert_eq!(numeric, o.min.is_some() && o.max.is_some(), "{}", o.name);
+            if let (Some(min), Some(max)) = (o.min, o.max) {
+                assert!(min < max, "{}", o.name);
+                if let Some(d) = o.default.as_ref().and_then(|d| d.as_f64()) {
+                    assert!(d >= min && d <= max, "{} default out of bounds", o.name);
+                    assert!(!(o.exclusive_min && d == min), "{}", o.name);
+                }
+            }
+            assert!(!(o.required && o.default.is_some()), "{}", o.name);
+        }
+    }
+}
