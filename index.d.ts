@@ -203,7 +203,7 @@ export declare class OtpStore {
    * `code` is user input and never throws: a number is zero-padded to the store's digits
    * (JSON drops leading zeros); any other non-string is a wrong code (`mismatch`).
    */
-  verify(key: string, code: string | number): OtpVerifyResult
+  verify(key: string, code: string | number): OtpVerifyResult & ({ valid: true; reason: 'ok' } | { valid: false; reason: Exclude<OtpVerifyResult['reason'], 'ok'> })
   /** Forgets the code for `key`; true if there was one. */
   delete(key: string): boolean
   /** Number of keys currently held (including expired ones not yet swept). */
@@ -375,7 +375,7 @@ export interface OtpVerifyResult {
  * The key is user input: anything that is not a well-formed key string, including a missing
  * value or a non-string, is `{ valid: false, error: 'malformed' }`.
  */
-export declare function parseApiKey(key: string | null | undefined): ParsedApiKey
+export declare function parseApiKey(key: string | null | undefined): ParsedApiKey & ({ valid: true; prefix: string; error?: undefined } | { valid: false; prefix?: undefined; error: 'malformed' | 'bad_checksum' })
 
 /** Result of `parseApiKey`. */
 export interface ParsedApiKey {
@@ -519,7 +519,7 @@ export declare function verifyApiKey(key: string | null | undefined, storedHash:
  * Checks an HOTP code at `counter` and up to `window` counters ahead (default 0). `code`
  * follows the rules of `verifyTotp` (user input: never throws, numbers zero-padded).
  */
-export declare function verifyHotp(secret: string | Buffer | Uint8Array, code: string | number, counter: number, options?: OtpOptions): OtpMatch
+export declare function verifyHotp(secret: string | Buffer | Uint8Array, code: string | number, counter: number, options?: OtpOptions): OtpMatch & ({ valid: true; delta: number } | { valid: false; delta: null })
 
 /**
  * Checks a password against a PHC string made by us or by another library (the `argon2` and
@@ -546,4 +546,4 @@ export declare function verifyPasswordSync(hash: string, password: string | Buff
  * value is simply `{ valid: false, delta: null }`; a number is zero-padded (`12345` is
  * "012345"). Bad `secret` or `options` throw.
  */
-export declare function verifyTotp(secret: string | Buffer | Uint8Array, code: string | number, options?: OtpOptions): OtpMatch
+export declare function verifyTotp(secret: string | Buffer | Uint8Array, code: string | number, options?: OtpOptions): OtpMatch & ({ valid: true; delta: number } | { valid: false; delta: null })

@@ -26,6 +26,7 @@ import {
   verifyTotp,
 } from 'auth-shield'
 import type { AuthConfig, AuthResult, TokenClaims, TokenVerification } from 'auth-shield'
+import type { OtpVerifyResult, ParsedApiKey } from 'auth-shield'
 import authShield = require('auth-shield/express')
 import authShieldPlugin = require('auth-shield/fastify')
 import * as jsEngine from 'auth-shield/js'
@@ -122,6 +123,17 @@ const absentKey: boolean = verifyApiKey(presented, apiKey.hash, secret) || parse
 // @ts-expect-error hashApiKey may give null (a malformed key has no row)
 const lookupNotNull: string = helpers.hashApiKey(apiKey.key, secret)
 const rejected: Promise<string> = hashPassword('p'.repeat(5000)).catch((e: { code: string }) => e.code)
+// The results narrow on `valid`.
+const totpCheck = verifyTotp(totpSecret, '123456')
+const matchedStep: number | undefined = totpCheck.valid ? totpCheck.delta : undefined
+// @ts-expect-error delta is null when not valid
+const noStep: number = totpCheck.valid ? 0 : totpCheck.delta
+const knownPrefix: string | undefined = keyCheck.valid ? keyCheck.prefix : undefined
+const whyNot: 'malformed' | 'bad_checksum' | undefined = keyCheck.valid ? undefined : keyCheck.error
+// @ts-expect-error a failed check never has reason 'ok'
+const failedOk: boolean = !storeCheck.valid && storeCheck.reason === 'ok'
+const keepsInterface: OtpVerifyResult = storeCheck
+const keepsParsed: ParsedApiKey = keyCheck
 
 // The pure-JS engine: same config, same result type.
 const jsAuth = new jsEngine.Authenticator(config)
