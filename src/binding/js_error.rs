@@ -7,8 +7,8 @@
 //! Node's own argument validation behaves. The error data is [`HelperError`] (pure Rust, in the
 //! core); [`ArgError`] is the shorthand for the two argument codes.
 
-use napi::bindgen_prelude::Unknown;
-use napi::{Env, Error, JsError, JsRangeError, JsTypeError, Status};
+use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, Object, Unknown};
+use napi::{Env, Error, JsError, JsRangeError, JsTypeError, JsValue, Status};
 
 pub use crate::helpers::error::{ErrorClass, HelperError, HelperResult};
 
@@ -60,7 +60,7 @@ pub fn throw(env: &Env, e: HelperError) -> Error {
     let thrown = match e.class {
         ErrorClass::Type => env.throw_type_error(&e.message, Some(e.code)),
         ErrorClass::Range => env.throw_range_error(&e.message, Some(e.code)),
-        ErrorClass::Plain => env.throw_error(&e.message, Some(e.code)),
+        ErrorClass::Plain | ErrorClass::Abort => env.throw_error(&e.message, Some(e.code)),
     };
     match thrown {
         Ok(()) => Error::new(Status::PendingException, e.message),
@@ -84,7 +84,9 @@ pub unsafe fn throw_raw(env: napi::sys::napi_env, e: &HelperError) {
             ErrorClass::Range => {
                 napi::sys::napi_throw_range_error(env, code.as_ptr(), message.as_ptr())
             }
-            ErrorClass::Plain => napi::sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()),
+            ErrorClass::Plain | ErrorClass::Abort => {
+                napi::sys::napi_throw_error(env, code.as_ptr(), message.as_ptr())
+            }
         };
     }
 }
@@ -96,8 +98,15 @@ pub fn rejection(env: &Env, e: HelperError) -> Error {
     let value: Unknown = match e.class {
         ErrorClass::Type => JsTypeError::from(raw).into_unknown(*env),
         ErrorClass::Range => JsRangeError::from(raw).into_unknown(*env),
-        ErrorClass::Plain => JsError::from(raw).into_unknown(*env),
+        ErrorClass::Plain | ErrorClass::Abort => JsError::from(raw).into_unknown(*env),
     };
+    if e.class == ErrorClass::Abort {
+        // SAFETY: `value` was just created on the live `env` and is an error object.
+        if let Ok(mut error) = unsafe { Object::from_napi_value(env.raw(), value.raw()) } {
+            // Best effort: without the name it is still an Error with code ABORT_ERR.
+            let _ = error.set_named_property("name", "AbortError");
+        }
+    }
     Error::from(value)
 }
 
