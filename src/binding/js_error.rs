@@ -131,3 +131,24 @@ pub fn to_js<T>(env: &Env, r: HelperResult<T>) -> napi::Result<T> {
         throw(env, e)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arg_errors_map_to_node_argument_codes() {
+        let t = HelperError::from(ArgError::Type("x must be a string".into()));
+        assert_eq!(
+            (t.class, t.code, t.message.as_str()),
+            (
+                ErrorClass::Type,
+                "ERR_INVALID_ARG_TYPE",
+                "x must be a string"
+            )
+        );
+        let r = HelperError::from(ArgError::Range("x is too big".into()));
+        assert_eq!((r.class, r.code), (ErrorClass::Range, "ERR_OUT_OF_RANGE"));
+        assert_eq!(ArgError::Range("m".into()).message(), "m");
+    }
+}
