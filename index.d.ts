@@ -91,12 +91,6 @@ export declare class Authenticator {
    */
   constructor(config: AuthConfig)
   /**
-   * An authenticator that shares keys and rate-limit buckets with every other one made by
-   * `shared` (or by `authenticateRequest`) from equal settings. At most 64 distinct
-   * settings are kept; past that the shared set starts over.
-   */
-  static shared(config: AuthConfig): Authenticator
-  /**
    * Runs the whole chain for one request. Each argument is a header value, `null` or
    * `undefined`; nothing a client can send makes it throw.
    */
@@ -110,13 +104,10 @@ export declare class Authenticator {
   signRefreshToken(claims: TokenClaims): string
   /**
    * Verifies a refresh token (signature with `refreshSecret`, `type` must be `"refresh"`,
-   * size, expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
+   * expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
    */
   verifyRefreshToken(token: string): TokenVerification
-  /**
-   * Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate
-   * limiting: the same checks as `authenticate`'s token step.
-   */
+  /** Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate limiting. */
   verifyAccessToken(token: string): TokenVerification
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
@@ -168,6 +159,8 @@ export declare class CspBuilder {
   build(): string
   /** An independent copy (e.g. a per-response builder for a fresh nonce). */
   clone(): CspBuilder
+  /** Sets any other directive by name (lowercase letters and '-'). */
+  directive(name: string, sources: string | string[]): this
   /** Sets `default-src` (default `'self'`). */
   defaultSrc(sources: string | string[]): this
   /** Sets `script-src` (unset by default: falls back to default-src). */
@@ -194,8 +187,6 @@ export declare class CspBuilder {
   formAction(sources: string | string[]): this
   /** Sets `frame-ancestors` (default `'none'`). */
   frameAncestors(sources: string | string[]): this
-  /** Sets any other directive by name (lowercase letters and '-'). */
-  directive(name: string, sources: string | string[]): this
 }
 
 /**
@@ -207,8 +198,12 @@ export declare class OtpStore {
   constructor(options?: OtpStoreOptions)
   /** Issues a fresh code for `key` (1 ..= 256 bytes), replacing any earlier one. */
   issue(key: string): string
-  /** Checks `code` for `key`. A correct code is consumed; each wrong one costs an attempt. */
-  verify(key: string, code: string): OtpVerifyResult
+  /**
+   * Checks `code` for `key`. A correct code is consumed; each wrong one costs an attempt.
+   * `code` is user input and never throws: a number is zero-padded to the store's digits
+   * (JSON drops leading zeros); any other non-string is a wrong code (`mismatch`).
+   */
+  verify(key: string, code: string | number): OtpVerifyResult & ({ valid: true; reason: 'ok' } | { valid: false; reason: Exclude<OtpVerifyResult['reason'], 'ok'> })
   /** Forgets the code for `key`; true if there was one. */
   delete(key: string): boolean
   /** Number of keys currently held (including expired ones not yet swept). */
@@ -216,17 +211,12 @@ export declare class OtpStore {
 }
 
 /**
- * Same chain and result as `Authenticator#authenticate`, configured per call. Keys and
- * rate-limit buckets are shared by equal configs; reusing one config object skips the
- * validation while its values are unchanged.
+ * Same chain and result as `Authenticator#authenticate`, configured per call. The config is
+ * validated on every call, but keys and rate-limit buckets are shared by equal configs.
  */
 export declare function authenticateRequest(authorization: string | null | undefined, tenantHeader: string | null | undefined, host: string | null | undefined, config: AuthConfig): AuthResult
 
-/**
- * The JS-visible `AuthResult`, documented for `index.d.ts` (never converted at run time: the
- * factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
- * `result` list, which a test checks.
- */
+/** The JS-visible `AuthResult`, documented for `index.d.ts`. */
 export interface AuthResult {
   /** `true` when every check passed. */
   authenticated: boolean
@@ -238,11 +228,6 @@ export interface AuthResult {
   role?: string
   /** Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only). */
   tenantId?: string
-  /**
-   * Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'`
-   * (X-Tenant-ID) or `'host'`; `undefined` when no tenant was resolved or on failure.
-   */
-  tenantSource?: 'token' | 'header' | 'host' | undefined
   /** A fresh UUID v4 for this request, failures included. */
   requestId: string
   /** Tokens left in the caller's bucket after this request (success and `rate_limited`). */
@@ -276,14 +261,17 @@ export interface GenerateApiKeyOptions {
    */
   prefix?: string
   /** Server secret for the stored HMAC-SHA256, at least 16 bytes. Required. */
-  secret?: string | Buffer
+  secret: string | Buffer
 }
 
 /** A new API key. Show `key` to the user once; store only `hash` (and `prefix`/`lastFour` for display). */
 export interface GeneratedApiKey {
   /** The full key: `<prefix>_<32 base62 random chars><6 base62 checksum chars>`. */
   key: string
-  /** Lowercase hex HMAC-SHA256(secret, key): what to store. */
+  /**
+   * Lowercase hex HMAC-SHA256(secret, key): what to store (and to look the key up by, see
+   * `hashApiKey`).
+   */
   hash: string
   /** The prefix the key was made with. */
   prefix: string
@@ -298,14 +286,25 @@ export interface GeneratedApiKey {
 export declare function generateTotpSecret(bytes?: number): string
 
 /**
+ * The value to find a presented key's row by: the same hex HMAC-SHA256 that `generateApiKey`
+ * returned as `hash` (deterministic), or `null` when the key is malformed or fails its
+ * checksum (no row can match; skip the query). Store `hash` in a unique column and look keys up
+ * with `WHERE key_hash = hashApiKey(key, secret)`. Throws only for a short `secret`.
+ */
+export declare function hashApiKey(key: string | null | undefined, secret: string | Buffer): string | null
+
+/**
  * Hashes a password with Argon2id v1.3 (random 16-byte salt, 32-byte tag) off the main thread.
  * Defaults: memoryCost 19456 KiB, timeCost 2, parallelism 1. Resolves to a PHC string
- * (`$argon2id$v=19$m=19456,t=2,p=1$…`). Passwords are at most 4096 bytes. Invalid arguments
- * throw synchronously (`TypeError`/`RangeError` with `code`).
+ * (`$argon2id$v=19$m=19456,t=2,p=1$…`). Passwords are at most 4096 bytes. Never throws: bad
+ * arguments reject with `TypeError`/`RangeError` (with `code`), like every other failure.
  */
 export declare function hashPassword(password: string | Buffer | Uint8Array, options?: PasswordOptions, signal?: AbortSignal): Promise<string>
 
-/** Synchronous `hashPassword`: blocks the event loop for the whole hash (~5–15 ms at defaults). */
+/**
+ * Synchronous `hashPassword`: blocks the event loop for the whole hash (~5–15 ms at defaults).
+ * Bad arguments throw `TypeError`/`RangeError` with `code`.
+ */
 export declare function hashPasswordSync(password: string | Buffer | Uint8Array, options?: PasswordOptions): string
 
 /**
@@ -335,7 +334,7 @@ export interface OtpMatch {
 /** Options shared by `hotp`, `totp`, `verifyHotp`, `verifyTotp` and `totpUri`. */
 export interface OtpOptions {
   /** 'SHA1' | 'SHA256' | 'SHA512'. Default 'SHA1' (what authenticator apps expect). */
-  algorithm?: string
+  algorithm?: 'SHA1' | 'SHA256' | 'SHA512'
   /** Code length, 6 ..= 8. Default 6. */
   digits?: number
   /** TOTP time step in seconds, 1 ..= 3600. Default 30. */
@@ -366,13 +365,17 @@ export interface OtpVerifyResult {
   /** True only for the right, unexpired, not yet used code. */
   valid: boolean
   /** 'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'. */
-  reason: string
+  reason: 'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
   /** Wrong guesses still allowed for this code (0 once used, expired, burned or unknown). */
   attemptsRemaining: number
 }
 
-/** Checks a key's format and checksum without any lookup (e.g. before hitting the database). */
-export declare function parseApiKey(key: string): ParsedApiKey
+/**
+ * Checks a key's format and checksum without any lookup (e.g. before hitting the database).
+ * The key is user input: anything that is not a well-formed key string, including a missing
+ * value or a non-string, is `{ valid: false, error: 'malformed' }`.
+ */
+export declare function parseApiKey(key: string | null | undefined): ParsedApiKey & ({ valid: true; prefix: string; error?: undefined } | { valid: false; prefix?: undefined; error: 'malformed' | 'bad_checksum' })
 
 /** Result of `parseApiKey`. */
 export interface ParsedApiKey {
@@ -381,7 +384,7 @@ export interface ParsedApiKey {
   /** The prefix when valid. */
   prefix?: string
   /** 'malformed' | 'bad_checksum' when not valid. */
-  error?: string
+  error?: 'malformed' | 'bad_checksum'
 }
 
 /** Argon2id costs and pepper for `hashPassword`/`hashPasswordSync`/`needsRehash`. */
@@ -451,18 +454,13 @@ export interface SanitizeHtmlOptions {
  */
 export declare function timingSafeEqual(a: string | Buffer | Uint8Array, b: string | Buffer | Uint8Array): boolean
 
-/**
- * Result of `verifyAccessToken` / `verifyRefreshToken`. Every key is always present,
- * `undefined` where it does not apply (absent claims, or an invalid token).
- */
+/** Result of `verifyRefreshToken` / `verifyAccessToken`. */
 export interface TokenVerification {
   /** `true` when the token passed every check. */
   valid: boolean
   /** The `sub` claim. */
   userId?: string
-  /** The `email` claim. */
   email?: string
-  /** The `role` claim. */
   role?: string
   /** The `tenant_id` claim. */
   tenantId?: string
@@ -496,7 +494,7 @@ export interface TotpUriInput {
   /** Service name shown in the app. Optional, at most 256 bytes, no ':'. Recommended. */
   issuer?: string
   /** Default 'SHA1'. Note: several apps ignore anything but SHA1/6/30. */
-  algorithm?: string
+  algorithm?: 'SHA1' | 'SHA256' | 'SHA512'
   /** Default 6. */
   digits?: number
   /** Default 30. */
@@ -511,19 +509,24 @@ export interface TotpUriInput {
 export declare function validateSqlInterval(input: string): string
 
 /**
- * Checks `key` against the stored hash in constant time. A malformed key or wrong checksum is
- * `false` (keys come from clients); a malformed `storedHash` or short `secret` throws.
+ * Checks `key` against the stored hash in constant time. The key is user input: a missing,
+ * non-string, malformed key or a wrong checksum is `false`. A malformed `storedHash` or a short
+ * `secret` throws.
  */
-export declare function verifyApiKey(key: string, storedHash: string, secret: string | Buffer): boolean
+export declare function verifyApiKey(key: string | null | undefined, storedHash: string, secret: string | Buffer): boolean
 
-/** Checks an HOTP code at `counter` and up to `window` counters ahead (default 0). */
-export declare function verifyHotp(secret: string | Buffer | Uint8Array, code: string, counter: number, options?: OtpOptions): OtpMatch
+/**
+ * Checks an HOTP code at `counter` and up to `window` counters ahead (default 0). `code`
+ * follows the rules of `verifyTotp` (user input: never throws, numbers zero-padded).
+ */
+export declare function verifyHotp(secret: string | Buffer | Uint8Array, code: string | number, counter: number, options?: OtpOptions): OtpMatch & ({ valid: true; delta: number } | { valid: false; delta: null })
 
 /**
  * Checks a password against a PHC string made by us or by another library (the `argon2` and
- * `@node-rs/argon2` npm packages; argon2i, argon2d, argon2id) off the main thread. A malformed
- * hash throws `TypeError` with code `ERR_INVALID_HASH`; a hash whose costs exceed the caps
- * (m > 262144 KiB, t > 16, p > 16) throws `RangeError` with code `ERR_HASH_TOO_COSTLY`.
+ * `@node-rs/argon2` npm packages; argon2i, argon2d, argon2id) off the main thread. Never
+ * throws: a malformed hash rejects with `TypeError` code `ERR_INVALID_HASH`, a hash whose costs
+ * exceed the caps (m > 262144 KiB, t > 16, p > 16) with `RangeError` code
+ * `ERR_HASH_TOO_COSTLY`, a password over 4096 bytes with `RangeError` code `ERR_OUT_OF_RANGE`.
  */
 export declare function verifyPassword(hash: string, password: string | Buffer | Uint8Array, options?: VerifyPasswordOptions, signal?: AbortSignal): Promise<boolean>
 
@@ -533,11 +536,14 @@ export interface VerifyPasswordOptions {
   secret?: string | Buffer
 }
 
-/** Synchronous `verifyPassword`. */
+/** Synchronous `verifyPassword`; the same failures are thrown. */
 export declare function verifyPasswordSync(hash: string, password: string | Buffer | Uint8Array, options?: VerifyPasswordOptions): boolean
 
 /**
  * Checks a TOTP code within ±`window` steps (default 1) of `options.time` (default now), in
- * constant time per candidate. A code of the wrong length or with non-digits is simply invalid.
+ * constant time per candidate. `code` is user input and never throws: a string of the wrong
+ * length or with non-digits, a number that is not a whole number below 10^digits, or any other
+ * value is simply `{ valid: false, delta: null }`; a number is zero-padded (`12345` is
+ * "012345"). Bad `secret` or `options` throw.
  */
-export declare function verifyTotp(secret: string | Buffer | Uint8Array, code: string, options?: OtpOptions): OtpMatch
+export declare function verifyTotp(secret: string | Buffer | Uint8Array, code: string | number, options?: OtpOptions): OtpMatch & ({ valid: true; delta: number } | { valid: false; delta: null })

@@ -193,6 +193,15 @@ test('the event loop keeps ticking while several async hashes run', async () => 
   assert.ok(maxGap < Math.max(250, elapsed / 2), `event loop stalled for ${maxGap} ms`)
 })
 
+test('an already aborted AbortSignal rejects at once with AbortError ABORT_ERR, without hashing', async () => {
+  const signal = AbortSignal.abort()
+  const isAbort = (e) => e instanceof Error && e.name === 'AbortError' && e.code === 'ABORT_ERR'
+  await assert.rejects(hashPassword('pw', FAST, signal), isAbort)
+  await assert.rejects(verifyPassword(fixtures.cases[0].hash, 'pw', undefined, signal), isAbort)
+  // Argument errors still win over the abort (they are the caller's bug either way).
+  await assert.rejects(hashPassword(42, FAST, signal), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE')
+})
+
 test('an AbortSignal cancels a hash that has not started yet', async () => {
   const poolSize = Number(process.env.UV_THREADPOOL_SIZE || 4)
   // Occupy every libuv worker so the next task waits in the queue, where it can be cancelled.

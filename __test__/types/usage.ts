@@ -26,9 +26,11 @@ import {
   verifyTotp,
 } from 'auth-shield'
 import type { AuthConfig, AuthResult, TokenClaims, TokenVerification } from 'auth-shield'
+import type { OtpVerifyResult, ParsedApiKey } from 'auth-shield'
 import authShield = require('auth-shield/express')
 import authShieldPlugin = require('auth-shield/fastify')
 import * as jsEngine from 'auth-shield/js'
+import helpers = require('auth-shield')
 import express = require('express')
 import Fastify = require('fastify')
 
@@ -100,6 +102,41 @@ const rehash: boolean = needsRehash(hash) || verifyPasswordSync(hash, 'correct h
 const pending: Promise<boolean> = hashPassword('pw').then((h) => verifyPassword(h, 'pw'))
 const clean: string[] = [sanitizeHtml('<b>x</b>'), sanitizeFilename('../etc/passwd'), validateSqlInterval('1 day')]
 const same: boolean = timingSafeEqual('a', Buffer.from('a'))
+
+// Helper results are typed as precisely as the runtime: literal unions, required options,
+// user-supplied codes and keys of any shape give a result.
+const storeCheck = store.verify('user-1', 123456)
+const storeReason: 'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts' = storeCheck.reason
+// @ts-expect-error a misspelt reason is a compile error, not a silent false
+const misspeltReason: boolean = storeCheck.reason === 'not_fuond'
+const keyCheck = parseApiKey(apiKey.key)
+const keyError: 'malformed' | 'bad_checksum' | undefined = keyCheck.error
+// @ts-expect-error the API-key error codes use underscores
+const misspeltKeyError: boolean = keyCheck.error === 'bad-checksum'
+// @ts-expect-error the secret is required
+generateApiKey({ prefix: 'acme_live' })
+// @ts-expect-error algorithm is 'SHA1' | 'SHA256' | 'SHA512'
+totp(totpSecret, { algorithm: 'SHA3' })
+// @ts-expect-error algorithm is 'SHA1' | 'SHA256' | 'SHA512'
+totpUri({ secret: totpSecret, account: 'a@example.com', algorithm: 'md5' })
+const fromJsonBody: boolean = verifyTotp(totpSecret, 123456).valid && verifyHotp(totpSecret, 12345, 0).valid
+const presented: string | undefined = undefined
+const lookupHash: string | null = helpers.hashApiKey(presented, secret)
+const absentKey: boolean = verifyApiKey(presented, apiKey.hash, secret) || parseApiKey(presented).valid
+// @ts-expect-error hashApiKey may give null (a malformed key has no row)
+const lookupNotNull: string = helpers.hashApiKey(apiKey.key, secret)
+const rejected: Promise<string> = hashPassword('p'.repeat(5000)).catch((e: { code: string }) => e.code)
+// The results narrow on `valid`.
+const totpCheck = verifyTotp(totpSecret, '123456')
+const matchedStep: number | undefined = totpCheck.valid ? totpCheck.delta : undefined
+// @ts-expect-error delta is null when not valid
+const noStep: number = totpCheck.valid ? 0 : totpCheck.delta
+const knownPrefix: string | undefined = keyCheck.valid ? keyCheck.prefix : undefined
+const whyNot: 'malformed' | 'bad_checksum' | undefined = keyCheck.valid ? undefined : keyCheck.error
+// @ts-expect-error a failed check never has reason 'ok'
+const failedOk: boolean = !storeCheck.valid && storeCheck.reason === 'ok'
+const keepsInterface: OtpVerifyResult = storeCheck
+const keepsParsed: ParsedApiKey = keyCheck
 
 // The pure-JS engine: same config, same result type.
 const jsAuth = new jsEngine.Authenticator(config)

@@ -15,6 +15,9 @@ pub enum ErrorClass {
     Range,
     /// Failure that is not about the arguments (OS RNG, allocation): `Error`.
     Plain,
+    /// The caller aborted the work (an `AbortSignal`): an `Error` named `AbortError`, as Node's
+    /// own Promise APIs reject.
+    Abort,
 }
 
 /// A helper failure: stable `code`, JS class, message naming the argument.
@@ -61,6 +64,11 @@ impl HelperError {
             "ERR_OUT_OF_RANGE",
             format!("{arg} {why}"),
         )
+    }
+
+    /// The caller's `AbortSignal` fired before the work started (Node's `ABORT_ERR`).
+    pub fn aborted() -> Self {
+        Self::new(ErrorClass::Abort, "ABORT_ERR", "The operation was aborted")
     }
 
     /// The OS random source failed (no argument is at fault).
@@ -124,5 +132,7 @@ mod tests {
         ] {
             assert!(e.code.starts_with("ERR_"), "{e}");
         }
+        // Node names the abort code without the prefix; we follow Node.
+        assert_eq!(HelperError::aborted().code, "ABORT_ERR");
     }
 }

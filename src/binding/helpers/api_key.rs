@@ -171,7 +171,11 @@ pub fn hash_api_key(
 /// Checks a key's format and checksum without any lookup (e.g. before hitting the database).
 /// The key is user input: anything that is not a well-formed key string, including a missing
 /// value or a non-string, is `{ valid: false, error: 'malformed' }`.
-#[napi(catch_unwind, ts_args_type = "key: string | null | undefined")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "key: string | null | undefined",
+    ts_return_type = "ParsedApiKey & ({ valid: true; prefix: string; error?: undefined } | { valid: false; prefix?: undefined; error: 'malformed' | 'bad_checksum' })"
+)]
 pub fn parse_api_key(key: Option<Unknown<'_>>) -> ParsedApiKey {
     let parsed = read_presented_key(&key)
         .ok_or(api_key::KeyProblem::Malformed)

@@ -91,7 +91,11 @@ impl OtpStore {
     /// Checks `code` for `key`. A correct code is consumed; each wrong one costs an attempt.
     /// `code` is user input and never throws: a number is zero-padded to the store's digits
     /// (JSON drops leading zeros); any other non-string is a wrong code (`mismatch`).
-    #[napi(catch_unwind, ts_args_type = "key: string, code: string | number")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "key: string, code: string | number",
+        ts_return_type = "OtpVerifyResult & ({ valid: true; reason: 'ok' } | { valid: false; reason: Exclude<OtpVerifyResult['reason'], 'ok'> })"
+    )]
     pub fn verify(
         &mut self,
         env: Env,

@@ -58,7 +58,8 @@ fn costs(o: &PasswordOptions) -> HelperResult<Costs> {
 }
 
 /// An optional `AbortSignal`: aborting before the work starts on the pool rejects the promise
-/// with an AbortError (a hash already running cannot be interrupted).
+/// with an AbortError (a hash already running cannot be interrupted). A signal that is already
+/// aborted rejects at once, without hashing (`code` 'ABORT_ERR', as Node's own APIs do).
 fn abort_signal(v: &Option<Unknown>) -> HelperResult<Option<AbortSignal>> {
     let Some(v) = v.as_ref().filter(|_| !args::is_nullish(v)) else {
         return Ok(None);
@@ -68,11 +69,17 @@ fn abort_signal(v: &Option<Unknown>) -> HelperResult<Option<AbortSignal>> {
         return Err(not_signal());
     }
     // SAFETY: `v` is a live handle of the current call and an object.
-    let is_signal = unsafe { Object::from_napi_value(v.value().env, v.raw()) }
-        .and_then(|o| o.has_named_property("aborted"))
-        .unwrap_or(false);
+    let signal = unsafe { Object::from_napi_value(v.value().env, v.raw()) };
+    let is_signal = signal
+        .as_ref()
+        .is_ok_and(|o| o.has_named_property("aborted").unwrap_or(false));
     if !is_signal {
         return Err(not_signal());
+    }
+    // napi-rs only reacts to an `abort` event, which an already aborted signal never fires.
+    let already_aborted = signal.and_then(|o| o.get_named_property::<bool>("aborted"));
+    if already_aborted.unwrap_or(false) {
+        return Err(HelperError::aborted());
     }
     // SAFETY: as above; napi-rs only registers an `abort` listener on the object.
     unsafe { AbortSignal::from_napi_value(v.value().env, v.raw()) }

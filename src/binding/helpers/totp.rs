@@ -153,7 +153,8 @@ pub(crate) fn read_code(code: &Option<Unknown>, digits: u32) -> String {
 /// "012345"). Bad `secret` or `options` throw.
 #[napi(
     catch_unwind,
-    ts_args_type = "secret: string | Buffer | Uint8Array, code: string | number, options?: OtpOptions"
+    ts_args_type = "secret: string | Buffer | Uint8Array, code: string | number, options?: OtpOptions",
+    ts_return_type = "OtpMatch & ({ valid: true; delta: number } | { valid: false; delta: null })"
 )]
 pub fn verify_totp(
     env: Env,
@@ -182,7 +183,8 @@ pub fn verify_totp(
 /// follows the rules of `verifyTotp` (user input: never throws, numbers zero-padded).
 #[napi(
     catch_unwind,
-    ts_args_type = "secret: string | Buffer | Uint8Array, code: string | number, counter: number, options?: OtpOptions"
+    ts_args_type = "secret: string | Buffer | Uint8Array, code: string | number, counter: number, options?: OtpOptions",
+    ts_return_type = "OtpMatch & ({ valid: true; delta: number } | { valid: false; delta: null })"
 )]
 pub fn verify_hotp(
     env: Env,
