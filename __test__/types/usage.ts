@@ -6,6 +6,8 @@ import {
   authenticateRequest,
   CspBuilder,
   OtpStore,
+  RateLimiter,
+  type RateLimitDecision,
   generateApiKey,
   generateTotpSecret,
   hashPassword,
@@ -97,6 +99,11 @@ const rehash: boolean = needsRehash(hash) || verifyPasswordSync(hash, 'correct h
 const pending: Promise<boolean> = hashPassword('pw').then((h) => verifyPassword(h, 'pw'))
 const clean: string[] = [sanitizeHtml('<b>x</b>'), sanitizeFilename('../etc/passwd'), validateSqlInterval('1 day')]
 const same: boolean = timingSafeEqual('a', Buffer.from('a'))
+const limiter = new RateLimiter({ capacity: 10, refillPerSec: 10 / 900, maxKeys: 1000 })
+const attempt: RateLimitDecision = limiter.consume('alice', 1)
+const throttled: boolean = !attempt.allowed && attempt.retryAfterMs > 0 && attempt.remaining + limiter.size >= 0
+// @ts-expect-error capacity is required
+new RateLimiter({ refillPerSec: 1 })
 
 // The pure-JS engine: same config, same result type.
 const jsAuth = new jsEngine.Authenticator(config)
@@ -145,5 +152,5 @@ fastify.register(authShieldPlugin, { config, hook: 'onSend' })
 export {
   jsResult, jsOneShot, engineName, mismatches, expressError,
   misspelt, missing, withIat, authenticated, status, retry, requestId, userId, code, mustBeString, oneShot,
-  valid, expiresAt, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same,
+  valid, expiresAt, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same, throttled,
 }
