@@ -266,6 +266,22 @@ test('RateLimiter: a flood of distinct keys stays at maxKeys and never frees an 
   }
 })
 
+test('RateLimiter: a million distinct keys keep RSS within the documented bound', (t) => {
+  // docs/rate-limiting.md: table ≈ maxKeys buckets plus a fixed sketch (32 KiB at maxKeys 1000).
+  const settle = () => {
+    if (global.gc) global.gc()
+    return process.memoryUsage().rss
+  }
+  const rl = new native.RateLimiter({ capacity: 5, refillPerSec: 1000, maxKeys: 1000 })
+  for (let i = 0; i < 5000; i++) rl.consume(`warm${i}`)
+  const before = settle()
+  for (let i = 0; i < 1_000_000; i++) rl.consume(`user${i}@example.com`)
+  const after = settle()
+  t.diagnostic(`1,000,000 keys: ${rl.size} held, RSS ${((after - before) / 1048576).toFixed(1)} MiB growth`)
+  assert.ok(rl.size <= 1001)
+  assert.ok(after - before < 64 * 1024 * 1024, `RSS grew ${((after - before) / 1048576).toFixed(1)} MiB`)
+})
+
 test('the debt sketch hashes keys exactly as the native core does', () => {
   // The same vectors are pinned in src/rate_limit/debt_sketch.rs.
   const seeds = [0x9e3779b9, 0x7f4a7c15]

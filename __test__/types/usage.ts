@@ -6,6 +6,8 @@ import {
   authenticateRequest,
   CspBuilder,
   OtpStore,
+  RateLimiter,
+  type RateLimitDecision,
   generateApiKey,
   generateTotpSecret,
   hashPassword,
@@ -102,6 +104,11 @@ const rehash: boolean = needsRehash(hash) || verifyPasswordSync(hash, 'correct h
 const pending: Promise<boolean> = hashPassword('pw').then((h) => verifyPassword(h, 'pw'))
 const clean: string[] = [sanitizeHtml('<b>x</b>'), sanitizeFilename('../etc/passwd'), validateSqlInterval('1 day')]
 const same: boolean = timingSafeEqual('a', Buffer.from('a'))
+const limiter = new RateLimiter({ capacity: 10, refillPerSec: 10 / 900, maxKeys: 1000 })
+const attempt: RateLimitDecision = limiter.consume('alice', 1)
+const throttled: boolean = !attempt.allowed && attempt.retryAfterMs > 0 && attempt.remaining + limiter.size >= 0
+// @ts-expect-error capacity is required
+new RateLimiter({ refillPerSec: 1 })
 
 // Helper results are typed as precisely as the runtime: literal unions, required options,
 // user-supplied codes and keys of any shape give a result.
@@ -187,5 +194,5 @@ fastify.register(authShieldPlugin, { config, hook: 'onSend' })
 export {
   jsResult, jsOneShot, engineName, mismatches, expressError,
   misspelt, missing, withIat, tenantSource, wrongSource, authenticated, status, retry, requestId, userId, code, mustBeString, oneShot,
-  valid, expiresAt, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same,
+  valid, expiresAt, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same, throttled,
 }
