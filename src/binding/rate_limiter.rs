@@ -51,6 +51,7 @@ fn number(obj: &Object, name: &str) -> std::result::Result<Option<f64>, ArgError
         .map_err(|_| ArgError::Type(format!("options.{name} could not be read")))?;
     match v.get_type() {
         Ok(ValueType::Undefined) | Ok(ValueType::Null) => Ok(None),
+        // SAFETY: `v` is a live handle of the current call whose type was just checked to be a number.
         Ok(ValueType::Number) => unsafe { v.cast::<f64>() }
             .map(Some)
             .map_err(|_| ArgError::Type(format!("options.{name} must be a number"))),
@@ -62,6 +63,7 @@ fn read_options(options: Unknown) -> std::result::Result<rate_limit::RateLimiter
     if options.get_type().ok() != Some(ValueType::Object) || options.is_array().unwrap_or(false) {
         return Err(ArgError::Type("options must be an object".into()));
     }
+    // SAFETY: `options` is a live handle of the current call, checked above to be a non-array object.
     let obj: Object = unsafe { options.cast() }
         .map_err(|_| ArgError::Type("options must be an object".into()))?;
     let required = |name: &str| {
@@ -133,6 +135,7 @@ impl RateLimiter {
             Some(v) => match v.get_type() {
                 Ok(ValueType::Undefined) => 1,
                 Ok(ValueType::Number) => {
+                    // SAFETY: `v` is a live argument of the current call, checked to be a number.
                     let n = unsafe { v.cast::<f64>() }
                         .map_err(|_| ArgError::Type("cost must be a number".into()))?;
                     rate_limit::check_cost(n, self.core.capacity()).map_err(ArgError::Range)?
