@@ -10,6 +10,7 @@ const Fastify = require('fastify')
 const authShield = require('../fastify')
 const { token } = require('./support/tokens')
 const { get } = require('./support/http')
+const { runAndListJsFiles, assertEngineNotLoaded } = require('./support/js-engine-loaded')
 
 const NOW = 1_700_000_000
 const SECRET = 'fastify-test-secret-0123456789abcdef'
@@ -135,25 +136,13 @@ describe('Fastify 5 plugin', () => {
   })
 
   it('the plugin on the native engine never loads the JS engine', () => {
-    const { spawnSync } = require('node:child_process')
-    const path = require('node:path')
-    const script = `
-      const Fastify = require('fastify')
-      const app = Fastify()
-      app.register(require(${JSON.stringify(path.join(__dirname, '..', 'fastify.js'))}), { config: { accessSecret: ${JSON.stringify(SECRET)} } })
-      app.ready().then(() => {
-        const jsDir = ${JSON.stringify(path.join(__dirname, '..', 'js') + path.sep)}
-        const loaded = Object.keys(require.cache).filter((f) => f.startsWith(jsDir)).map((f) => f.slice(jsDir.length))
-        console.log(JSON.stringify({ engine: app.authShield.engine, loaded }))
-      })`
-    const child = spawnSync(process.execPath, ['-e', script], { cwd: __dirname, env: { ...process.env, USE_RUST_AUTH: '' }, encoding: 'utf8' })
-    assert.equal(child.status, 0, child.stderr)
-    const { engine, loaded } = JSON.parse(child.stdout)
-    assert.equal(engine, 'native')
+    const { value, loaded } = runAndListJsFiles(`
+      const app = require('fastify')()
+      app.register(require(${JSON.stringify(require.resolve('../fastify'))}), { config: { accessSecret: ${JSON.stringify(SECRET)} } })
+      app.ready().then(() => report(app.authShield.engine))`)
+    assert.equal(value, 'native')
     assert.ok(loaded.includes('http.js'), loaded.join())
-    for (const file of ['authenticator.js', 'jwt.js', 'json-reader.js', 'jwt-json.js', 'config.js', 'sign.js', 'rate-limit.js']) {
-      assert.ok(!loaded.includes(file), `${file} was loaded: ${loaded.join()}`)
-    }
+    assertEngineNotLoaded(loaded)
   })
 
   it('refuses an explicit engine that differs from the passed authenticator', async () => {
