@@ -14,11 +14,25 @@ const native = require('..')
 const js = require('../js')
 const { token, rawToken, HS256 } = require('./support/tokens')
 const { listen, get } = require('./support/http')
+const { runAndListJsFiles, assertEngineNotLoaded } = require('./support/js-engine-loaded')
 
 const NOW = 1_700_000_000
 const SECRET = 'express-test-secret-0123456789abcdef'
 const CONFIG = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 3, rateLimitRefill: 0.001, baseDomain: 'example.com' }
 const bearer = (claims) => `Bearer ${token({ exp: NOW + 60, ...claims }, SECRET)}`
+
+/** Runs `fn` with USE_RUST_AUTH set to `value` (undefined: unset), then restores it. */
+function withUseRustAuth(value, fn) {
+  const saved = process.env.USE_RUST_AUTH
+  try {
+    if (value === undefined) delete process.env.USE_RUST_AUTH
+    else process.env.USE_RUST_AUTH = value
+    fn()
+  } finally {
+    if (saved === undefined) delete process.env.USE_RUST_AUTH
+    else process.env.USE_RUST_AUTH = saved
+  }
+}
 
 function echo(req, res) {
   res.json({
@@ -254,27 +268,17 @@ for (const [name, express] of [
 }
 
 test('the Express adapter on the native engine never loads the JS engine', () => {
-  const script = `
+  const { value, loaded } = runAndListJsFiles(`
     const authShield = require(${JSON.stringify(path.join(__dirname, '..', 'express.js'))})
-    const mw = authShield({ accessSecret: ${JSON.stringify(SECRET)} })
-    const jsDir = ${JSON.stringify(path.join(__dirname, '..', 'js') + path.sep)}
-    const loaded = Object.keys(require.cache).filter((f) => f.startsWith(jsDir)).map((f) => f.slice(jsDir.length))
-    console.log(JSON.stringify({ engine: mw.engine, loaded }))`
-  const child = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, USE_RUST_AUTH: '' }, encoding: 'utf8' })
-  assert.equal(child.status, 0, child.stderr)
-  const { engine, loaded } = JSON.parse(child.stdout)
-  assert.equal(engine, 'native')
+    report(authShield({ accessSecret: ${JSON.stringify(SECRET)} }).engine)`)
+  assert.equal(value, 'native')
   assert.ok(loaded.includes('engine.js'), loaded.join())
-  for (const file of ['authenticator.js', 'jwt.js', 'json-reader.js', 'jwt-json.js', 'config.js', 'sign.js', 'rate-limit.js']) {
-    assert.ok(!loaded.includes(file), `${file} was loaded: ${loaded.join()}`)
-  }
+  assertEngineNotLoaded(loaded)
 })
 
 test('an engine asked for explicitly must match a passed Authenticator', () => {
-  const saved = process.env.USE_RUST_AUTH
-  try {
-    delete process.env.USE_RUST_AUTH
-    const conflict = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }
+  const conflict = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }
+  withUseRustAuth(undefined, () => {
     assert.throws(() => authShield(new native.Authenticator(CONFIG), { engine: 'js' }), {
       ...conflict,
       message: /options\.engine 'js' asks for the js engine, but a native Authenticator was passed: pass the config object instead/,
@@ -282,54 +286,41 @@ test('an engine asked for explicitly must match a passed Authenticator', () => {
     assert.throws(() => authShield(new js.Authenticator(CONFIG), { engine: 'native' }), { ...conflict, message: /but a js Authenticator/ })
     assert.equal(authShield(new js.Authenticator(CONFIG), { engine: 'js' }).engine, 'js')
     assert.equal(authShield(new native.Authenticator(CONFIG), { engine: 'native' }).engine, 'native')
-    process.env.USE_RUST_AUTH = 'false'
+    // Without an explicit choice the instance decides.
+    assert.equal(authShield(new js.Authenticator(CONFIG)).engine, 'js')
+    assert.equal(authShield(new native.Authenticator(CONFIG)).engine, 'native')
+  })
+  withUseRustAuth('false', () => {
     assert.throws(() => authShield(new native.Authenticator(CONFIG)), { ...conflict, message: /^USE_RUST_AUTH=false asks for the js engine, but a native Authenticator/ })
     assert.equal(authShield(new js.Authenticator(CONFIG)).engine, 'js')
     // The option decides over the variable, for instances as for configs.
     assert.equal(authShield(new native.Authenticator(CONFIG), { engine: 'native' }).engine, 'native')
-    process.env.USE_RUST_AUTH = 'TRUE'
+  })
+  withUseRustAuth('TRUE', () => {
     assert.throws(() => authShield(new js.Authenticator(CONFIG)), { ...conflict, message: /^USE_RUST_AUTH=TRUE asks for the native engine, but a js Authenticator/ })
-  } finally {
-    if (saved === undefined) delete process.env.USE_RUST_AUTH
-    else process.env.USE_RUST_AUTH = saved
-  }
+  })
 })
 
 test('an unknown USE_RUST_AUTH value is a TypeError naming the accepted values', () => {
-  const saved = process.env.USE_RUST_AUTH
-  try {
-    for (const value of ['nope', 'rust', 'native', '2']) {
-      process.env.USE_RUST_AUTH = value
-      const message = `USE_RUST_AUTH must be one of true, 1, yes, on, false, 0, no, off (any case) or unset, got ${JSON.stringify(value)}`
+  for (const value of ['nope', 'rust', 'native', '2']) {
+    const message = `USE_RUST_AUTH must be one of true, 1, yes, on, false, 0, no, off (any case) or unset, got ${JSON.stringify(value)}`
+    withUseRustAuth(value, () => {
       assert.throws(() => authShield(CONFIG), { name: 'TypeError', message }, value)
       assert.throws(() => authShield(CONFIG, { engine: 'js' }), { name: 'TypeError', message }, value)
-    }
-    for (const [value, engine] of [['', 'native'], [' off ', 'js'], ['No', 'js'], ['1', 'native'], ['0', 'js'], ['yes', 'native']]) {
-      process.env.USE_RUST_AUTH = value
-      assert.equal(authShield(CONFIG).engine, engine, JSON.stringify(value))
-    }
-  } finally {
-    if (saved === undefined) delete process.env.USE_RUST_AUTH
-    else process.env.USE_RUST_AUTH = saved
+    })
+  }
+  for (const [value, engine] of [['', 'native'], [' off ', 'js'], ['No', 'js'], ['1', 'native'], ['0', 'js'], ['yes', 'native']]) {
+    withUseRustAuth(value, () => assert.equal(authShield(CONFIG).engine, engine, JSON.stringify(value)))
   }
 })
 
 test('USE_RUST_AUTH=false selects the JS engine; the option wins over the variable', () => {
-  const saved = process.env.USE_RUST_AUTH
-  try {
-    process.env.USE_RUST_AUTH = 'false'
+  withUseRustAuth('false', () => {
     assert.equal(authShield(CONFIG).engine, 'js')
     assert.equal(authShield(CONFIG, { engine: 'native' }).engine, 'native')
-    process.env.USE_RUST_AUTH = 'true'
-    assert.equal(authShield(CONFIG).engine, 'native')
-    delete process.env.USE_RUST_AUTH
-    assert.equal(authShield(CONFIG).engine, 'native')
-    assert.equal(authShield(new js.Authenticator(CONFIG)).engine, 'js')
-    assert.equal(authShield(new native.Authenticator(CONFIG)).engine, 'native')
-  } finally {
-    if (saved === undefined) delete process.env.USE_RUST_AUTH
-    else process.env.USE_RUST_AUTH = saved
-  }
+  })
+  withUseRustAuth('true', () => assert.equal(authShield(CONFIG).engine, 'native'))
+  withUseRustAuth(undefined, () => assert.equal(authShield(CONFIG).engine, 'native'))
 })
 
 test('falls back to the JS engine, with one clear warning, when the binary cannot load', () => {

@@ -10,6 +10,7 @@ const Fastify = require('fastify')
 const authShield = require('../fastify')
 const { token } = require('./support/tokens')
 const { get } = require('./support/http')
+const { runAndListJsFiles, assertEngineNotLoaded } = require('./support/js-engine-loaded')
 
 const NOW = 1_700_000_000
 const SECRET = 'fastify-test-secret-0123456789abcdef'
@@ -135,25 +136,13 @@ describe('Fastify 5 plugin', () => {
   })
 
   it('the plugin on the native engine never loads the JS engine', () => {
-    const { spawnSync } = require('node:child_process')
-    const path = require('node:path')
-    const script = `
-      const Fastify = require('fastify')
-      const app = Fastify()
-      app.register(require(${JSON.stringify(path.join(__dirname, '..', 'fastify.js'))}), { config: { accessSecret: ${JSON.stringify(SECRET)} } })
-      app.ready().then(() => {
-        const jsDir = ${JSON.stringify(path.join(__dirname, '..', 'js') + path.sep)}
-        const loaded = Object.keys(require.cache).filter((f) => f.startsWith(jsDir)).map((f) => f.slice(jsDir.length))
-        console.log(JSON.stringify({ engine: app.authShield.engine, loaded }))
-      })`
-    const child = spawnSync(process.execPath, ['-e', script], { cwd: __dirname, env: { ...process.env, USE_RUST_AUTH: '' }, encoding: 'utf8' })
-    assert.equal(child.status, 0, child.stderr)
-    const { engine, loaded } = JSON.parse(child.stdout)
-    assert.equal(engine, 'native')
+    const { value, loaded } = runAndListJsFiles(`
+      const app = require('fastify')()
+      app.register(require(${JSON.stringify(require.resolve('../fastify'))}), { config: { accessSecret: ${JSON.stringify(SECRET)} } })
+      app.ready().then(() => report(app.authShield.engine))`)
+    assert.equal(value, 'native')
     assert.ok(loaded.includes('http.js'), loaded.join())
-    for (const file of ['authenticator.js', 'jwt.js', 'json-reader.js', 'jwt-json.js', 'config.js', 'sign.js', 'rate-limit.js']) {
-      assert.ok(!loaded.includes(file), `${file} was loaded: ${loaded.join()}`)
-    }
+    assertEngineNotLoaded(loaded)
   })
 
   it('refuses an explicit engine that differs from the passed authenticator', async () => {
@@ -170,6 +159,66 @@ describe('Fastify 5 plugin', () => {
       app.register(authShield, opts)
       await assert.rejects(app.ready(), { name: 'TypeError' })
       await app.close()
+    }
+  })
+})
+
+describe('Express and Fastify give one answer', () => {
+  const express = require('express')
+  const http = require('node:http')
+  const { listen } = require('./support/http')
+  const expressAuth = require('../express')
+  const options = { credentialsRequired: false, skip: ['/health'], realm: 'api' }
+  const config = { ...CONFIG, rateLimitMax: 3, baseDomain: 'example.com' }
+  // What a route sees, the same function for both frameworks.
+  const seen = (req, id) => ({
+    user: req.user ?? null,
+    tenantId: req.tenantId ?? null,
+    tenantSource: req.tenantSource ?? null,
+    id: id ?? null,
+    types: [typeof req.user, typeof req.tenantId, typeof req.tenantSource],
+  })
+  let fastifyServer
+  let expressServer
+  before(async () => {
+    fastifyServer = await start(async (app) => {
+      await app.register(authShield, { config, ...options })
+      app.get('/*', async (request) => seen(request, request.requestId))
+    })
+    const app = express()
+    app.use(expressAuth(config, options), (req, res) => res.json(seen(req, req.id)))
+    expressServer = await listen(http.createServer(app))
+  })
+  after(() => Promise.all([fastifyServer.app.close(), expressServer.close()]))
+
+  it('answers every kind of request with the same status, body, headers and request values', async () => {
+    const cases = [
+      ['/me', {}],
+      ['/health', {}],
+      ['/me', { authorization: bearer({ sub: 'p1', email: 'e@x', tenant_id: 'acme' }) }],
+      ['/me', { authorization: bearer({ sub: 'p2' }), 'x-tenant-id': 'globex' }],
+      ['/me', { authorization: bearer({ sub: 'p3' }), host: 'initech.example.com' }],
+      ['/me', { authorization: bearer({ sub: 'p4' }), host: 'localhost' }],
+      ['/me', { authorization: bearer({ sub: 'p5', exp: NOW - 1 }) }],
+      ['/me', { authorization: 'Basic dXNlcjpwYXNz' }],
+      ['/me', { authorization: 'Bearer a b' }],
+      ['/me', { authorization: bearer({ sub: 'p6' }), 'x-tenant-id': 'a:b' }],
+      ...Array.from({ length: 4 }, () => ['/me', { authorization: bearer({ sub: 'p-busy' }) }]),
+    ]
+    const comparable = (r) => {
+      const { date, connection, 'keep-alive': keepAlive, 'x-request-id': id, etag, 'x-powered-by': by, 'content-length': length, ...headers } = r.headers
+      // The request id is fresh per request: it must be present and be what the route saw.
+      if (r.json && 'id' in r.json) assert.equal(r.json.id, id ?? null)
+      const { id: _, ...json } = r.json || {}
+      if (headers['retry-after']) headers['retry-after'] = Number(headers['retry-after']) > 990
+      if (headers['ratelimit-reset'] && r.status === 429) headers['ratelimit-reset'] = Number(headers['ratelimit-reset']) > 990
+      headers['content-type'] = headers['content-type'].replace(/; ?charset=utf-8/i, '')
+      return { status: r.status, json, headers, hasId: id !== undefined }
+    }
+    for (const [path, headers] of cases) {
+      const viaFastify = await get(fastifyServer.base + path, headers)
+      const viaExpress = await get(expressServer.base + path, headers)
+      assert.deepEqual(comparable(viaFastify), comparable(viaExpress), `${path} ${JSON.stringify(headers)}`)
     }
   })
 })
