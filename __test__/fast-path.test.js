@@ -139,3 +139,27 @@ test('a flood of distinct config objects keeps working (entries die with their o
     assert.equal(r.rateLimitLimit, 1 + (i % 100))
   }
 })
+
+test('each worker thread gets its own result factories, released when the worker ends', async () => {
+  const { Worker } = require('node:worker_threads')
+  const path = require('node:path')
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads')
+    const { Authenticator, authenticateRequest } = require(workerData.root)
+    const auth = new Authenticator(workerData.config)
+    const a = auth.authenticate('Bearer ' + workerData.good, null, 'acme.example.com')
+    const v = auth.verifyAccessToken(workerData.good)
+    const o = authenticateRequest('Bearer x', null, null, workerData.config)
+    parentPort.postMessage([a.authenticated, a.tenantSource, v.valid, Object.keys(v).length, o.errorCode])
+  `
+  for (let i = 0; i < 4; i++) {
+    const worker = new Worker(source, { eval: true, workerData: { root: path.resolve(__dirname, '..'), config, good } })
+    const [message] = await Promise.all([
+      new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject)),
+      new Promise((resolve) => worker.once('exit', resolve)),
+    ])
+    assert.deepEqual(message, [true, 'token', true, VERIFICATION_KEYS.length, 'malformed_token'])
+  }
+  // The main thread's factories were never touched by the workers' teardown.
+  assert.equal(new Authenticator(config).verifyAccessToken(good).valid, true)
+})

@@ -1,9 +1,5 @@
-//! Per-environment values made once and reused on every call: the JS factories that assemble
-//! `AuthResult` and `TokenVerification` objects.
-//!
-//! Why a JS factory: an object literal built by JS runs through V8's inline caches and costs
-//! tens of nanoseconds, while setting a dozen properties one by one through Node-API costs
-//! about a microsecond, more than the whole JWT verification.
+//! Per-environment values made once and reused on every call: the compiled result factories
+//! (`factories.rs`), held by references.
 //!
 //! Where the cache lives: in a thread-local list keyed by the `napi_env`, not in Node-API's
 //! single instance-data slot, which napi-rs (`Env::set_instance_data`) or other code in the
@@ -15,26 +11,7 @@ use std::cell::RefCell;
 use std::ffi::c_void;
 use std::ptr;
 
-use crate::error::AuthError;
-use crate::schema::schema;
-
-/// `AuthResult.tenantSource` values, in the order the success factory indexes them (0 is
-/// `undefined`); see `TenantId::source`.
-pub const TENANT_SOURCES: [&str; 3] = ["token", "header", "host"];
-
-/// The `TokenVerification` fields, in order (`valid` replaces `authenticated`).
-pub const VERIFICATION_FIELDS: [&str; 10] = [
-    "valid",
-    "userId",
-    "email",
-    "role",
-    "tenantId",
-    "jti",
-    "expiresAt",
-    "error",
-    "errorCode",
-    "errorStatus",
-];
+use super::factories::factory_source;
 
 const SUCCESS: usize = 0;
 const FAILURE: usize = 1;
@@ -48,93 +25,6 @@ pub struct EnvCache {
 
 thread_local! {
     static CACHES: RefCell<Vec<*mut EnvCache>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The JS expression of one result field on success (valid) and on failure (refused), from
-/// the factories' parameters; `AuthResult` and `TokenVerification` share the names they have
-/// in common. `None` for a field this build does not know (a test fails then).
-fn field(name: &str) -> Option<(&'static str, &'static str)> {
-    Some(match name {
-        "authenticated" | "valid" => ("true", "false"),
-        "userId" => ("userId", "undefined"),
-        "email" => ("email", "undefined"),
-        "role" => ("role", "undefined"),
-        "tenantId" => ("tenantId", "undefined"),
-        "tenantSource" => ("SOURCES[tenantSource]", "undefined"),
-        "jti" => ("jti", "undefined"),
-        "expiresAt" => ("expiresAt", "undefined"),
-        "requestId" => ("requestId", "requestId"),
-        "rateLimitRemaining" => (
-            "rateLimitRemaining",
-            "index === RATE_LIMITED ? 0 : undefined",
-        ),
-        "rateLimitLimit" => ("rateLimitLimit", "rateLimitLimit"),
-        "retryAfterMs" => ("0", "retryAfterMs"),
-        "error" => ("undefined", "MESSAGES[index]"),
-        "errorCode" => ("undefined", "CODES[index]"),
-        "errorStatus" => ("200", "STATUSES[index]"),
-        _ => return None,
-    })
-}
-
-/// The success and failure object literals for `names`, or the first unknown name.
-fn literals<'a>(names: impl Iterator<Item = &'a str>) -> Result<(String, String), String> {
-    let mut ok = Vec::new();
-    let mut err = Vec::new();
-    for name in names {
-        let (on_ok, on_err) = field(name).ok_or_else(|| name.to_owned())?;
-        ok.push(format!("{name}: {on_ok}"));
-        err.push(format!("{name}: {on_err}"));
-    }
-    Ok((
-        format!("{{ {} }}", ok.join(", ")),
-        format!("{{ {} }}", err.join(", ")),
-    ))
-}
-
-/// The four factories; the failure ones map an [`AuthError`] index to its message, code and
-/// status from tables embedded once, so no error string crosses the boundary per call.
-/// `Err(field)` when the schema lists a result field this build cannot fill.
-pub fn factory_source() -> Result<String, String> {
-    let json = |items: Vec<String>| serde_json::to_string(&items).unwrap_or_default();
-    let messages = json(
-        AuthError::ALL
-            .iter()
-            .map(|e| e.message().to_owned())
-            .collect(),
-    );
-    let codes = json(AuthError::ALL.iter().map(|e| e.code().to_owned()).collect());
-    let statuses: Vec<_> = AuthError::ALL.iter().map(|e| e.status()).collect();
-    let statuses = serde_json::to_string(&statuses).unwrap_or_default();
-    let rate_limited = AuthError::ALL
-        .iter()
-        .position(|e| *e == AuthError::RateLimited)
-        .unwrap_or(0);
-    // Keys in the order `js/schema.json` lists them.
-    let (success, failure) = literals(schema().result.iter().map(|f| f.name.as_str()))?;
-    let (verified, refused) = literals(VERIFICATION_FIELDS.into_iter())?;
-    Ok(format!(
-        "(function () {{\n\
-         'use strict';\n\
-         const MESSAGES = {messages}, CODES = {codes}, STATUSES = {statuses};\n\
-         const SOURCES = [undefined, {sources}], RATE_LIMITED = {rate_limited};\n\
-         return [\n\
-         function authSuccess(userId, email, role, tenantId, tenantSource, requestId, rateLimitRemaining, rateLimitLimit) {{\n\
-           return {success};\n\
-         }},\n\
-         function authFailure(index, requestId, rateLimitLimit, retryAfterMs) {{\n\
-           return {failure};\n\
-         }},\n\
-         function tokenVerified(userId, email, role, tenantId, jti, expiresAt) {{\n\
-           return {verified};\n\
-         }},\n\
-         function tokenRefused(index) {{\n\
-           return {refused};\n\
-         }}];\n\
-         }})()",
-        sources = json(TENANT_SOURCES.iter().map(|s| s.to_string()).collect())
-            .trim_matches(['[', ']']),
-    ))
 }
 
 impl EnvCache {
@@ -280,56 +170,4 @@ unsafe extern "C" fn cleanup(arg: *mut c_void) {
 
 fn ok(status: sys::napi_status) -> Option<()> {
     (status == sys::Status::napi_ok).then_some(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The keys of the object literal returned by the factory named `name`.
-    fn keys_of(source: &str, name: &str) -> Vec<String> {
-        let start = source.find(&format!("function {name}(")).unwrap();
-        let body = &source[start..];
-        let open = body.find("return {").unwrap() + "return {".len();
-        let close = open + body[open..].find("};").unwrap();
-        body[open..close]
-            .split(", ")
-            .map(|kv| kv.split(':').next().unwrap().trim().to_owned())
-            .filter(|k| !k.is_empty())
-            .collect()
-    }
-
-    #[test]
-    fn auth_result_factories_list_the_schema_fields_in_order() {
-        let source = factory_source().expect("every schema field has an expression");
-        let wanted: Vec<String> = schema().result.iter().map(|f| f.name.clone()).collect();
-        assert_eq!(keys_of(&source, "authSuccess"), wanted);
-        assert_eq!(keys_of(&source, "authFailure"), wanted);
-    }
-
-    #[test]
-    fn verification_factories_list_the_same_fields() {
-        let source = factory_source().unwrap();
-        assert_eq!(keys_of(&source, "tokenVerified"), VERIFICATION_FIELDS);
-        assert_eq!(keys_of(&source, "tokenRefused"), VERIFICATION_FIELDS);
-    }
-
-    #[test]
-    fn tenant_sources_match_the_core() {
-        use crate::authenticator::TenantId;
-        let claim = TenantId::Claim("t".into());
-        let header = TenantId::Header(b"t");
-        assert_eq!(claim.source(), Some(TENANT_SOURCES[0]));
-        assert_eq!(header.source(), Some(TENANT_SOURCES[1]));
-        assert_eq!(TenantId::None.source(), None);
-        let doc = &schema()
-            .result
-            .iter()
-            .find(|f| f.name == "tenantSource")
-            .unwrap()
-            .ty;
-        for s in TENANT_SOURCES {
-            assert!(doc.contains(&format!("'{s}'")), "{doc}");
-        }
-    }
 }

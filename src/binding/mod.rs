@@ -5,6 +5,7 @@ pub mod authenticator;
 pub mod build_info;
 pub mod config;
 pub mod env_cache;
+pub mod factories;
 pub mod fast_call;
 pub mod helpers;
 pub mod js_error;

@@ -5,7 +5,8 @@
 use napi::sys;
 use std::ptr;
 
-use super::env_cache::{EnvCache, TENANT_SOURCES};
+use super::env_cache::EnvCache;
+use super::factories::TENANT_SOURCES;
 use super::js_error::CallError;
 use crate::authenticator::Outcome;
 use crate::error::AuthError;
@@ -282,7 +283,7 @@ mod tests {
     fn typed_verification_follows_the_factory_fields() {
         assert_eq!(
             keys(&TokenVerification::default()),
-            super::super::env_cache::VERIFICATION_FIELDS
+            super::super::factories::VERIFICATION_FIELDS
         );
     }
 }
