@@ -6,6 +6,13 @@
 // generate their types from. They are declared here, in the header that
 // `napi build` prepends to index.d.ts (package.json `napi.dtsHeaderFile`).
 
+/**
+ * Where `AuthResult.tenantId` came from: the token's `tenant_id` claim, the `X-Tenant-ID`
+ * header, or the Host subdomain. A header or Host tenant is only what the client asked for:
+ * authorize it in the app (or use `enforceTenantMatch` with tokens that carry `tenant_id`).
+ */
+export type TenantSource = 'token' | 'header' | 'host'
+
 /** Secret bytes: a string (UTF-8) or a Buffer. At least 32 bytes unless `allowShortSecret`. */
 export type Secret = string | Buffer
 
@@ -91,6 +98,12 @@ export declare class Authenticator {
    */
   constructor(config: AuthConfig)
   /**
+   * An authenticator that shares keys and rate-limit buckets with every other one made by
+   * `shared` (or by `authenticateRequest`) from equal settings. At most 64 distinct
+   * settings are kept; past that the shared set starts over.
+   */
+  static shared(config: AuthConfig): Authenticator
+  /**
    * Runs the whole chain for one request. Each argument is a header value, `null` or
    * `undefined`; nothing a client can send makes it throw.
    */
@@ -104,10 +117,13 @@ export declare class Authenticator {
   signRefreshToken(claims: TokenClaims): string
   /**
    * Verifies a refresh token (signature with `refreshSecret`, `type` must be `"refresh"`,
-   * expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
+   * size, expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
    */
   verifyRefreshToken(token: string): TokenVerification
-  /** Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate limiting. */
+  /**
+   * Verifies a bare access token (no `Bearer ` prefix) without tenant resolution or rate
+   * limiting: the same checks as `authenticate`'s token step.
+   */
   verifyAccessToken(token: string): TokenVerification
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
@@ -211,12 +227,38 @@ export declare class OtpStore {
 }
 
 /**
- * Same chain and result as `Authenticator#authenticate`, configured per call. The config is
- * validated on every call, but keys and rate-limit buckets are shared by equal configs.
+ * Per-key GCRA token buckets with bounded memory that never forgets a debt
+ * (docs/rate-limiting.md). Synchronous and in-process.
+ */
+export declare class RateLimiter {
+  /**
+   * Validates `options` and allocates the debt sketch. Throws a `TypeError`
+   * (`ERR_INVALID_ARG_TYPE`) or `RangeError` (`ERR_OUT_OF_RANGE`) naming the option.
+   */
+  constructor(options: RateLimiterOptions)
+  /**
+   * Takes `cost` tokens (an integer from 1 to `capacity`, default 1) from `key`'s bucket (a
+   * string of at most 1024 UTF-8 bytes), or none when it holds fewer.
+   */
+  consume(key: string, cost?: number): RateLimitDecision
+  /** Keys currently held in the table (at most about `maxKeys`). */
+  get size(): number
+  /** Bucket capacity. */
+  get capacity(): number
+}
+
+/**
+ * Same chain and result as `Authenticator#authenticate`, configured per call. Keys and
+ * rate-limit buckets are shared by equal configs; reusing one config object skips the
+ * validation while its values are unchanged.
  */
 export declare function authenticateRequest(authorization: string | null | undefined, tenantHeader: string | null | undefined, host: string | null | undefined, config: AuthConfig): AuthResult
 
-/** The JS-visible `AuthResult`, documented for `index.d.ts`. */
+/**
+ * The JS-visible `AuthResult`, documented for `index.d.ts` (never converted at run time: the
+ * factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
+ * `result` list, which a test checks.
+ */
 export interface AuthResult {
   /** `true` when every check passed. */
   authenticated: boolean
@@ -228,6 +270,11 @@ export interface AuthResult {
   role?: string
   /** Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only). */
   tenantId?: string
+  /**
+   * Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'`
+   * (X-Tenant-ID) or `'host'`; `undefined` when no tenant was resolved or on failure.
+   */
+  tenantSource?: 'token' | 'header' | 'host' | undefined
   /** A fresh UUID v4 for this request, failures included. */
   requestId: string
   /** Tokens left in the caller's bucket after this request (success and `rate_limited`). */
@@ -402,6 +449,29 @@ export interface PasswordOptions {
   secret?: string | Buffer
 }
 
+/** What `consume` decided. */
+export interface RateLimitDecision {
+  /** Whether the tokens were taken. */
+  allowed: boolean
+  /** Whole tokens left in the key's bucket after this call. */
+  remaining: number
+  /** Milliseconds until this cost can succeed; 0 when allowed. */
+  retryAfterMs: number
+}
+
+/** Options for `new RateLimiter()`. */
+export interface RateLimiterOptions {
+  /** Tokens a key can spend at once (burst), an integer from 1 to 1e9. Required. */
+  capacity: number
+  /** Tokens returned per second, greater than 0 and at most 1e9. Required. */
+  refillPerSec: number
+  /**
+   * Most keys held in the table, an integer from 1 to 1e8. Default 100000. Keys beyond it are
+   * forgotten least recently used first, their debts kept in a fixed-size sketch.
+   */
+  maxKeys?: number
+}
+
 /**
  * Makes `name` safe as a single file name: path separators, control characters, bidi
  * overrides and `<>:"|?*` are replaced; trailing dots/spaces are removed; Windows reserved
@@ -454,13 +524,18 @@ export interface SanitizeHtmlOptions {
  */
 export declare function timingSafeEqual(a: string | Buffer | Uint8Array, b: string | Buffer | Uint8Array): boolean
 
-/** Result of `verifyRefreshToken` / `verifyAccessToken`. */
+/**
+ * Result of `verifyAccessToken` / `verifyRefreshToken`. Every key is always present,
+ * `undefined` where it does not apply (absent claims, or an invalid token).
+ */
 export interface TokenVerification {
   /** `true` when the token passed every check. */
   valid: boolean
   /** The `sub` claim. */
   userId?: string
+  /** The `email` claim. */
   email?: string
+  /** The `role` claim. */
   role?: string
   /** The `tenant_id` claim. */
   tenantId?: string
