@@ -43,6 +43,7 @@ binary="npm/linux-arm64-gnu/auth-shield.linux-arm64-gnu.node"
 # (PREBUILDS_ONLY). The napi-rs packages (@node-rs/argon2; @node-rs/jsonwebtoken, a benchmark
 # contender the bench-harness suite loads) keep their binary in per-platform packages: fetch the
 # arm64 ones at the installed versions into node_modules (not in package-lock: test-only extras).
+missing_peers=""
 for peer in @node-rs/argon2 @node-rs/jsonwebtoken; do
   [ -f "node_modules/$peer/package.json" ] || continue
   peer_version="$(node -p "require('$peer/package.json').version")"
@@ -50,10 +51,16 @@ for peer in @node-rs/argon2 @node-rs/jsonwebtoken; do
   if [ ! -f "$peer_dir/package.json" ] || \
     [ "$(node -p "require('./$peer_dir/package.json').version")" != "$peer_version" ]; then
     echo "arm64: fetching $peer-linux-arm64-gnu@$peer_version"
-    mkdir -p "$ARM64_CACHE" "$peer_dir"
-    tgz="$(cd "$ARM64_CACHE" && npm pack --silent "$peer-linux-arm64-gnu@$peer_version" | tail -1)"
-    tar -xzf "$ARM64_CACHE/$tgz" -C "$peer_dir" --strip-components=1
-    rm -f "$ARM64_CACHE/$tgz"
+    mkdir -p "$ARM64_CACHE"
+    if tgz="$(cd "$ARM64_CACHE" && npm pack --silent "$peer-linux-arm64-gnu@$peer_version" 2>/dev/null | tail -1)" \
+      && [ -n "$tgz" ]; then
+      mkdir -p "$peer_dir"
+      tar -xzf "$ARM64_CACHE/$tgz" -C "$peer_dir" --strip-components=1
+      rm -f "$ARM64_CACHE/$tgz"
+    else
+      echo "arm64: $peer-linux-arm64-gnu@$peer_version is not in the registry"
+      missing_peers="$missing_peers $peer"
+    fi
   fi
 done
 
@@ -103,6 +110,10 @@ if [ "$mode" = all ]; then
     name="$(basename "$f" .test.js)"
     if [ "$binfmt" = no ] && printf '%s\n' "${SPAWNS_NODE[@]}" | grep -qx "$name"; then
       echo "arm64: skipping $name (starts child Node processes; no binfmt_misc entry for qemu-aarch64)"
+      continue
+    fi
+    if [ "$name" = bench-harness ] && [[ "$missing_peers" == *@node-rs/jsonwebtoken* ]]; then
+      echo "arm64: skipping $name (loads @node-rs/jsonwebtoken, whose arm64 binary the registry lacks)"
       continue
     fi
     files+=("$f")
