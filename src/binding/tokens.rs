@@ -4,7 +4,7 @@
 use napi::bindgen_prelude::*;
 use napi::{JsValue, ValueType};
 
-use super::js_error::ArgError;
+use super::js_error::{no_refresh_secret, throw, ArgError};
 use crate::authenticator::{Authenticator, IssueError};
 use crate::jwt::TokenKind;
 
@@ -12,10 +12,7 @@ pub fn sign(env: &Env, core: &Authenticator, claims: Unknown, kind: TokenKind) -
     let json = claims_json(env, claims).map_err(|e| e.throw(env))?;
     core.issue(kind, &json).map_err(|e| match e {
         IssueError::Claims(e) => ArgError::from(e).throw(env),
-        IssueError::NoRefreshSecret => Error::new(
-            Status::GenericFailure,
-            "signRefreshToken needs config.refreshSecret".to_owned(),
-        ),
+        IssueError::NoRefreshSecret => throw(env, no_refresh_secret("signRefreshToken")),
     })
 }
 
