@@ -218,6 +218,8 @@ const mismatches: number = middleware.stats().mismatches
 // @ts-expect-error options are checked
 authShield(config, { credentialsRequired: 'no' })
 const expressError: authShield.AuthShieldError | undefined = undefined
+const expressCode: authShield.ErrorCode = 'token_expired'
+const fastifyCode: authShieldPlugin.ErrorCode = 'rate_limited'
 
 // Fastify: the plugin with a config or an authenticator; request.user typed.
 const fastify = Fastify()
