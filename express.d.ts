@@ -2,7 +2,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type * as middleware from './js/middleware'
-import type { AuthShieldError as AuthShieldErrorClass, AuthShieldStats, AuthUser, EngineName, ShadowMismatch, TenantSource } from './js/middleware'
+import type { AuthShieldError as AuthShieldErrorClass, AuthShieldStats, AuthUser, EngineName, ErrorCode, ShadowMismatch, TenantSource } from './js/middleware'
 
 declare global {
   namespace Express {
@@ -39,7 +39,7 @@ declare namespace authShield {
     stats(): middleware.AuthShieldStats
   }
 
-  export { AuthShieldStats, AuthUser, EngineName, ShadowMismatch, TenantSource }
+  export { AuthShieldStats, AuthUser, EngineName, ErrorCode, ShadowMismatch, TenantSource }
   export const AuthShieldError: typeof AuthShieldErrorClass
   export type AuthShieldError = AuthShieldErrorClass
   export { authShield, authShield as default }

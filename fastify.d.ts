@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthConfig } from './index'
 import type * as middleware from './js/middleware'
-import type { AuthShieldError as AuthShieldErrorClass, AuthShieldStats, AuthUser, EngineName, ShadowMismatch, TenantSource } from './js/middleware'
+import type { AuthShieldError as AuthShieldErrorClass, AuthShieldStats, AuthUser, EngineName, ErrorCode, ShadowMismatch, TenantSource } from './js/middleware'
 
 declare module 'fastify' {
   // undefined until a request passes, and on anonymous requests (credentialsRequired: false)
@@ -41,7 +41,7 @@ declare namespace authShield {
     onError?: (err: AuthShieldErrorClass, request: FastifyRequest, reply: FastifyReply) => unknown
   }
 
-  export { AuthShieldStats, AuthUser, EngineName, ShadowMismatch, TenantSource }
+  export { AuthShieldStats, AuthUser, EngineName, ErrorCode, ShadowMismatch, TenantSource }
   export const AuthShieldError: typeof AuthShieldErrorClass
   export type AuthShieldError = AuthShieldErrorClass
   export { authShield, authShield as default }

@@ -13,51 +13,77 @@
  */
 export type TenantSource = 'token' | 'header' | 'host'
 
+/**
+ * Every stable failure code of `AuthResult.errorCode` and `TokenVerification.errorCode`, with
+ * its HTTP status and message in `auth-shield/error-codes.json` (a test keeps this list equal to it).
+ */
+export type ErrorCode =
+  | 'missing_authorization'
+  | 'invalid_authorization_format'
+  | 'token_too_large'
+  | 'malformed_token'
+  | 'unsupported_algorithm'
+  | 'invalid_signature'
+  | 'invalid_claims'
+  | 'token_not_yet_valid'
+  | 'token_expired'
+  | 'missing_expiration'
+  | 'invalid_audience'
+  | 'invalid_issuer'
+  | 'missing_subject'
+  | 'wrong_token_type'
+  | 'invalid_tenant'
+  | 'tenant_mismatch'
+  | 'rate_limited'
+
 /** Secret bytes: a string (UTF-8) or a Buffer. At least 32 bytes unless `allowShortSecret`. */
 export type Secret = string | Buffer
 
 /**
  * Options of `new Authenticator(config)` and `authenticateRequest(…, config)`. Unknown keys
  * and wrong types throw a `TypeError` naming the field, bad values a `RangeError`;
- * `null` / `undefined` mean the default.
+ * `null` / `undefined` mean the default, so `refreshSecret: process.env.JWT_REFRESH_SECRET`
+ * compiles under `exactOptionalPropertyTypes`. `accessSecret` is required: under `strict`,
+ * read it once and fail at startup when it is missing, e.g.
+ * `const accessSecret = process.env.JWT_SECRET; if (!accessSecret) throw new Error('JWT_SECRET is not set')`.
  */
 export interface AuthConfig {
   /** HS256 secret for access tokens (required). */
   accessSecret: Secret
   /** HS256 secret for refresh tokens; needed by `signRefreshToken` / `verifyRefreshToken`. */
-  refreshSecret?: Secret | null
+  refreshSecret?: Secret | null | undefined
   /** Accepted `iss` value(s); when set, tokens must carry one of them. Signed tokens get the first. */
-  issuer?: string | string[] | null
+  issuer?: string | string[] | null | undefined
   /** Accepted `aud` value(s); when set, a token `aud` must list one of them. */
-  audience?: string | string[] | null
+  audience?: string | string[] | null | undefined
   /** Seconds of leeway for `exp` and `nbf`. Default 0. */
-  clockToleranceSec?: number | null
+  clockToleranceSec?: number | null | undefined
   /** Token-bucket capacity per `userId:tenantId`. Default 100; 0 turns rate limiting off. */
-  rateLimitMax?: number | null
+  rateLimitMax?: number | null | undefined
   /** Tokens added back per second, > 0. Default 10. */
-  rateLimitRefill?: number | null
+  rateLimitRefill?: number | null | undefined
   /** Most buckets kept in memory; idle ones are forgotten first. Default 100000. */
-  rateLimitMaxKeys?: number | null
+  rateLimitMaxKeys?: number | null | undefined
   /** Refuse (403 `tenant_mismatch`) a token tenant that differs from the requested one. Default false. */
-  enforceTenantMatch?: boolean | null
+  enforceTenantMatch?: boolean | null | undefined
   /** When set, only direct subdomains of this domain name a tenant. */
-  baseDomain?: string | null
+  baseDomain?: string | null | undefined
   /** Lifetime of issued access tokens in seconds. Default 900. */
-  accessTtlSec?: number | null
+  accessTtlSec?: number | null | undefined
   /** Lifetime of issued refresh tokens in seconds. Default 604800 (7 days). */
-  refreshTtlSec?: number | null
+  refreshTtlSec?: number | null | undefined
   /** Longest accepted token in bytes, 64..1048576. Default 8192. */
-  maxTokenBytes?: number | null
+  maxTokenBytes?: number | null | undefined
   /** Refuse access tokens without a `type` claim. Default false. */
-  requireTokenType?: boolean | null
+  requireTokenType?: boolean | null | undefined
   /** Refuse tokens without `exp`. Default true. */
-  requireExpiration?: boolean | null
+  requireExpiration?: boolean | null | undefined
   /** Refuse tokens without a non-empty `sub`. Default true. */
-  requireSubject?: boolean | null
+  requireSubject?: boolean | null | undefined
   /** A fixed "now" in seconds since the epoch, for tests. Default: the system clock. */
-  clockTimestamp?: number | null
+  clockTimestamp?: number | null | undefined
   /** Accept secrets shorter than 32 bytes (legacy systems only). Default false. */
-  allowShortSecret?: boolean | null
+  allowShortSecret?: boolean | null | undefined
 }
 
 /**
@@ -81,6 +107,83 @@ export interface TokenClaims {
   iss?: never
   [claim: string]: unknown
 }
+
+/** A successful `authenticate` / `authenticateRequest`: narrow on `r.authenticated`. */
+export interface AuthSuccess extends AuthResultFields {
+  authenticated: true
+  userId: string
+  email: string | undefined
+  role: string | undefined
+  tenantId: string | undefined
+  tenantSource: TenantSource | undefined
+  rateLimitRemaining: number | undefined
+  rateLimitLimit: number | undefined
+  error: undefined
+  errorCode: undefined
+  errorStatus: 200
+}
+
+/** A refused request: `errorCode` says why, `errorStatus` is the HTTP status to answer with. */
+export interface AuthFailure extends AuthResultFields {
+  authenticated: false
+  userId: undefined
+  email: undefined
+  role: undefined
+  tenantId: undefined
+  tenantSource: undefined
+  rateLimitRemaining: number | undefined
+  rateLimitLimit: number | undefined
+  error: string
+  errorCode: ErrorCode
+  errorStatus: 400 | 401 | 403 | 429
+}
+
+/**
+ * What `authenticate` returns: every key of `AuthResultFields` always present (`undefined`
+ * where it does not apply), as a union on `authenticated` so that TypeScript narrows
+ * `userId` to `string` and `errorCode` to `ErrorCode`.
+ */
+export type AuthResult = AuthSuccess | AuthFailure
+
+/** `verifyAccessToken` / `verifyRefreshToken` of a token that passed: narrow on `v.valid`. */
+export interface TokenValid extends TokenVerificationFields {
+  valid: true
+  error: undefined
+  errorCode: undefined
+  errorStatus: 200
+}
+
+/** A refused token (never thrown): `errorCode` says why. */
+export interface TokenInvalid extends TokenVerificationFields {
+  valid: false
+  userId: undefined
+  email: undefined
+  role: undefined
+  tenantId: undefined
+  jti: undefined
+  expiresAt: undefined
+  error: string
+  errorCode: ErrorCode
+  errorStatus: 400 | 401 | 403 | 429
+}
+
+/** Result of `verifyAccessToken` / `verifyRefreshToken`, a union on `valid`. */
+export type TokenVerification = TokenValid | TokenInvalid
+
+/** Options of `resolveTenant`. */
+export interface ResolveTenantOptions {
+  /** As `AuthConfig.baseDomain`: when set, only direct subdomains of this domain name a tenant. */
+  baseDomain?: string | null | undefined
+}
+
+/**
+ * The tenant a request without a token asks for (`resolveTenant`): every key always present.
+ * A header or Host tenant is only what the client asked for: authorize it in the app.
+ */
+export type ResolvedTenant =
+  | { tenantId: string; tenantSource: 'header' | 'host'; error: undefined; errorCode: undefined }
+  | { tenantId: undefined; tenantSource: undefined; error: undefined; errorCode: undefined }
+  | { tenantId: undefined; tenantSource: undefined; error: string; errorCode: 'invalid_tenant' }
 
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
@@ -255,21 +358,22 @@ export declare class RateLimiter {
 export declare function authenticateRequest(authorization: string | null | undefined, tenantHeader: string | null | undefined, host: string | null | undefined, config: AuthConfig): AuthResult
 
 /**
- * The JS-visible `AuthResult`, documented for `index.d.ts` (never converted at run time: the
- * factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
- * `result` list, which a test checks.
+ * The fields of every `AuthResult`, documented for `index.d.ts` (never converted at run time:
+ * the factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
+ * `result` list, which a test checks. `AuthResult` itself is the union `AuthSuccess |
+ * AuthFailure` on `authenticated` (types/index-header.d.ts), so TypeScript narrows.
  */
-export interface AuthResult {
+export interface AuthResultFields {
   /** `true` when every check passed. */
   authenticated: boolean
   /** The token's `sub` claim (success only). */
-  userId?: string
+  userId?: string | undefined
   /** The token's `email` claim, when present (success only). */
-  email?: string
+  email?: string | undefined
   /** The token's `role` claim, when present (success only). */
-  role?: string
+  role?: string | undefined
   /** Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only). */
-  tenantId?: string
+  tenantId?: string | undefined
   /**
    * Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'`
    * (X-Tenant-ID) or `'host'`; `undefined` when no tenant was resolved or on failure.
@@ -278,15 +382,15 @@ export interface AuthResult {
   /** A fresh UUID v4 for this request, failures included. */
   requestId: string
   /** Tokens left in the caller's bucket after this request (success and `rate_limited`). */
-  rateLimitRemaining?: number
+  rateLimitRemaining?: number | undefined
   /** Bucket capacity (`rateLimitMax`); `undefined` when rate limiting is off. */
-  rateLimitLimit?: number
+  rateLimitLimit?: number | undefined
   /** Milliseconds until a retry can succeed; 0 unless `errorCode` is `rate_limited`. */
   retryAfterMs: number
   /** Human-readable reason, safe to return to clients (failure only). */
-  error?: string
+  error?: string | undefined
   /** Stable machine code, see the README's table (failure only). */
-  errorCode?: string
+  errorCode?: ErrorCode | undefined
   /** HTTP status to answer with: 200 on success, else 400, 401, 403 or 429. */
   errorStatus: number
 }
@@ -473,6 +577,13 @@ export interface RateLimiterOptions {
 }
 
 /**
+ * The tenant a request asks for: the `X-Tenant-ID` header if present, else the Host subdomain
+ * (`baseDomain` as in the config). A bad id is a result with `errorCode: 'invalid_tenant'`,
+ * never a throw; only arguments of the wrong type throw (`ERR_INVALID_ARG_TYPE`).
+ */
+export declare function resolveTenant(host: string | null | undefined, tenantHeader: string | null | undefined, options?: ResolveTenantOptions | null | undefined): ResolvedTenant
+
+/**
  * Makes `name` safe as a single file name: path separators, control characters, bidi
  * overrides and `<>:"|?*` are replaced; trailing dots/spaces are removed; Windows reserved
  * names (CON, NUL, COM1, …) get a `_` prefix; the result is at most 255 bytes (cut on a
@@ -525,28 +636,29 @@ export interface SanitizeHtmlOptions {
 export declare function timingSafeEqual(a: string | Buffer | Uint8Array, b: string | Buffer | Uint8Array): boolean
 
 /**
- * Result of `verifyAccessToken` / `verifyRefreshToken`. Every key is always present,
- * `undefined` where it does not apply (absent claims, or an invalid token).
+ * The fields of `verifyAccessToken` / `verifyRefreshToken`'s result. Every key is always
+ * present, `undefined` where it does not apply (absent claims, or an invalid token).
+ * `TokenVerification` is the union `TokenValid | TokenInvalid` on `valid` (index-header).
  */
-export interface TokenVerification {
+export interface TokenVerificationFields {
   /** `true` when the token passed every check. */
   valid: boolean
   /** The `sub` claim. */
-  userId?: string
+  userId?: string | undefined
   /** The `email` claim. */
-  email?: string
+  email?: string | undefined
   /** The `role` claim. */
-  role?: string
+  role?: string | undefined
   /** The `tenant_id` claim. */
-  tenantId?: string
+  tenantId?: string | undefined
   /** The token id (`jti`), the key for revocation lists. */
-  jti?: string
+  jti?: string | undefined
   /** `exp` in seconds since the epoch. */
-  expiresAt?: number
+  expiresAt?: number | undefined
   /** Human-readable reason (invalid tokens only). */
-  error?: string
+  error?: string | undefined
   /** Stable machine code, as in `AuthResult.errorCode` (invalid tokens only). */
-  errorCode?: string
+  errorCode?: ErrorCode | undefined
   /** 200 when valid, else the HTTP status of the error. */
   errorStatus: number
 }

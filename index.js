@@ -849,6 +849,7 @@ module.exports.hashPasswordSync = nativeBinding.hashPasswordSync
 module.exports.hotp = nativeBinding.hotp
 module.exports.needsRehash = nativeBinding.needsRehash
 module.exports.parseApiKey = nativeBinding.parseApiKey
+module.exports.resolveTenant = nativeBinding.resolveTenant
 module.exports.sanitizeFilename = nativeBinding.sanitizeFilename
 module.exports.sanitizeHtml = nativeBinding.sanitizeHtml
 module.exports.timingSafeEqual = nativeBinding.timingSafeEqual

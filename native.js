@@ -32,13 +32,17 @@ const authenticators = new WeakMap()
 /** A copy of a value that a later change to the original cannot reach. */
 class Bytes {
   constructor(view) {
-    this.bytes = Buffer.from(new Uint8Array(view.buffer, view.byteOffset, view.byteLength))
+    this.bytes = Buffer.from(bytesOf(view))
   }
   matches(value) {
-    if (!ArrayBuffer.isView(value)) return false
-    const view = value instanceof Uint8Array ? value : new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
-    return this.bytes.equals(view)
+    return ArrayBuffer.isView(value) && this.bytes.equals(bytesOf(value))
   }
+}
+
+/** The bytes of a view; a detached one has none (the binding then refuses it with a coded error). */
+function bytesOf(view) {
+  if (view instanceof Uint8Array) return view
+  return view.byteLength === 0 ? new Uint8Array(0) : new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
 }
 
 class List {

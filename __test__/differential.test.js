@@ -405,3 +405,35 @@ test('exp written with more digits than a double holds is read the same', () => 
   const t = rawToken(HS256, '{"sub":"u","exp":1000.0000000000001}', ACCESS)
   assert.deepStrictEqual(pair.j.verifyAccessToken(t), pair.n.verifyAccessToken(t))
 })
+
+test('a refresh token presented as access is wrong_token_type in both engines, whatever the secrets', () => {
+  // With separate secrets the access key refuses the signature; the refresh key, checked only
+  // then, made it: one of our refresh tokens, not a forgery. The reverse holds for refresh.
+  const configs = [
+    { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, rateLimitMax: 0 },
+    { accessSecret: ACCESS, refreshSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 },
+  ]
+  for (const config of configs) {
+    const { n, j } = pairOf(config)
+    const refresh = n.signRefreshToken({ sub: 'u' })
+    const access = n.signAccessToken({ sub: 'u' })
+    for (const engine of [n, j]) {
+      assert.equal(engine.authenticate(`Bearer ${refresh}`).errorCode, 'wrong_token_type')
+      assert.equal(engine.verifyAccessToken(refresh).errorCode, 'wrong_token_type')
+      assert.equal(engine.verifyRefreshToken(access).errorCode, 'wrong_token_type')
+      assert.equal(engine.authenticate(`Bearer ${access}`).authenticated, true)
+    }
+    // A token of neither key, and a refresh token with a flipped signature bit, stay forgeries.
+    const foreign = token({ sub: 'u', exp: NOW + 60, type: 'refresh' }, WRONG)
+    const flipped = refresh.slice(0, -2) + (refresh.at(-2) === 'A' ? 'B' : 'A') + refresh.at(-1)
+    for (const t of [foreign, flipped]) {
+      const a = withoutRequestId(n.authenticate(`Bearer ${t}`))
+      assert.deepStrictEqual(withoutRequestId(j.authenticate(`Bearer ${t}`)), a)
+      assert.equal(a.errorCode, 'invalid_signature')
+    }
+  }
+  // Without a refresh secret there is no key to recognise a refresh token by.
+  const { n, j } = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
+  const refresh = pairOf(configs[0]).n.signRefreshToken({ sub: 'u' })
+  for (const engine of [n, j]) assert.equal(engine.authenticate(`Bearer ${refresh}`).errorCode, 'invalid_signature')
+})

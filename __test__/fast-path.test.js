@@ -82,7 +82,7 @@ test('verifyAccessToken applies the size limit like verifyRefreshToken, multi-by
   }
   const noRefresh = new Authenticator({ accessSecret: SECRET })
   noRefresh.verifyAccessToken(good)
-  assert.throws(() => noRefresh.verifyRefreshToken('a.b.c'), { code: 'GenericFailure', message: /refreshSecret/ })
+  assert.throws(() => noRefresh.verifyRefreshToken('a.b.c'), { name: 'Error', code: 'ERR_AUTH_SHIELD_NO_REFRESH_SECRET', message: /set refreshSecret/ })
 })
 
 test('authenticateRequest with a reused config object gives the Authenticator results', () => {

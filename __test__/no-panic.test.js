@@ -25,6 +25,6 @@ test('the worst inputs to every export return or throw an Error; the process sur
   assert.deepEqual(summary.threwOther, [], 'a call threw something that is not an Error')
   assert.deepEqual(summary.missing, [], 'an exported function has no hostile-call entry')
   assert.deepEqual(summary.promiseThrew, [], 'a Promise-returning helper threw instead of rejecting')
-  assert.deepEqual(summary.uncoded.slice(0, 20), [], 'a helper threw or rejected with an error without an ERR_* code')
+  assert.deepEqual(summary.uncoded.slice(0, 20), [], 'an export threw or rejected with an error without an ERR_* code')
   assert.ok(summary.returned + summary.threwError > 10_000)
 })

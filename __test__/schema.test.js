@@ -174,5 +174,12 @@ test('the AuthConfig and AuthResult types declare exactly the schema names, in o
     return [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1])
   }
   assert.deepEqual(members('AuthConfig'), schema.options.map((o) => o.name))
-  assert.deepEqual(members('AuthResult'), RESULT_KEYS)
+  // AuthResult is the union AuthSuccess | AuthFailure over these fields; each side lists them all.
+  assert.deepEqual(members('AuthResultFields'), RESULT_KEYS)
+  for (const side of ['AuthSuccess', 'AuthFailure']) {
+    const start = dts.indexOf(`export interface ${side} extends AuthResultFields {`)
+    assert.notEqual(start, -1, side)
+    const body = dts.slice(start, dts.indexOf('\n}\n', start))
+    assert.deepEqual([...body.matchAll(/^ {2}(\w+):/gm)].map((m) => m[1]).sort(), RESULT_KEYS.filter((k) => k !== 'requestId' && k !== 'retryAfterMs').sort(), side)
+  }
 })

@@ -34,10 +34,11 @@ test('refresh tokens use their own secret and type, and only verify as refresh t
   assert.equal(v.tenantId, 'acme')
   assert.equal(v.jti, claims.jti)
   assert.equal(v.expiresAt, claims.exp)
-  assert.equal(auth.authenticate(`Bearer ${refresh}`).errorCode, 'invalid_signature')
+  // The access key refuses it; the refresh key made it: one of ours, of the wrong type.
+  assert.equal(auth.authenticate(`Bearer ${refresh}`).errorCode, 'wrong_token_type')
 
   const access = auth.signAccessToken({ sub: 'u1' })
-  assert.equal(auth.verifyRefreshToken(access).errorCode, 'invalid_signature')
+  assert.equal(auth.verifyRefreshToken(access).errorCode, 'wrong_token_type')
   // Signed with the refresh secret but typed access (or untyped): still not a refresh token.
   const forged = jwt.sign({ sub: 'u1', type: 'access', iss: 'auth.example' }, REFRESH_SECRET, { expiresIn: 60 })
   assert.equal(auth.verifyRefreshToken(forged).errorCode, 'wrong_token_type')

@@ -8,12 +8,12 @@
 const { randomUUID } = require('node:crypto')
 const { readSettings } = require('./config')
 const { extractBearer } = require('./bearer')
-const { ClaimRules } = require('./jwt')
+const { ClaimRules, signedWith } = require('./jwt')
 const { Hs256Key } = require('./hs256')
 const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
 const { RateLimiter } = require('./rate-limit')
-const { TABLE, Failure, typeError, genericFailure } = require('./errors')
+const { TABLE, Failure, fail, typeError, noRefreshSecret } = require('./errors')
 const { resultTemplates } = require('./schema')
 
 // Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
@@ -69,7 +69,7 @@ class Core {
     const token = extractBearer(authorization, this.settings.maxTokenBytes)
     if (token instanceof Failure) return token
     const claims = this.accessRules.verify(token, this.accessKey, this.now())
-    if (claims instanceof Failure) return claims
+    if (claims instanceof Failure) return this.explain('access', token, claims)
     const tenant = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
     if (tenant instanceof Failure) return tenant
     const userId = claims.sub === undefined ? '' : claims.sub
@@ -91,14 +91,14 @@ class Core {
     let key = this.accessKey
     let rules = this.accessRules
     if (kind === 'refresh') {
-      if (this.refreshKey === null) throw genericFailure('verifyRefreshToken needs config.refreshSecret')
+      if (this.refreshKey === null) throw noRefreshSecret('verifyRefreshToken')
       key = this.refreshKey
       rules = this.refreshRules
     }
     const claims =
       Buffer.byteLength(token) > this.settings.maxTokenBytes
         ? new Failure('token_too_large')
-        : rules.verify(token, key, this.now())
+        : this.explain(kind, token, rules.verify(token, key, this.now()))
     // Every key always present (undefined where it does not apply), in the native order.
     if (claims instanceof Failure) {
       const { status, message } = TABLE[claims.code]
@@ -130,10 +130,21 @@ class Core {
     }
   }
 
+  /**
+   * A failure of `kind`'s check made precise (src/authenticator.rs `explain`): a signature the
+   * other kind's key made is one of our tokens of the wrong type, not a forgery. Only runs
+   * after the signature check failed.
+   */
+  explain(kind, token, verdict) {
+    if (!(verdict instanceof Failure) || verdict.code !== 'invalid_signature') return verdict
+    const other = kind === 'access' ? this.refreshKey : this.accessKey
+    return other !== null && signedWith(token, other) ? fail('wrong_token_type') : verdict
+  }
+
   sign(claims, kind) {
     let key = this.accessKey
     if (kind === 'refresh') {
-      if (this.refreshKey === null) throw genericFailure('signRefreshToken needs config.refreshSecret')
+      if (this.refreshKey === null) throw noRefreshSecret('signRefreshToken')
       key = this.refreshKey
     }
     return signToken(this.settings, key, claims, kind, this.now())
@@ -226,4 +237,4 @@ class Authenticator {
   }
 }
 
-module.exports = { Authenticator, Core }
+module.exports = { Authenticator, Core, readHeaderArg }

@@ -121,9 +121,14 @@ const DOMAIN_LABEL = /^[A-Za-z0-9-]{1,63}$/
 
 function readBaseDomain(v, { name }) {
   if (typeof v !== 'string') throw typeError(`config.${name} must be a string`)
+  return normalizeDomain(v, `config.${name}`)
+}
+
+/** Lower-cased, without trailing dots, labels of [A-Za-z0-9-]; `label` names it in the error. */
+function normalizeDomain(v, label) {
   const domain = asciiLower(v.replace(/\.+$/, ''))
-  if (domain.length > 253 || !domain.split('.').every((label) => DOMAIN_LABEL.test(label))) {
-    throw rangeError(`config.${name} is not a valid domain name: ${rustDebugString(domain)}`)
+  if (domain.length > 253 || !domain.split('.').every((l) => DOMAIN_LABEL.test(l))) {
+    throw rangeError(`${label} is not a valid domain name: ${rustDebugString(domain)}`)
   }
   return domain
 }
@@ -145,4 +150,4 @@ function fingerprintOf(value) {
   return value
 }
 
-module.exports = { readSettings, fingerprint, asciiLower, MIN_SECRET_BYTES, MAX_TOKEN_BYTES_CAP }
+module.exports = { readSettings, fingerprint, asciiLower, normalizeDomain, MIN_SECRET_BYTES, MAX_TOKEN_BYTES_CAP }

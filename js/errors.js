@@ -33,10 +33,10 @@ function rangeError(message) {
   return err
 }
 
-/** napi-rs `Error::new(Status::GenericFailure, ...)`: a plain Error coded `GenericFailure`. */
-function genericFailure(message) {
-  const err = new Error(message)
-  err.code = 'GenericFailure'
+/** `signRefreshToken` / `verifyRefreshToken` without `refreshSecret` (src/binding/js_error.rs). */
+function noRefreshSecret(method) {
+  const err = new Error(`${method} needs a refresh secret: set refreshSecret in the Authenticator config`)
+  err.code = 'ERR_AUTH_SHIELD_NO_REFRESH_SECRET'
   return err
 }
 
@@ -77,4 +77,4 @@ function rustDebugString(s) {
   return out + '"'
 }
 
-module.exports = { TABLE, Failure, fail, typeError, rangeError, genericFailure, rustNumber, rustDebugString }
+module.exports = { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, rustNumber, rustDebugString }

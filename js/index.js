@@ -4,6 +4,7 @@
 
 const { Authenticator } = require('./authenticator')
 const { authenticateRequest } = require('./one-shot')
+const { resolveTenant } = require('./resolve-tenant')
 
-module.exports = { Authenticator, authenticateRequest }
+module.exports = { Authenticator, authenticateRequest, resolveTenant }
 module.exports.RateLimiter = require('./rate-limit').PublicRateLimiter

@@ -98,6 +98,20 @@ class ClaimRules {
   }
 }
 
+/**
+ * Whether `token`'s signature is `key`'s MAC of its signing input, nothing else checked
+ * (src/jwt/verify.rs `signed_with`): asked only after another key refused the signature.
+ */
+function signedWith(token, key) {
+  if (!COMPACT_JWS.test(token)) return false
+  const secondDot = token.lastIndexOf('.')
+  const segment = token.slice(secondDot + 1)
+  // 43 base64url characters are 32 bytes; anything longer cannot be an HS256 MAC.
+  if (segment.length !== 43) return false
+  const signature = decodeBase64url(segment)
+  return signature !== null && key.verifies(token.slice(0, secondDot), signature)
+}
+
 /** A registered claim of the wrong JSON type is an error, not a claim to ignore. */
 function hasValidTypes(c) {
   return (
@@ -119,4 +133,4 @@ function isOptional(value, type) {
   return value === undefined || typeof value === type
 }
 
-module.exports = { ClaimRules, decodeSegment }
+module.exports = { ClaimRules, decodeSegment, signedWith }

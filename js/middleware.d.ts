@@ -1,9 +1,9 @@
 // Types shared by auth-shield/express and auth-shield/fastify (hand-written).
 
-import type { AuthConfig, AuthResult, Authenticator as NativeAuthenticator, TenantSource } from '../index'
+import type { AuthConfig, AuthFailure, AuthResult, Authenticator as NativeAuthenticator, ErrorCode, TenantSource } from '../index'
 import type { Authenticator as JsAuthenticator } from './index'
 
-export type { TenantSource }
+export type { ErrorCode, TenantSource }
 
 export type EngineName = 'native' | 'js'
 
@@ -79,12 +79,12 @@ export interface CommonOptions<Req> {
 export declare class AuthShieldError extends Error {
   name: 'AuthShieldError'
   /** The HTTP status to answer with (400, 401, 403 or 429). */
-  status: number
-  statusCode: number
-  /** The stable error code, e.g. `token_expired`. */
-  code: string
+  status: AuthFailure['errorStatus']
+  statusCode: AuthFailure['errorStatus']
+  /** The stable error code, e.g. `token_expired` (see `auth-shield/error-codes.json`). */
+  code: ErrorCode
   requestId: string
   retryAfterMs: number
-  /** The whole AuthResult. */
-  result: AuthResult
+  /** The whole AuthResult (a failure). */
+  result: AuthFailure
 }

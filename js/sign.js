@@ -41,12 +41,20 @@ function signToken(settings, key, claims, kind, now) {
   return token
 }
 
+const NOT_SERIALIZABLE = 'claims could not be serialized: JSON.stringify threw (a cycle, a BigInt, nesting too deep or a throwing toJSON)'
+
 /** The claims as plain JSON data, through JSON.stringify as the native binding does. */
 function claimsToObject(claims) {
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) {
     throw typeError('claims must be a plain object')
   }
-  const text = JSON.stringify(claims)
+  let text
+  try {
+    text = JSON.stringify(claims)
+  } catch {
+    // A cycle, a BigInt, nesting too deep or a throwing toJSON: the native binding's error.
+    throw typeError(NOT_SERIALIZABLE)
+  }
   if (typeof text !== 'string') throw typeError('claims must be a plain object')
   const value = JSON.parse(text)
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -9,7 +9,7 @@ use crate::clock::unix_seconds_at;
 use crate::error::AuthError;
 use crate::input::InputError;
 use crate::issue::{issue, Issue};
-use crate::jwt::{Claim, Claims, HmacKey, TokenKind, Verifier};
+use crate::jwt::{signed_with, Claim, Claims, HmacKey, TokenKind, Verifier};
 use crate::rate_limit::{monotonic_nanos, Decision, RateLimiter};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
 use crate::settings::Settings;
@@ -215,7 +215,7 @@ impl Authenticator {
                 AuthError::MalformedToken if !is_b64token(token) => {
                     AuthError::InvalidAuthorizationFormat
                 }
-                other => other,
+                other => self.explain(TokenKind::Access, token, other),
             })?;
         let tenant_source = self.tenant_rules.resolve(
             claims.tenant_id.as_str().map(str::as_bytes),
@@ -282,7 +282,29 @@ impl Authenticator {
         scratch: &'s mut Vec<u8>,
     ) -> Option<Result<Claims<'s>, AuthError>> {
         let verifier = self.verifier(kind)?;
-        Some(verifier.verify(token, self.now_sec(), scratch))
+        Some(
+            verifier
+                .verify(token, self.now_sec(), scratch)
+                .map_err(|err| self.explain(kind, token, err)),
+        )
+    }
+
+    /// Makes a failure of `kind`'s check precise: a signature that `kind`'s key refuses but
+    /// the other kind's key made is one of our tokens of the wrong type (a refresh token
+    /// presented as access under separate secrets, or the reverse), not a forgery. Runs only
+    /// after the signature check failed, so accepted tokens pay nothing for it.
+    fn explain(&self, kind: TokenKind, token: &[u8], err: AuthError) -> AuthError {
+        if err != AuthError::InvalidSignature {
+            return err;
+        }
+        let other = match kind {
+            TokenKind::Access => self.refresh.as_ref(),
+            TokenKind::Refresh => Some(&self.access),
+        };
+        match other {
+            Some(other) if signed_with(token, other.key()) => AuthError::WrongTokenType,
+            _ => err,
+        }
     }
 
     /// Signs `claims_json` (a JSON object) as a token of `kind`, adding `iat`, `exp`, `jti`,
@@ -306,5 +328,72 @@ fn take_str<'a>(claim: &mut Claim<'a>) -> Option<Cow<'a, str>> {
     match std::mem::take(claim) {
         Claim::Str(s) => Some(s),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RawConfig;
+
+    const ACCESS: &[u8] = b"access-secret-of-at-least-32-bytes!!";
+    const REFRESH: &[u8] = b"refresh-secret-of-at-least-32-bytes!";
+
+    fn core(refresh: Option<&[u8]>) -> Authenticator {
+        let mut raw = RawConfig::new()
+            .with("accessSecret", ACCESS)
+            .with("rateLimitMax", 0.0);
+        if let Some(refresh) = refresh {
+            raw = raw.with("refreshSecret", refresh);
+        }
+        Authenticator::new(Settings::from_config(raw).unwrap())
+    }
+
+    fn code(core: &Authenticator, token: &str) -> Option<&'static str> {
+        let header = format!("Bearer {token}");
+        core.authenticate(Some(header.as_bytes()), None, None, |o| {
+            o.result.as_ref().err().map(|f| f.error.code())
+        })
+    }
+
+    #[test]
+    fn rejects_refresh_token_as_access_with_separate_secrets() {
+        let core = core(Some(REFRESH));
+        let refresh = core.issue(TokenKind::Refresh, r#"{"sub":"u"}"#).unwrap();
+        let access = core.issue(TokenKind::Access, r#"{"sub":"u"}"#).unwrap();
+        assert_eq!(code(&core, &refresh), Some("wrong_token_type"));
+        assert_eq!(code(&core, &access), None);
+        let mut s = Vec::new();
+        let verdict = core.verify(TokenKind::Access, refresh.as_bytes(), &mut s);
+        assert_eq!(verdict.unwrap().err(), Some(AuthError::WrongTokenType));
+        let verdict = core.verify(TokenKind::Refresh, access.as_bytes(), &mut s);
+        assert_eq!(verdict.unwrap().err(), Some(AuthError::WrongTokenType));
+    }
+
+    #[test]
+    fn a_token_of_an_unknown_key_stays_invalid_signature() {
+        let other = core(Some(b"a-third-secret-of-at-least-32-bytes!"));
+        let foreign = other.issue(TokenKind::Refresh, r#"{"sub":"u"}"#).unwrap();
+        assert_eq!(
+            code(&core(Some(REFRESH)), &foreign),
+            Some("invalid_signature")
+        );
+        // Without a refresh key there is nothing to tell a refresh token from a forgery.
+        let refresh = core(Some(REFRESH))
+            .issue(TokenKind::Refresh, r#"{"sub":"u"}"#)
+            .unwrap();
+        assert_eq!(code(&core(None), &refresh), Some("invalid_signature"));
+    }
+
+    #[test]
+    fn refresh_without_a_refresh_secret_is_refused() {
+        let core = core(None);
+        assert_eq!(
+            core.issue(TokenKind::Refresh, r#"{"sub":"u"}"#),
+            Err(IssueError::NoRefreshSecret)
+        );
+        assert!(core
+            .verify(TokenKind::Refresh, b"a.b.c", &mut Vec::new())
+            .is_none());
     }
 }

@@ -257,18 +257,23 @@ fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
     Ok(Setting::Number(n))
 }
 
-/// Lower-cased, without trailing dots; labels of `[A-Za-z0-9-]`, 1-63 bytes (RFC 1035).
 fn domain(text: &str, name: &str) -> Checked<Setting> {
+    normalize_domain(text, &format!("config.{name}")).map(Setting::Text)
+}
+
+/// Lower-cased, without trailing dots; labels of `[A-Za-z0-9-]`, 1-63 bytes (RFC 1035).
+/// `label` names the value in the error (`config.baseDomain`, `options.baseDomain`).
+pub fn normalize_domain(text: &str, label: &str) -> Result<String, ConfigError> {
     let domain = text.trim_end_matches('.').to_ascii_lowercase();
     let valid_label = |l: &str| {
         !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
     };
     if domain.len() > 253 || !domain.split('.').all(valid_label) {
         return Err(ConfigError::Range(format!(
-            "config.{name} is not a valid domain name: {domain:?}"
+            "{label} is not a valid domain name: {domain:?}"
         )));
     }
-    Ok(Setting::Text(domain))
+    Ok(domain)
 }
 
 #[cfg(test)]

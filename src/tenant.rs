@@ -98,8 +98,9 @@ impl TenantRules {
         }
     }
 
-    /// The tenant the client asked for: the header if present, else the Host subdomain.
-    fn requested_tenant(
+    /// The tenant the client asked for: the header if present, else the Host subdomain. This is
+    /// the whole resolution for a request without a token (login, register: `resolveTenant`).
+    pub fn requested_tenant(
         &self,
         header: Option<&[u8]>,
         host: Option<&[u8]>,
@@ -160,9 +161,49 @@ fn is_ipv4_literal(host: &[u8]) -> bool {
         .all(|part| !part.is_empty() && part.iter().all(u8::is_ascii_digit))
 }
 
+/// Tenant rules for a request without a token (`resolveTenant`): only the base domain
+/// matters. `base_domain` is checked and normalised as `config.baseDomain` is; `label` names it
+/// in the error.
+pub fn rules_for_base_domain(
+    base_domain: Option<&str>,
+    label: &str,
+) -> Result<TenantRules, crate::input::InputError> {
+    Ok(TenantRules {
+        base_domain: base_domain
+            .map(|d| crate::config::normalize_domain(d, label))
+            .transpose()?,
+        enforce_match: false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requested_tenant_without_a_token_follows_the_request_rules() {
+        let r = rules_for_base_domain(Some("Example.COM."), "options.baseDomain").unwrap();
+        assert_eq!(r.base_domain.as_deref(), Some("example.com"));
+        let label = |s: TenantSource| match s {
+            TenantSource::Host(l) => String::from_utf8(l.as_bytes().to_vec()).unwrap(),
+            other => format!("{other:?}"),
+        };
+        let host = Some(&b"AcMe.example.com"[..]);
+        assert_eq!(r.requested_tenant(None, host).map(label), Ok("acme".into()));
+        assert_eq!(
+            r.requested_tenant(Some(b"beta"), host),
+            Ok(TenantSource::Header)
+        );
+        assert_eq!(
+            r.requested_tenant(Some(b"bad:id"), host),
+            Err(AuthError::InvalidTenant)
+        );
+        assert_eq!(
+            r.requested_tenant(None, Some(b"a.b.other.com")),
+            Ok(TenantSource::None)
+        );
+        assert!(rules_for_base_domain(Some("bad domain"), "options.baseDomain").is_err());
+    }
 
     fn rules(base: Option<&str>, enforce: bool) -> TenantRules {
         TenantRules {

@@ -13,51 +13,77 @@
  */
 export type TenantSource = 'token' | 'header' | 'host'
 
+/**
+ * Every stable failure code of `AuthResult.errorCode` and `TokenVerification.errorCode`, with
+ * its HTTP status and message in `auth-shield/error-codes.json` (a test keeps this list equal to it).
+ */
+export type ErrorCode =
+  | 'missing_authorization'
+  | 'invalid_authorization_format'
+  | 'token_too_large'
+  | 'malformed_token'
+  | 'unsupported_algorithm'
+  | 'invalid_signature'
+  | 'invalid_claims'
+  | 'token_not_yet_valid'
+  | 'token_expired'
+  | 'missing_expiration'
+  | 'invalid_audience'
+  | 'invalid_issuer'
+  | 'missing_subject'
+  | 'wrong_token_type'
+  | 'invalid_tenant'
+  | 'tenant_mismatch'
+  | 'rate_limited'
+
 /** Secret bytes: a string (UTF-8) or a Buffer. At least 32 bytes unless `allowShortSecret`. */
 export type Secret = string | Buffer
 
 /**
  * Options of `new Authenticator(config)` and `authenticateRequest(…, config)`. Unknown keys
  * and wrong types throw a `TypeError` naming the field, bad values a `RangeError`;
- * `null` / `undefined` mean the default.
+ * `null` / `undefined` mean the default, so `refreshSecret: process.env.JWT_REFRESH_SECRET`
+ * compiles under `exactOptionalPropertyTypes`. `accessSecret` is required: under `strict`,
+ * read it once and fail at startup when it is missing, e.g.
+ * `const accessSecret = process.env.JWT_SECRET; if (!accessSecret) throw new Error('JWT_SECRET is not set')`.
  */
 export interface AuthConfig {
   /** HS256 secret for access tokens (required). */
   accessSecret: Secret
   /** HS256 secret for refresh tokens; needed by `signRefreshToken` / `verifyRefreshToken`. */
-  refreshSecret?: Secret | null
+  refreshSecret?: Secret | null | undefined
   /** Accepted `iss` value(s); when set, tokens must carry one of them. Signed tokens get the first. */
-  issuer?: string | string[] | null
+  issuer?: string | string[] | null | undefined
   /** Accepted `aud` value(s); when set, a token `aud` must list one of them. */
-  audience?: string | string[] | null
+  audience?: string | string[] | null | undefined
   /** Seconds of leeway for `exp` and `nbf`. Default 0. */
-  clockToleranceSec?: number | null
+  clockToleranceSec?: number | null | undefined
   /** Token-bucket capacity per `userId:tenantId`. Default 100; 0 turns rate limiting off. */
-  rateLimitMax?: number | null
+  rateLimitMax?: number | null | undefined
   /** Tokens added back per second, > 0. Default 10. */
-  rateLimitRefill?: number | null
+  rateLimitRefill?: number | null | undefined
   /** Most buckets kept in memory; idle ones are forgotten first. Default 100000. */
-  rateLimitMaxKeys?: number | null
+  rateLimitMaxKeys?: number | null | undefined
   /** Refuse (403 `tenant_mismatch`) a token tenant that differs from the requested one. Default false. */
-  enforceTenantMatch?: boolean | null
+  enforceTenantMatch?: boolean | null | undefined
   /** When set, only direct subdomains of this domain name a tenant. */
-  baseDomain?: string | null
+  baseDomain?: string | null | undefined
   /** Lifetime of issued access tokens in seconds. Default 900. */
-  accessTtlSec?: number | null
+  accessTtlSec?: number | null | undefined
   /** Lifetime of issued refresh tokens in seconds. Default 604800 (7 days). */
-  refreshTtlSec?: number | null
+  refreshTtlSec?: number | null | undefined
   /** Longest accepted token in bytes, 64..1048576. Default 8192. */
-  maxTokenBytes?: number | null
+  maxTokenBytes?: number | null | undefined
   /** Refuse access tokens without a `type` claim. Default false. */
-  requireTokenType?: boolean | null
+  requireTokenType?: boolean | null | undefined
   /** Refuse tokens without `exp`. Default true. */
-  requireExpiration?: boolean | null
+  requireExpiration?: boolean | null | undefined
   /** Refuse tokens without a non-empty `sub`. Default true. */
-  requireSubject?: boolean | null
+  requireSubject?: boolean | null | undefined
   /** A fixed "now" in seconds since the epoch, for tests. Default: the system clock. */
-  clockTimestamp?: number | null
+  clockTimestamp?: number | null | undefined
   /** Accept secrets shorter than 32 bytes (legacy systems only). Default false. */
-  allowShortSecret?: boolean | null
+  allowShortSecret?: boolean | null | undefined
 }
 
 /**
@@ -81,3 +107,80 @@ export interface TokenClaims {
   iss?: never
   [claim: string]: unknown
 }
+
+/** A successful `authenticate` / `authenticateRequest`: narrow on `r.authenticated`. */
+export interface AuthSuccess extends AuthResultFields {
+  authenticated: true
+  userId: string
+  email: string | undefined
+  role: string | undefined
+  tenantId: string | undefined
+  tenantSource: TenantSource | undefined
+  rateLimitRemaining: number | undefined
+  rateLimitLimit: number | undefined
+  error: undefined
+  errorCode: undefined
+  errorStatus: 200
+}
+
+/** A refused request: `errorCode` says why, `errorStatus` is the HTTP status to answer with. */
+export interface AuthFailure extends AuthResultFields {
+  authenticated: false
+  userId: undefined
+  email: undefined
+  role: undefined
+  tenantId: undefined
+  tenantSource: undefined
+  rateLimitRemaining: number | undefined
+  rateLimitLimit: number | undefined
+  error: string
+  errorCode: ErrorCode
+  errorStatus: 400 | 401 | 403 | 429
+}
+
+/**
+ * What `authenticate` returns: every key of `AuthResultFields` always present (`undefined`
+ * where it does not apply), as a union on `authenticated` so that TypeScript narrows
+ * `userId` to `string` and `errorCode` to `ErrorCode`.
+ */
+export type AuthResult = AuthSuccess | AuthFailure
+
+/** `verifyAccessToken` / `verifyRefreshToken` of a token that passed: narrow on `v.valid`. */
+export interface TokenValid extends TokenVerificationFields {
+  valid: true
+  error: undefined
+  errorCode: undefined
+  errorStatus: 200
+}
+
+/** A refused token (never thrown): `errorCode` says why. */
+export interface TokenInvalid extends TokenVerificationFields {
+  valid: false
+  userId: undefined
+  email: undefined
+  role: undefined
+  tenantId: undefined
+  jti: undefined
+  expiresAt: undefined
+  error: string
+  errorCode: ErrorCode
+  errorStatus: 400 | 401 | 403 | 429
+}
+
+/** Result of `verifyAccessToken` / `verifyRefreshToken`, a union on `valid`. */
+export type TokenVerification = TokenValid | TokenInvalid
+
+/** Options of `resolveTenant`. */
+export interface ResolveTenantOptions {
+  /** As `AuthConfig.baseDomain`: when set, only direct subdomains of this domain name a tenant. */
+  baseDomain?: string | null | undefined
+}
+
+/**
+ * The tenant a request without a token asks for (`resolveTenant`): every key always present.
+ * A header or Host tenant is only what the client asked for: authorize it in the app.
+ */
+export type ResolvedTenant =
+  | { tenantId: string; tenantSource: 'header' | 'host'; error: undefined; errorCode: undefined }
+  | { tenantId: undefined; tenantSource: undefined; error: undefined; errorCode: undefined }
+  | { tenantId: undefined; tenantSource: undefined; error: string; errorCode: 'invalid_tenant' }

@@ -21,6 +21,12 @@ async function main() {
   assert.equal(result.tenantId, 'acme')
   assert.equal(authenticateRequest(`Bearer ${token}`, null, null, { accessSecret: secret }).userId, 'user-1')
   assert.equal(auth.authenticate('Bearer not.a.token').errorCode, 'malformed_token')
+  // The failure-code table and the tenant resolver for routes without a token are public.
+  const codes = require('auth-shield/error-codes.json')
+  assert.equal(codes.malformed_token.status, 401)
+  assert.deepEqual(require('auth-shield/js/error-codes.json'), codes)
+  assert.equal(require('auth-shield').resolveTenant('acme.example.com', null).tenantId, 'acme')
+  assert.equal(require('auth-shield/js').resolveTenant(null, 'bad:id').errorCode, 'invalid_tenant')
 
   const binaries = Object.keys(require.cache).filter((file) => file.endsWith('.node'))
   assert.equal(binaries.length, 1, binaries.join(', '))

@@ -27,7 +27,8 @@ import {
   verifyPasswordSync,
   verifyTotp,
 } from 'auth-shield'
-import type { AuthConfig, AuthResult, TokenClaims, TokenVerification } from 'auth-shield'
+import type { AuthConfig, AuthResult, ErrorCode, ResolvedTenant, TokenClaims, TokenVerification } from 'auth-shield'
+import { resolveTenant } from 'auth-shield'
 import type { OtpVerifyResult, ParsedApiKey } from 'auth-shield'
 import authShield = require('auth-shield/express')
 import authShieldPlugin = require('auth-shield/fastify')
@@ -84,7 +85,44 @@ const mustBeString: string = result.userId
 auth.authenticate(undefined, undefined, undefined)
 const oneShot: AuthResult = authenticateRequest(`Bearer ${access}`, 'acme', undefined, config)
 
+// AuthResult is a union on `authenticated`: TypeScript narrows userId and errorCode.
+if (result.authenticated) {
+  const narrowedUser: string = result.userId
+  const noCode: undefined = result.errorCode
+} else {
+  const narrowedCode: ErrorCode = result.errorCode
+  const failureStatus: 400 | 401 | 403 | 429 = result.errorStatus
+  // @ts-expect-error a failure has no userId
+  const noUser: string = result.userId
+}
+// @ts-expect-error a misspelt error code is a compile error, not a silent false
+const misspeltCode: boolean = result.errorCode === 'token_expierd'
+const expiredCheck: boolean = result.errorCode === 'token_expired'
+// Optional options accept `process.env.X` (string | undefined) under exactOptionalPropertyTypes.
+const fromEnv: AuthConfig = {
+  accessSecret: secret,
+  refreshSecret: process.env.JWT_REFRESH_SECRET,
+  issuer: process.env.JWT_ISSUER,
+  baseDomain: process.env.BASE_DOMAIN,
+  clockTimestamp: undefined,
+}
+// @ts-expect-error accessSecret stays required: check process.env at startup instead
+const unchecked: AuthConfig = { accessSecret: process.env.JWT_SECRET }
+// The tenant of a request without a token (login, register), with the fused call's rules.
+const requested: ResolvedTenant = resolveTenant('acme.example.com', null, { baseDomain: process.env.BASE_DOMAIN })
+if (requested.tenantId !== undefined) {
+  const requestedSource: 'header' | 'host' = requested.tenantSource
+} else if (requested.errorCode !== undefined) {
+  const invalid: 'invalid_tenant' = requested.errorCode
+}
+const jsRequested: ResolvedTenant = jsEngine.resolveTenant(undefined, 'acme')
+
 const verification: TokenVerification = auth.verifyRefreshToken(refresh)
+if (!verification.valid) {
+  const verificationCode: ErrorCode = verification.errorCode
+  // @ts-expect-error a misspelt verification code is a compile error
+  const misspeltVerification: boolean = verification.errorCode === 'wrong_type'
+}
 const valid: boolean = verification.valid && auth.verifyAccessToken(access).valid
 const expiresAt: number | undefined = verification.expiresAt
 const limits: number[] = [auth.rateLimitMax, auth.rateLimitRefill, auth.accessTtlSec, auth.refreshTtlSec, auth.rateLimitBuckets]
@@ -162,7 +200,10 @@ const middleware = authShield(config, {
   onError: (err, _req, res) => {
     const status: number = err.status
     res.statusCode = status
-    res.end(err.code)
+    const errCode: ErrorCode = err.code
+    // @ts-expect-error AuthShieldError.code is an ErrorCode
+    const misspeltErr: boolean = err.code === 'rate_limitted'
+    res.end(errCode)
   },
 })
 app.use('/api', middleware, authShield(jsAuth), authShield(auth))
@@ -177,6 +218,8 @@ const mismatches: number = middleware.stats().mismatches
 // @ts-expect-error options are checked
 authShield(config, { credentialsRequired: 'no' })
 const expressError: authShield.AuthShieldError | undefined = undefined
+const expressCode: authShield.ErrorCode = 'token_expired'
+const fastifyCode: authShieldPlugin.ErrorCode = 'rate_limited'
 
 // Fastify: the plugin with a config or an authenticator; request.user typed.
 const fastify = Fastify()

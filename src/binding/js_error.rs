@@ -164,13 +164,24 @@ mod tests {
     }
 }
 
+/// `signRefreshToken` / `verifyRefreshToken` on an Authenticator built without `refreshSecret`.
+/// A plain `Error` (the arguments are fine; the configuration is not) with a stable code.
+pub fn no_refresh_secret(method: &str) -> HelperError {
+    HelperError::new(
+        ErrorClass::Plain,
+        "ERR_AUTH_SHIELD_NO_REFRESH_SECRET",
+        format!("{method} needs a refresh secret: set refreshSecret in the Authenticator config"),
+    )
+}
+
 /// Why a per-request call throws instead of returning a result.
 #[derive(Debug)]
 pub enum CallError {
     /// A bad argument (`TypeError` / `RangeError`).
     Arg(ArgError),
-    /// A misuse of the API, thrown as napi-rs does: an `Error` with code `GenericFailure`.
-    Generic(String),
+    /// A misuse of the API (say, a refresh call without `refreshSecret`): an `Error` with its
+    /// own `ERR_*` code.
+    Misuse(HelperError),
     /// Node-API refused to make a value (say, an exception is already pending).
     Internal,
 }
@@ -196,11 +207,8 @@ impl CallError {
         match self {
             // SAFETY: as above.
             CallError::Arg(arg) => unsafe { arg.throw_raw(env) },
-            CallError::Generic(message) => {
-                let message = std::ffi::CString::new(message.replace('\0', "")).unwrap_or_default();
-                // SAFETY: `env` is live; both C strings outlive the call.
-                unsafe { sys::napi_throw_error(env, c"GenericFailure".as_ptr(), message.as_ptr()) };
-            }
+            // SAFETY: as above.
+            CallError::Misuse(e) => unsafe { throw_raw(env, e) },
             // SAFETY: `env` is live; both strings are static C strings.
             CallError::Internal => unsafe {
                 sys::napi_throw_error(

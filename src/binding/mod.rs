@@ -13,4 +13,5 @@ pub mod one_shot;
 pub mod rate_limiter;
 pub mod request;
 pub mod result;
+pub mod tenant;
 pub mod tokens;

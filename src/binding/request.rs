@@ -6,7 +6,7 @@ use napi::sys;
 use std::cell::RefCell;
 
 use super::args::read_optional_str;
-use super::js_error::{ArgError, CallError};
+use super::js_error::{no_refresh_secret, ArgError, CallError};
 use super::result::{build_auth_result, build_verification};
 use crate::authenticator::Authenticator as Core;
 use crate::jwt::TokenKind;
@@ -94,7 +94,7 @@ pub unsafe fn verify(
                 TokenKind::Access => "verifyAccessToken",
                 TokenKind::Refresh => "verifyRefreshToken",
             };
-            CallError::Generic(format!("{method} needs config.refreshSecret"))
+            CallError::Misuse(no_refresh_secret(method))
         })?;
         // SAFETY: `env` is the live env of the current call.
         unsafe { build_verification(env, verdict.as_ref()) }

@@ -12,22 +12,27 @@ use crate::authenticator::Outcome;
 use crate::error::AuthError;
 use crate::jwt::{Claim, Claims};
 
-/// The JS-visible `AuthResult`, documented for `index.d.ts` (never converted at run time: the
-/// factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
-/// `result` list, which a test checks.
-#[napi_derive::napi(object, object_to_js = false)]
+/// The fields of every `AuthResult`, documented for `index.d.ts` (never converted at run time:
+/// the factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
+/// `result` list, which a test checks. `AuthResult` itself is the union `AuthSuccess |
+/// AuthFailure` on `authenticated` (types/index-header.d.ts), so TypeScript narrows.
+#[napi_derive::napi(object, object_to_js = false, js_name = "AuthResultFields")]
 #[cfg_attr(test, derive(serde::Serialize, Default))]
 #[cfg_attr(test, serde(rename_all = "camelCase"))]
 pub struct AuthResult {
     /// `true` when every check passed.
     pub authenticated: bool,
     /// The token's `sub` claim (success only).
+    #[napi(ts_type = "string | undefined")]
     pub user_id: Option<String>,
     /// The token's `email` claim, when present (success only).
+    #[napi(ts_type = "string | undefined")]
     pub email: Option<String>,
     /// The token's `role` claim, when present (success only).
+    #[napi(ts_type = "string | undefined")]
     pub role: Option<String>,
     /// Resolved tenant: `tenant_id` claim > `X-Tenant-ID` header > Host subdomain (success only).
+    #[napi(ts_type = "string | undefined")]
     pub tenant_id: Option<String>,
     /// Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'`
     /// (X-Tenant-ID) or `'host'`; `undefined` when no tenant was resolved or on failure.
@@ -36,42 +41,55 @@ pub struct AuthResult {
     /// A fresh UUID v4 for this request, failures included.
     pub request_id: String,
     /// Tokens left in the caller's bucket after this request (success and `rate_limited`).
+    #[napi(ts_type = "number | undefined")]
     pub rate_limit_remaining: Option<u32>,
     /// Bucket capacity (`rateLimitMax`); `undefined` when rate limiting is off.
+    #[napi(ts_type = "number | undefined")]
     pub rate_limit_limit: Option<u32>,
     /// Milliseconds until a retry can succeed; 0 unless `errorCode` is `rate_limited`.
     pub retry_after_ms: f64,
     /// Human-readable reason, safe to return to clients (failure only).
+    #[napi(ts_type = "string | undefined")]
     pub error: Option<String>,
     /// Stable machine code, see the README's table (failure only).
+    #[napi(ts_type = "ErrorCode | undefined")]
     pub error_code: Option<String>,
     /// HTTP status to answer with: 200 on success, else 400, 401, 403 or 429.
     pub error_status: u32,
 }
 
-/// Result of `verifyAccessToken` / `verifyRefreshToken`. Every key is always present,
-/// `undefined` where it does not apply (absent claims, or an invalid token).
-#[napi_derive::napi(object, object_to_js = false)]
+/// The fields of `verifyAccessToken` / `verifyRefreshToken`'s result. Every key is always
+/// present, `undefined` where it does not apply (absent claims, or an invalid token).
+/// `TokenVerification` is the union `TokenValid | TokenInvalid` on `valid` (index-header).
+#[napi_derive::napi(object, object_to_js = false, js_name = "TokenVerificationFields")]
 #[cfg_attr(test, derive(serde::Serialize, Default))]
 #[cfg_attr(test, serde(rename_all = "camelCase"))]
 pub struct TokenVerification {
     /// `true` when the token passed every check.
     pub valid: bool,
     /// The `sub` claim.
+    #[napi(ts_type = "string | undefined")]
     pub user_id: Option<String>,
     /// The `email` claim.
+    #[napi(ts_type = "string | undefined")]
     pub email: Option<String>,
     /// The `role` claim.
+    #[napi(ts_type = "string | undefined")]
     pub role: Option<String>,
     /// The `tenant_id` claim.
+    #[napi(ts_type = "string | undefined")]
     pub tenant_id: Option<String>,
     /// The token id (`jti`), the key for revocation lists.
+    #[napi(ts_type = "string | undefined")]
     pub jti: Option<String>,
     /// `exp` in seconds since the epoch.
+    #[napi(ts_type = "number | undefined")]
     pub expires_at: Option<f64>,
     /// Human-readable reason (invalid tokens only).
+    #[napi(ts_type = "string | undefined")]
     pub error: Option<String>,
     /// Stable machine code, as in `AuthResult.errorCode` (invalid tokens only).
+    #[napi(ts_type = "ErrorCode | undefined")]
     pub error_code: Option<String>,
     /// 200 when valid, else the HTTP status of the error.
     pub error_status: u32,

@@ -4,20 +4,24 @@
 use napi::bindgen_prelude::*;
 use napi::{JsValue, ValueType};
 
-use super::js_error::ArgError;
+use super::js_error::{clear_pending_exception, no_refresh_secret, throw, ArgError};
 use crate::authenticator::{Authenticator, IssueError};
 use crate::jwt::TokenKind;
 
 pub fn sign(env: &Env, core: &Authenticator, claims: Unknown, kind: TokenKind) -> Result<String> {
-    let json = claims_json(env, claims).map_err(|e| e.throw(env))?;
+    let json = claims_json(env, claims).map_err(|e| {
+        // JSON.stringify's own exception (a cycle, a BigInt…) gives way to the coded error.
+        clear_pending_exception(env);
+        e.throw(env)
+    })?;
     core.issue(kind, &json).map_err(|e| match e {
         IssueError::Claims(e) => ArgError::from(e).throw(env),
-        IssueError::NoRefreshSecret => Error::new(
-            Status::GenericFailure,
-            "signRefreshToken needs config.refreshSecret".to_owned(),
-        ),
+        IssueError::NoRefreshSecret => throw(env, no_refresh_secret("signRefreshToken")),
     })
 }
+
+/// The same words as the JS engine's (js/sign.js).
+const NOT_SERIALIZABLE: &str = "claims could not be serialized: JSON.stringify threw (a cycle, a BigInt, nesting too deep or a throwing toJSON)";
 
 /// Serializes through the engine's own `JSON.stringify`, which turns cycles, BigInts and the
 /// like into exceptions instead of letting them recurse through native code.
@@ -35,7 +39,7 @@ fn claims_json(env: &Env, claims: Unknown) -> std::result::Result<String, ArgErr
         .map_err(|_| not_object())?;
     let text = stringify
         .apply(Some(&json), claims)
-        .map_err(|e| ArgError::Type(format!("claims could not be serialized: {}", e.reason)))?;
+        .map_err(|_| ArgError::Type(NOT_SERIALIZABLE.into()))?;
     if text.get_type().ok() != Some(ValueType::String) {
         return Err(not_object());
     }

@@ -14,4 +14,4 @@ pub use claims::{Claim, Claims};
 pub use key::HmacKey;
 pub use kind::TokenKind;
 pub use validate::ClaimRules;
-pub use verify::{decode_verified, Verifier};
+pub use verify::{decode_verified, signed_with, Verifier};

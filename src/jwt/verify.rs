@@ -83,6 +83,23 @@ pub fn decode_verified<'s>(
     Ok(claims)
 }
 
+/// Whether `token`'s signature is `key`'s MAC of its signing input (nothing else is checked).
+/// Only asked after another key refused the signature, to tell a token of ours of the other
+/// kind (`wrong_token_type`) from a forged one; the success path never runs it.
+pub fn signed_with(token: &[u8], key: &HmacKey) -> bool {
+    let Ok((header_b64, payload_b64, signature_b64)) = split_compact(token) else {
+        return false;
+    };
+    // 43 base64url characters are 32 bytes; anything longer cannot be an HS256 MAC.
+    if signature_b64.len() != 43 {
+        return false;
+    }
+    let mut signature = Vec::with_capacity(32);
+    let signing_input = &token[..header_b64.len() + 1 + payload_b64.len()];
+    base64url::decode_into(signature_b64, &mut signature) == Some(32)
+        && key.verify(signing_input, &signature)
+}
+
 /// The three segments of a compact JWS.
 type Segments<'t> = (&'t [u8], &'t [u8], &'t [u8]);
 
@@ -110,6 +127,21 @@ mod tests {
         crate::settings::Settings::with_access_secret(&[7; 32])
             .unwrap()
             .claim_rules(TokenKind::Access)
+    }
+
+    #[test]
+    fn signed_with_tells_which_key_made_the_signature() {
+        let key = HmacKey::new(b"refresh-secret");
+        let token = sign_payload(&key, br#"{"sub":"u","exp":5}"#);
+        assert!(signed_with(token.as_bytes(), &key));
+        assert!(!signed_with(
+            token.as_bytes(),
+            &HmacKey::new(b"access-secret")
+        ));
+        assert!(!signed_with(b"a.b", &key));
+        let mut tampered = token.clone().into_bytes();
+        *tampered.last_mut().unwrap() ^= 1;
+        assert!(!signed_with(&tampered, &key));
     }
 
     #[test]

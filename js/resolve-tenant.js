@@ -1,0 +1,35 @@
+'use strict'
+
+// resolveTenant(host, tenantHeader, options): the tenant of a request without a token (login,
+// register), by the fused call's rules (js/tenant.js; native: src/binding/tenant.rs over
+// src/tenant.rs). A bad id is a result with errorCode 'invalid_tenant', never a throw.
+
+const { TenantRules } = require('./tenant')
+const { normalizeDomain } = require('./config')
+const { readHeaderArg } = require('./authenticator')
+const { Failure, TABLE, typeError } = require('./errors')
+
+// What the native binding reads of each header: more cannot change the verdict.
+const HEADER_CAP = 1024
+
+function resolveTenant(host, tenantHeader, options) {
+  const rules = new TenantRules(readBaseDomain(options), false)
+  const h = readHeaderArg(host, 'host', HEADER_CAP)
+  const t = readHeaderArg(tenantHeader, 'tenantHeader', HEADER_CAP)
+  const tenant = rules.requestedTenant(t, h)
+  if (tenant instanceof Failure) {
+    return { tenantId: undefined, tenantSource: undefined, error: TABLE[tenant.code].message, errorCode: tenant.code }
+  }
+  return { tenantId: tenant.id, tenantSource: tenant.source, error: undefined, errorCode: undefined }
+}
+
+function readBaseDomain(options) {
+  if (options === undefined || options === null) return null
+  if (typeof options !== 'object') throw typeError('options must be an object')
+  const v = options.baseDomain
+  if (v === undefined || v === null) return null
+  if (typeof v !== 'string') throw typeError('options.baseDomain must be a string')
+  return normalizeDomain(v, 'options.baseDomain')
+}
+
+module.exports = { resolveTenant }
