@@ -315,10 +315,11 @@ describe('token API in process', () => {
     const [h, p, s] = refreshToken.split('.')
     const flipped = s[0] === 'A' ? 'B' + s.slice(1) : 'A' + s.slice(1)
     assertError(await post('/api/auth/refresh', { refreshToken: `${h}.${p}.${flipped}` }), 401, 'invalid_signature')
-    // An access token is signed with the other secret, so it fails before its type is read.
-    assertError(await post('/api/auth/refresh', { refreshToken: accessToken }), 401, 'invalid_signature')
+    // An access token is signed with the other secret: its signature fails, and the other
+    // key then names it precisely (issue 17 point 8).
+    assertError(await post('/api/auth/refresh', { refreshToken: accessToken }), 401, 'wrong_token_type')
     // And a refresh token is no access token.
-    assertError(await request(base, 'GET', '/api/me', { headers: bearer(refreshToken) }), 401, 'invalid_signature')
+    assertError(await request(base, 'GET', '/api/me', { headers: bearer(refreshToken) }), 401, 'wrong_token_type')
   })
 
   test('protected routes refuse missing or bad credentials with the middleware codes', async () => {
