@@ -7,7 +7,7 @@
 //   const authShield = require('auth-shield/express')
 //   app.use('/api', authShield({ accessSecret: process.env.JWT_SECRET }))
 
-const { AuthDecision, pathOf, AuthShieldError } = require('./js/http')
+const { AuthDecision, isPending, pathOf, AuthShieldError } = require('./js/http')
 
 /**
  * Middleware for `configOrAuthenticator` (an authenticator config, or an Authenticator of
@@ -27,6 +27,11 @@ function authShield(configOrAuthenticator, options) {
     } catch (err) {
       return next(err)
     }
+    if (isPending(d)) return d.then((d) => apply(d, req, res, next)).catch(next)
+    apply(d, req, res, next)
+  }
+
+  function apply(d, req, res, next) {
     if (d.action === 'skip') return next()
     req.id = d.requestId
     for (const [name, value] of d.headers) res.setHeader(name, value)
@@ -44,6 +49,8 @@ function authShield(configOrAuthenticator, options) {
   authShieldMiddleware.engine = decision.engine.name
   authShieldMiddleware.authenticator = decision.engine.authenticator
   authShieldMiddleware.stats = decision.engine.stats
+  // Internal: where adapter options (a JWKS source, a shared store) register their recoveries.
+  Object.defineProperty(authShieldMiddleware, 'decision', { value: decision })
   return authShieldMiddleware
 }
 

@@ -7,7 +7,7 @@
 //
 //   fastify.register(require('auth-shield/fastify'), { config: { accessSecret: process.env.JWT_SECRET } })
 
-const { AuthDecision, pathOf, AuthShieldError } = require('./js/http')
+const { AuthDecision, isPending, pathOf, AuthShieldError } = require('./js/http')
 const { typeError } = require('./js/errors')
 
 // Options Fastify itself reads from `register(plugin, opts)`.
@@ -28,10 +28,13 @@ async function authShieldPlugin(fastify, pluginOptions) {
 
   // undefined until a request passes: the same values the Express middleware leaves.
   for (const name of ['user', 'tenantId', 'tenantSource', 'requestId']) fastify.decorateRequest(name, undefined)
-  fastify.decorate('authShield', { engine: engine.name, authenticator: engine.authenticator, stats: engine.stats })
+  // `decision` (not enumerable) is internal: where adapter options register their recoveries.
+  const info = { engine: engine.name, authenticator: engine.authenticator, stats: engine.stats }
+  fastify.decorate('authShield', Object.defineProperty(info, 'decision', { value: decision }))
 
   async function authenticate(request, reply) {
-    const d = decision.decide(request, pathOf(request.url))
+    let d = decision.decide(request, pathOf(request.url))
+    if (isPending(d)) d = await d
     if (d.action === 'skip') return
     request.requestId = d.requestId
     for (const [name, value] of d.headers) reply.header(name, value)

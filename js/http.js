@@ -109,14 +109,45 @@ class AuthDecision {
     this.options = readOptions(options, ignoredOptions)
     this.engine = engineFor(source, options)
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
+    this.recoveries = new Map()
   }
 
+  /**
+   * Registers `recover(result, req)` for failures with `code`: instead of failing at once, the
+   * decision waits for the Promise it returns and, when it resolves to true, authenticates the
+   * request once more, reading its credentials again (never a third time). For failures that background state can repair: a
+   * key set refreshed on an unknown `kid`, a rate-limit lease fetched from a shared store. A
+   * rejection or `false` keeps the first failure. Only these paths are asynchronous.
+   */
+  recover(code, recover) {
+    if (typeof recover !== 'function') throw typeError('recover must be a function')
+    this.recoveries.set(code, recover)
+  }
+
+  /** The decision for a request: a decision object, or a Promise of one on a recovery path. */
   decide(req, path) {
-    const { skip, getToken, credentialsRequired, realm } = this.options
+    const { skip, getToken } = this.options
     if (skip !== null && skip(req, path)) return SKIP
-    const authorization = authorizationOf(req, getToken)
+    return this.decideFor(req, authorizationOf(req, getToken), false)
+  }
+
+  decideFor(req, authorization, retried) {
     const headers = req.headers
     const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
+    if (!result.authenticated && !retried && this.recoveries.size !== 0) {
+      const recover = this.recoveries.get(result.errorCode)
+      if (recover !== undefined) {
+        const verdict = () => this.verdict(result, authorization)
+        return Promise.resolve()
+          .then(() => recover(result, req))
+          .then((again) => (again === true ? this.decideFor(req, authorizationOf(req, this.options.getToken), true) : verdict()), verdict)
+      }
+    }
+    return this.verdict(result, authorization)
+  }
+
+  verdict(result, authorization) {
+    const { credentialsRequired, realm } = this.options
     const requestId = result.requestId
     if (result.authenticated) {
       const user = { userId: result.userId, email: result.email, role: result.role }
@@ -136,6 +167,11 @@ class AuthDecision {
       result,
     }
   }
+}
+
+/** True for a Promise-like decision (a recovery path). */
+function isPending(decision) {
+  return typeof decision.then === 'function'
 }
 
 const ANONYMOUS = Object.freeze({ user: undefined, tenantId: undefined, tenantSource: undefined })
@@ -195,4 +231,4 @@ function errorBody(result) {
   return JSON.stringify({ error: result.error, code: result.errorCode })
 }
 
-module.exports = { AuthDecision, pathOf, AuthShieldError }
+module.exports = { AuthDecision, isPending, pathOf, AuthShieldError }
