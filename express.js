@@ -7,18 +7,26 @@
 //   const authShield = require('auth-shield/express')
 //   app.use('/api', authShield({ accessSecret: process.env.JWT_SECRET }))
 
-const { AuthDecision, isPending, pathOf, AuthShieldError } = require('./js/http')
+const { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError } = require('./js/http')
+const { compileSkip } = require('./js/request-match')
+const { typeError } = require('./js/errors')
+
+// Express-only options.
+const EXPRESS_OPTIONS = new Set(['requestProperty'])
 
 /**
  * Middleware for `configOrAuthenticator` (an authenticator config, or an Authenticator of
  * either engine). On success sets `req.user` ({ userId, email, role }), `req.tenantId`,
- * `req.tenantSource` and `req.id`; an anonymous request (credentialsRequired: false) gets them
- * `undefined` (and `req.id`); on failure answers `{ error, code }` with the result's status, or
- * calls `onError`. Skipped paths are left untouched.
+ * `req.tenantSource`, `req.id` and `req.auth` (the verified payload, parsed when first read;
+ * the name is `requestProperty`); an anonymous request (credentialsRequired: false) gets them
+ * `undefined` (and `req.id`); on failure answers `{ error, code }` with the result's status,
+ * calls `onError`, or (`errors: 'next'`) calls `next` with an UnauthorizedError. Skipped paths
+ * are left untouched.
  */
 function authShield(configOrAuthenticator, options) {
-  const decision = new AuthDecision(configOrAuthenticator, options)
-  const onError = decision.options.onError
+  const decision = new AuthDecision(configOrAuthenticator, options, EXPRESS_OPTIONS)
+  const { onError, errors } = decision.options
+  const requestProperty = readRequestProperty(decision.adapterOptions.requestProperty)
 
   function authShieldMiddleware(req, res, next) {
     let d
@@ -37,8 +45,19 @@ function authShield(configOrAuthenticator, options) {
     for (const [name, value] of d.headers) res.setHeader(name, value)
     if (d.action === 'pass') {
       Object.assign(req, d.identity)
+      // The payload is only parsed if the app reads it; assigning replaces it (express-jwt's
+      // req.auth is a plain property too).
+      if (d.authorization !== undefined) {
+        Object.defineProperty(req, requestProperty, {
+          get: () => d.claims,
+          set: (value) => Object.defineProperty(req, requestProperty, { value, writable: true, configurable: true, enumerable: true }),
+          configurable: true,
+          enumerable: true,
+        })
+      }
       return next()
     }
+    if (errors === 'next') return next(decision.unauthorizedError(d))
     if (onError !== undefined) return onError(new AuthShieldError(d.result), req, res, next)
     res.statusCode = d.status
     res.setHeader('Content-Type', 'application/json; charset=utf-8')
@@ -51,10 +70,38 @@ function authShield(configOrAuthenticator, options) {
   authShieldMiddleware.stats = decision.engine.stats
   // Internal: where adapter options (a JWKS source, a shared store) register their recoveries.
   Object.defineProperty(authShieldMiddleware, 'decision', { value: decision })
+  Object.defineProperty(authShieldMiddleware, 'unless', { value: unlessOf(authShieldMiddleware) })
   return authShieldMiddleware
+}
+
+function readRequestProperty(name = 'auth') {
+  if (typeof name !== 'string' || name === '') throw typeError('options.requestProperty must be a non-empty string')
+  return name
+}
+
+/**
+ * express-unless's `.unless(rules)`: the same middleware, skipped where `rules` match (the
+ * shapes of the `unless` option). The returned middleware keeps `engine`, `stats` and `decision`.
+ */
+function unlessOf(middleware) {
+  return function unless(rules) {
+    const skip = compileSkip(rules, 'unless')
+    const wrapped = function authShieldUnless(req, res, next) {
+      if (skip !== null && skip(req, pathOf(req.originalUrl || req.url))) return next()
+      return middleware(req, res, next)
+    }
+    wrapped.engine = middleware.engine
+    wrapped.authenticator = middleware.authenticator
+    wrapped.stats = middleware.stats
+    Object.defineProperty(wrapped, 'decision', { value: middleware.decision })
+    Object.defineProperty(wrapped, 'unless', { value: unlessOf(wrapped) })
+    return wrapped
+  }
 }
 
 module.exports = authShield
 module.exports.authShield = authShield
+module.exports.expressjwt = authShield
 module.exports.default = authShield
 module.exports.AuthShieldError = AuthShieldError
+module.exports.UnauthorizedError = UnauthorizedError

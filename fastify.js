@@ -3,31 +3,50 @@
 // `require('auth-shield/fastify')`: a Fastify 5 plugin with the same chain and answers as the
 // Express middleware (the decision is js/http.js's, shared by both). It adds an onRequest hook
 // (unless `hook: false`) and always a `fastify.authenticate` decorator for per-route use, and
-// decorates `request.user`, `request.tenantId`, `request.tenantSource` and `request.requestId`.
+// decorates `request.user`, `request.auth` (the verified payload), `request.tenantId`,
+// `request.tenantSource` and `request.requestId`.
 //
 //   fastify.register(require('auth-shield/fastify'), { config: { accessSecret: process.env.JWT_SECRET } })
 
-const { AuthDecision, isPending, pathOf, AuthShieldError } = require('./js/http')
+const { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError } = require('./js/http')
 const { typeError } = require('./js/errors')
 
 // Options Fastify itself reads from `register(plugin, opts)`.
 const FASTIFY_OPTIONS = new Set(['prefix', 'logLevel', 'logSerializers'])
-const PLUGIN_OPTIONS = new Set(['config', 'authenticator', 'hook', ...FASTIFY_OPTIONS])
+const PLUGIN_OPTIONS = new Set(['config', 'authenticator', 'hook', 'formatUser', ...FASTIFY_OPTIONS])
+
+// Where the verified payload of a request is kept until `request.auth` is read.
+const PASS = Symbol('auth-shield.pass')
 
 async function authShieldPlugin(fastify, pluginOptions) {
-  const { config, authenticator, hook = 'onRequest', ...rest } = pluginOptions || {}
+  let { config, authenticator, hook = 'onRequest', formatUser, ...rest } = pluginOptions || {}
+  // @fastify/jwt and express-jwt users name the key `secret`: the config is then the rest.
+  if (config === undefined && authenticator === undefined && rest.secret !== undefined) {
+    const { secret, algorithms, ...options } = rest
+    config = algorithms === undefined ? { secret } : { secret, algorithms }
+    rest = options
+  }
   if ((config === undefined) === (authenticator === undefined)) {
     throw typeError('auth-shield/fastify needs exactly one of options.config or options.authenticator')
   }
   if (hook !== false && hook !== 'onRequest' && hook !== 'preHandler') {
     throw typeError("options.hook must be 'onRequest', 'preHandler' or false")
   }
+  if (formatUser !== undefined && typeof formatUser !== 'function') throw typeError('options.formatUser must be a function')
   const decision = new AuthDecision(config !== undefined ? config : authenticator, rest, PLUGIN_OPTIONS)
   const { engine } = decision
-  const onError = decision.options.onError
+  const { onError, errors } = decision.options
 
   // undefined until a request passes: the same values the Express middleware leaves.
   for (const name of ['user', 'tenantId', 'tenantSource', 'requestId']) fastify.decorateRequest(name, undefined)
+  fastify.decorateRequest(PASS, undefined)
+  // The payload is parsed on first read, from the pass decision the request keeps.
+  fastify.decorateRequest('auth', {
+    getter() {
+      const pass = this[PASS]
+      return pass === undefined ? undefined : pass.claims
+    },
+  })
   // `decision` (not enumerable) is internal: where adapter options register their recoveries.
   const info = { engine: engine.name, authenticator: engine.authenticator, stats: engine.stats }
   fastify.decorate('authShield', Object.defineProperty(info, 'decision', { value: decision }))
@@ -40,8 +59,13 @@ async function authShieldPlugin(fastify, pluginOptions) {
     for (const [name, value] of d.headers) reply.header(name, value)
     if (d.action === 'pass') {
       Object.assign(request, d.identity)
+      if (d.authorization !== undefined) {
+        request[PASS] = d
+        if (formatUser !== undefined) request.user = formatUser(d.claims, request)
+      }
       return
     }
+    if (errors === 'next' && !isDefaultErrorHandler(request.server.errorHandler)) throw decision.unauthorizedError(d)
     if (onError !== undefined) return onError(new AuthShieldError(d.result), request, reply)
     reply.code(d.status).type('application/json; charset=utf-8')
     return reply.send(d.body)
@@ -49,6 +73,15 @@ async function authShieldPlugin(fastify, pluginOptions) {
 
   fastify.decorate('authenticate', authenticate)
   if (hook !== false) fastify.addHook(hook, authenticate)
+}
+
+/**
+ * Fastify's own default handler (the one no `setErrorHandler` replaced) would answer its
+ * `{ statusCode, code, error, message }` body; with it in place the plugin answers our
+ * `{ error, code }` itself, so only an app's own handler sees the error.
+ */
+function isDefaultErrorHandler(handler) {
+  return typeof handler === 'function' && handler.name === 'defaultErrorHandler'
 }
 
 // What fastify-plugin would set: the hook and decorators reach the routes of the app that
@@ -61,3 +94,4 @@ module.exports = authShieldPlugin
 module.exports.authShield = authShieldPlugin
 module.exports.default = authShieldPlugin
 module.exports.AuthShieldError = AuthShieldError
+module.exports.UnauthorizedError = UnauthorizedError

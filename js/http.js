@@ -6,8 +6,14 @@
 // WWW-Authenticate), and the error handed to onError. The adapters only translate a decision
 // into their framework's calls.
 
-const { typeError } = require('./errors')
+const { typeError, TABLE } = require('./errors')
 const { createEngine } = require('./engine')
+const { resultTemplates } = require('./schema')
+const { compileSkip, isPreflight } = require('./request-match')
+const { authorizationOf, headerValue, readCookieOption } = require('./token-source')
+const { AuthShieldError, UnauthorizedError, isOtherScheme } = require('./unauthorized-error')
+const { splitSource } = require('./express-jwt-options')
+const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 
 const OPTION_NAMES = new Set([
   'credentialsRequired',
@@ -19,6 +25,13 @@ const OPTION_NAMES = new Set([
   'onMismatch',
   'retryAfterToleranceMs',
   'realm',
+  'errors',
+  'cookie',
+  'unless',
+  'skipPreflight',
+  'isRevoked',
+  'rateLimitHeaders',
+  'algorithms',
 ])
 
 /** Validated middleware options; `ignored` names keys owned by the host framework. */
@@ -28,35 +41,34 @@ function readOptions(options, ignored = new Set()) {
   for (const name of Object.keys(options)) {
     if (!OPTION_NAMES.has(name) && !ignored.has(name)) throw typeError(`options.${name} is not a known option`)
   }
-  const { credentialsRequired = true, getToken, onError, realm } = options
+  const { credentialsRequired = true, getToken, onError, realm, isRevoked } = options
+  const { errors = 'respond', skipPreflight = true, rateLimitHeaders = 'legacy' } = options
   if (typeof credentialsRequired !== 'boolean') throw typeError('options.credentialsRequired must be a boolean')
+  if (typeof skipPreflight !== 'boolean') throw typeError('options.skipPreflight must be a boolean')
   for (const [name, value] of [
     ['getToken', getToken],
     ['onError', onError],
+    ['isRevoked', isRevoked],
   ]) {
     if (value !== undefined && typeof value !== 'function') throw typeError(`options.${name} must be a function`)
+  }
+  if (errors !== 'respond' && errors !== 'next') throw typeError("options.errors must be 'respond' or 'next'")
+  if (errors === 'next' && onError !== undefined) throw typeError("options.onError and errors: 'next' both decide where failures go: give one")
+  if (!RATE_LIMIT_HEADER_MODES.includes(rateLimitHeaders)) {
+    throw typeError("options.rateLimitHeaders must be 'draft', 'legacy', 'both' or false")
   }
   // A realm is a quoted-string (RFC 7235 §2.2): no quotes, backslashes or control characters.
   if (realm !== undefined && (typeof realm !== 'string' || !/^[\x20-\x7e]*$/.test(realm) || /["\\]/.test(realm))) {
     throw typeError('options.realm must be a string of printable ASCII without quotes or backslashes')
   }
-  return { credentialsRequired, getToken, onError, realm, skip: readSkip(options.skip) }
+  // `unless` is express-unless's name for the same rules.
+  if (options.skip !== undefined && options.unless !== undefined) throw typeError('options.skip and options.unless are the same option: give one')
+  const skip = options.unless !== undefined ? compileSkip(options.unless, 'unless') : compileSkip(options.skip, 'skip')
+  const cookie = readCookieOption(options.cookie)
+  return { credentialsRequired, getToken, onError, realm, skip, cookie, errors, skipPreflight, isRevoked, rateLimitHeaders }
 }
 
-/** `skip`: a path string, a RegExp, an array of those, or `(req, path) => boolean`. */
-function readSkip(skip) {
-  if (skip === undefined) return null
-  if (typeof skip === 'function') return skip
-  const list = Array.isArray(skip) ? skip : [skip]
-  for (const p of list) {
-    if (typeof p !== 'string' && !(p instanceof RegExp)) {
-      throw typeError('options.skip must be a path, a RegExp, an array of them, or a function')
-    }
-  }
-  const exact = new Set(list.filter((p) => typeof p === 'string'))
-  const patterns = list.filter((p) => p instanceof RegExp)
-  return (req, path) => exact.has(path) || patterns.some((re) => re.test(path))
-}
+const RATE_LIMIT_HEADER_MODES = ['draft', 'legacy', 'both', false]
 
 /** The path of a request URL, without the query string. */
 function pathOf(url) {
@@ -75,20 +87,6 @@ function engineFor(source, options) {
   })
 }
 
-/** The Authorization value to authenticate: from `getToken(req)` (a bare token) or the header. */
-function authorizationOf(req, getToken) {
-  if (getToken === undefined) return headerValue(req.headers.authorization)
-  const token = getToken(req)
-  if (token === undefined || token === null || token === '') return undefined
-  if (typeof token !== 'string') throw typeError('options.getToken must return a string, null or undefined')
-  return `Bearer ${token}`
-}
-
-/** Node joins repeated headers into one string; a hand-built request may carry an array. */
-function headerValue(value) {
-  return Array.isArray(value) ? value.join(', ') : value
-}
-
 // A skipped request: the adapter leaves it and the response untouched.
 const SKIP = Object.freeze({ action: 'skip' })
 
@@ -96,19 +94,27 @@ const SKIP = Object.freeze({ action: 'skip' })
  * The decision behind every adapter, made once per middleware from its source (a config or an
  * Authenticator) and options. `decide(req, path)` returns one of:
  * - `{ action: 'skip' }`: a skipped path; nothing is authenticated, set or sent.
- * - `{ action: 'pass', requestId, headers, identity }`: call the next handler with `identity`
- *   (`{ user, tenantId, tenantSource }`) on the request. An anonymous request (no credentials
- *   while `credentialsRequired` is false) passes with all three `undefined`, as an AuthResult
- *   leaves absent fields.
- * - `{ action: 'fail', requestId, headers, status, body, result }`: answer `status` with the
- *   JSON `body`, or hand `new AuthShieldError(result)` to onError.
+ * - a `Pass` (`action: 'pass'`, `requestId`, `headers`, `identity`, `claims`): call the next
+ *   handler with `identity` (`{ user, tenantId, tenantSource }`) on the request; `claims` is
+ *   the verified token's whole payload, parsed when first read. An anonymous request (no
+ *   credentials, or another scheme, while `credentialsRequired` is false) passes with all three
+ *   `undefined` and no claims, as an AuthResult leaves absent fields.
+ * - `{ action: 'fail', requestId, headers, status, body, result, authorization }`: answer
+ *   `status` with the JSON `body`, hand `new AuthShieldError(result)` to onError, or
+ *   `unauthorizedError(d)` to the framework (`errors: 'next'`).
  * `headers` are [name, value] pairs to set on the response in every case but skip.
+ *
+ * `source` may be express-jwt's single options object (`{ secret, algorithms, getToken, … }`):
+ * js/express-jwt-options.js splits it into the config and the middleware options.
  */
 class AuthDecision {
   constructor(source, options, ignoredOptions) {
+    ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
     this.options = readOptions(options, ignoredOptions)
+    this.adapterOptions = options
     this.engine = engineFor(source, options)
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
+    this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
   }
 
@@ -124,11 +130,18 @@ class AuthDecision {
     this.recoveries.set(code, recover)
   }
 
-  /** The decision for a request: a decision object, or a Promise of one on a recovery path. */
+  /**
+   * The decision for a request: a decision object, or a Promise of one on a recovery path, an
+   * asynchronous `getToken` or `isRevoked`. A throwing `getToken` or `isRevoked` throws (or
+   * rejects): the adapters hand that error to the framework.
+   */
   decide(req, path) {
-    const { skip, getToken } = this.options
+    const { skip, getToken, cookie, skipPreflight } = this.options
     if (skip !== null && skip(req, path)) return SKIP
-    return this.decideFor(req, authorizationOf(req, getToken), false)
+    if (skipPreflight && isPreflight(req)) return SKIP
+    const authorization = authorizationOf(req, getToken, cookie)
+    if (typeof authorization === 'object') return authorization.then((a) => this.decideFor(req, a, false))
+    return this.decideFor(req, authorization, false)
   }
 
   decideFor(req, authorization, retried) {
@@ -138,12 +151,14 @@ class AuthDecision {
       const recover = this.recoveries.get(result.errorCode)
       if (recover !== undefined) {
         const verdict = () => this.verdict(result, authorization)
+        const { getToken, cookie } = this.options
         return Promise.resolve()
           .then(() => recover(result, req))
-          .then((again) => (again === true ? this.decideFor(req, authorizationOf(req, this.options.getToken), true) : verdict()), verdict)
+          .then((again) => (again === true ? Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, true)) : verdict()), verdict)
       }
     }
-    return this.verdict(result, authorization)
+    const d = this.verdict(result, authorization)
+    return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
   }
 
   verdict(result, authorization) {
@@ -152,21 +167,86 @@ class AuthDecision {
     if (result.authenticated) {
       const user = { userId: result.userId, email: result.email, role: result.role }
       const identity = { user, tenantId: result.tenantId, tenantSource: result.tenantSource }
-      return { action: 'pass', requestId, headers: responseHeaders(result, authorization, this.refillPerSec, realm), identity }
+      return new Pass(requestId, this.headersFor(result, authorization), identity, authorization)
     }
-    // Optional auth: anonymous requests pass, without a challenge; a bad token is still refused.
-    if (!credentialsRequired && result.errorCode === 'missing_authorization') {
-      return { action: 'pass', requestId, headers: [['X-Request-Id', requestId]], identity: ANONYMOUS }
+    // Optional auth: anonymous requests (no credentials, or another scheme's, as express-jwt
+    // lets `Basic …` through) pass without a challenge; a bad bearer token is still refused.
+    if (!credentialsRequired && (result.errorCode === 'missing_authorization' || (result.errorCode === 'invalid_authorization_format' && isOtherScheme(authorization)))) {
+      return new Pass(requestId, [['X-Request-Id', requestId]], ANONYMOUS, undefined)
     }
     return {
       action: 'fail',
       requestId,
-      headers: responseHeaders(result, authorization, this.refillPerSec, realm),
+      headers: this.headersFor(result, authorization),
       status: result.errorStatus,
       body: errorBody(result),
       result,
+      authorization,
     }
   }
+
+  headersFor(result, authorization) {
+    return responseHeaders(result, authorization, this.rateLimitHeaders, this.options.realm)
+  }
+
+  /**
+   * `isRevoked(req, claims)` after the engine accepted the token: truthy (or a Promise of it)
+   * turns the pass into `token_revoked`. Only ever called with a verified payload.
+   */
+  checkRevoked(pass, result, authorization, req) {
+    const answer = this.options.isRevoked(req, pass.claims)
+    const settle = (revoked) => (revoked ? this.verdict(revokedResult(result), authorization) : pass)
+    if (answer !== null && typeof answer === 'object' && typeof answer.then === 'function') return Promise.resolve(answer).then(settle)
+    return settle(answer)
+  }
+
+  /** The error `errors: 'next'` hands to the framework for a fail decision. */
+  unauthorizedError(d) {
+    return new UnauthorizedError(d.result, d.authorization, d.headers)
+  }
+}
+
+/** A passing decision; `claims` decodes the verified token's payload on first read. */
+class Pass {
+  constructor(requestId, headers, identity, authorization) {
+    this.action = 'pass'
+    this.requestId = requestId
+    this.headers = headers
+    this.identity = identity
+    this.authorization = authorization
+    this.parsed = undefined
+  }
+
+  /**
+   * The whole payload of the token the engine just verified (both engines verified the same
+   * bytes, so both give these values), or undefined for an anonymous pass.
+   */
+  get claims() {
+    if (this.parsed === undefined && this.authorization !== undefined) this.parsed = payloadOf(this.authorization)
+    return this.parsed
+  }
+}
+
+/** JSON of a verified `Bearer <header>.<payload>.<signature>`'s payload segment. */
+function payloadOf(authorization) {
+  const start = authorization.indexOf('.') + 1
+  const end = authorization.indexOf('.', start)
+  return JSON.parse(Buffer.from(authorization.slice(start, end), 'base64url').toString('utf8'))
+}
+
+const { failure: FAILURE } = resultTemplates()
+
+/** A failure result for a token `isRevoked` refused, with the request id of its result. */
+function revokedResult(result) {
+  const { status, message } = TABLE.token_revoked
+  const revoked = { ...FAILURE }
+  revoked.requestId = result.requestId
+  revoked.rateLimitLimit = result.rateLimitLimit
+  revoked.retryAfterMs = 0
+  revoked.error = message
+  revoked.errorCode = 'token_revoked'
+  revoked.errorStatus = status
+  return revoked
 }
 
 /** True for a Promise-like decision (a recovery path). */
@@ -177,18 +257,10 @@ function isPending(decision) {
 const ANONYMOUS = Object.freeze({ user: undefined, tenantId: undefined, tenantSource: undefined })
 
 /** Response headers for a result, as [name, value] pairs (X-Request-Id always). */
-function responseHeaders(result, authorization, refillPerSec, realm) {
+function responseHeaders(result, authorization, rateLimitHeaders, realm) {
   const headers = [['X-Request-Id', result.requestId]]
-  const limit = result.rateLimitLimit
-  if (limit !== undefined && (result.authenticated || result.errorCode === 'rate_limited')) {
-    const remaining = result.rateLimitRemaining
-    // Seconds until the bucket is full again (success) or holds one token (429).
-    const reset = result.authenticated
-      ? Math.ceil((limit - remaining) / refillPerSec)
-      : Math.ceil(result.retryAfterMs / 1000)
-    headers.push(['RateLimit-Limit', String(limit)], ['RateLimit-Remaining', String(remaining)])
-    headers.push(['RateLimit-Reset', String(reset)])
-    if (!result.authenticated) headers.push(['Retry-After', String(reset)])
+  if (result.rateLimitLimit !== undefined && (result.authenticated || result.errorCode === 'rate_limited')) {
+    rateLimitHeaders(result, headers)
   }
   if (result.errorStatus === 401) headers.push(['WWW-Authenticate', challenge(result, authorization, realm)])
   return headers
@@ -213,22 +285,8 @@ function challenge(result, authorization, realm) {
   return params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`
 }
 
-/** The error an onError hook receives: `status`, `code`, `message` and the whole `result`. */
-class AuthShieldError extends Error {
-  constructor(result) {
-    super(result.error)
-    this.name = 'AuthShieldError'
-    this.status = result.errorStatus
-    this.statusCode = result.errorStatus
-    this.code = result.errorCode
-    this.requestId = result.requestId
-    this.retryAfterMs = result.retryAfterMs
-    this.result = result
-  }
-}
-
 function errorBody(result) {
   return JSON.stringify({ error: result.error, code: result.errorCode })
 }
 
-module.exports = { AuthDecision, isPending, pathOf, AuthShieldError }
+module.exports = { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError }

@@ -18,13 +18,14 @@ pub enum AuthError {
     InvalidIssuer,
     MissingSubject,
     WrongTokenType,
+    TokenRevoked,
     InvalidTenant,
     TenantMismatch,
     RateLimited,
 }
 
 impl AuthError {
-    pub const ALL: [AuthError; 17] = [
+    pub const ALL: [AuthError; 18] = [
         AuthError::MissingAuthorization,
         AuthError::InvalidAuthorizationFormat,
         AuthError::TokenTooLarge,
@@ -39,6 +40,7 @@ impl AuthError {
         AuthError::InvalidIssuer,
         AuthError::MissingSubject,
         AuthError::WrongTokenType,
+        AuthError::TokenRevoked,
         AuthError::InvalidTenant,
         AuthError::TenantMismatch,
         AuthError::RateLimited,
@@ -61,6 +63,7 @@ impl AuthError {
             AuthError::InvalidIssuer => "invalid_issuer",
             AuthError::MissingSubject => "missing_subject",
             AuthError::WrongTokenType => "wrong_token_type",
+            AuthError::TokenRevoked => "token_revoked",
             AuthError::InvalidTenant => "invalid_tenant",
             AuthError::TenantMismatch => "tenant_mismatch",
             AuthError::RateLimited => "rate_limited",
@@ -94,6 +97,7 @@ impl AuthError {
             AuthError::InvalidIssuer => "Invalid token issuer",
             AuthError::MissingSubject => "Token has no subject",
             AuthError::WrongTokenType => "Wrong token type",
+            AuthError::TokenRevoked => "Token has been revoked",
             AuthError::InvalidTenant => "Invalid tenant id",
             AuthError::TenantMismatch => "Token tenant does not match the requested tenant",
             AuthError::RateLimited => "Too many requests",

@@ -32,6 +32,7 @@ export type ErrorCode =
   | 'invalid_issuer'
   | 'missing_subject'
   | 'wrong_token_type'
+  | 'token_revoked'
   | 'invalid_tenant'
   | 'tenant_mismatch'
   | 'rate_limited'

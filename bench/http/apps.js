@@ -137,10 +137,11 @@ function expressServer(auth, fx) {
 }
 
 // Where each variant leaves the caller: the chains set `req.auth` (an AuthResult); the
-// auth-shield Express adapter sets `req.user` ({ userId, … }), `req.tenantId` and `req.id`.
+// auth-shield Express adapter sets `req.user` ({ userId, … }), `req.tenantId` and `req.id`
+// (and `req.auth`, the token's payload, parsed only if read: checked first so it stays unread).
 function authResultOf(req) {
+  if (req.id !== undefined && req.user && req.user.userId) return { userId: req.user.userId, tenantId: req.tenantId, requestId: req.id }
   if (req.auth) return req.auth
-  if (req.user && req.user.userId) return { userId: req.user.userId, tenantId: req.tenantId, requestId: req.id }
   return ANONYMOUS
 }
 

@@ -1,0 +1,79 @@
+'use strict'
+
+// The error a middleware hands to the framework with `errors: 'next'`: what express-jwt's
+// error handlers already test for (`err.name === 'UnauthorizedError'`, `err.code` in its
+// vocabulary, `err.status`, `err.inner`), with our own code, status and headers kept.
+
+// Failures of the token itself: express-jwt calls them all `invalid_token`.
+const TOKEN_CODES = new Set([
+  'token_too_large',
+  'malformed_token',
+  'unsupported_algorithm',
+  'invalid_signature',
+  'invalid_claims',
+  'token_not_yet_valid',
+  'token_expired',
+  'missing_expiration',
+  'invalid_audience',
+  'invalid_issuer',
+  'missing_subject',
+  'wrong_token_type',
+])
+
+// An Authorization value with a scheme other than Bearer (RFC 7235 §2.1 auth-scheme SP ...).
+const OTHER_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ +\S/
+const BEARER = /^bearer(?: |$)/i
+
+/** True for `Basic …`, `Digest …` and the like: credentials, but not ours. */
+function isOtherScheme(authorization) {
+  return typeof authorization === 'string' && !BEARER.test(authorization) && OTHER_SCHEME.test(authorization)
+}
+
+/**
+ * express-jwt's code for a failure where it has one, else ours (tenant checks and rate
+ * limiting have no express-jwt counterpart).
+ */
+function expressJwtCode(errorCode, authorization) {
+  if (errorCode === 'missing_authorization') return 'credentials_required'
+  if (errorCode === 'invalid_authorization_format') {
+    return isOtherScheme(authorization) ? 'credentials_bad_scheme' : 'credentials_bad_format'
+  }
+  if (errorCode === 'token_revoked') return 'revoked_token'
+  return TOKEN_CODES.has(errorCode) ? 'invalid_token' : errorCode
+}
+
+/** The error an onError hook receives: `status`, `code`, `message` and the whole `result`. */
+class AuthShieldError extends Error {
+  constructor(result) {
+    super(result.error)
+    this.name = 'AuthShieldError'
+    this.status = result.errorStatus
+    this.statusCode = result.errorStatus
+    this.code = result.errorCode
+    this.requestId = result.requestId
+    this.retryAfterMs = result.retryAfterMs
+    this.result = result
+  }
+}
+
+/**
+ * `errors: 'next'`'s error. `code` in express-jwt's vocabulary, `authCode` ours, `status` /
+ * `statusCode` the result's (401, 403, 429 or 400), `inner` the AuthShieldError behind it,
+ * `headers` the response headers already set (finalhandler and Fastify's default handler
+ * apply them again).
+ */
+class UnauthorizedError extends Error {
+  constructor(result, authorization, headers) {
+    super(result.error)
+    this.name = 'UnauthorizedError'
+    this.code = expressJwtCode(result.errorCode, authorization)
+    this.authCode = result.errorCode
+    this.status = result.errorStatus
+    this.statusCode = result.errorStatus
+    this.requestId = result.requestId
+    this.inner = new AuthShieldError(result)
+    this.headers = Object.fromEntries(headers)
+  }
+}
+
+module.exports = { AuthShieldError, UnauthorizedError, expressJwtCode, isOtherScheme }
