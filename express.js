@@ -47,14 +47,7 @@ function authShield(configOrAuthenticator, options) {
       Object.assign(req, d.identity)
       // The payload is only parsed if the app reads it; assigning replaces it (express-jwt's
       // req.auth is a plain property too).
-      if (d.authorization !== undefined) {
-        Object.defineProperty(req, requestProperty, {
-          get: () => d.claims,
-          set: (value) => Object.defineProperty(req, requestProperty, { value, writable: true, configurable: true, enumerable: true }),
-          configurable: true,
-          enumerable: true,
-        })
-      }
+      if (d.authorization !== undefined) setClaims(req, requestProperty, d)
       return next()
     }
     if (errors === 'next') return next(decision.unauthorizedError(d))
@@ -74,9 +67,33 @@ function authShield(configOrAuthenticator, options) {
   return authShieldMiddleware
 }
 
+/** `requestProperty`: a name, or a dotted path as express-jwt allows (`'auth.payload'`). */
 function readRequestProperty(name = 'auth') {
-  if (typeof name !== 'string' || name === '') throw typeError('options.requestProperty must be a non-empty string')
-  return name
+  const path = typeof name === 'string' ? name.split('.') : []
+  if (path.length === 0 || path.some((p) => p === '' || p === '__proto__' || p === 'constructor' || p === 'prototype')) {
+    throw typeError('options.requestProperty must be a property name or a dotted path of them')
+  }
+  return path
+}
+
+/**
+ * `req[path]` reads the pass decision's claims: the payload is only parsed if the app reads it.
+ * Assigning replaces it with a plain value (express-jwt's `req.auth` is a plain property).
+ */
+function setClaims(req, path, d) {
+  let target = req
+  for (let i = 0; i < path.length - 1; i++) {
+    const next = target[path[i]]
+    target = next !== null && typeof next === 'object' ? next : (target[path[i]] = {})
+  }
+  const name = path[path.length - 1]
+  const owner = target
+  Object.defineProperty(owner, name, {
+    get: () => d.claims,
+    set: (value) => Object.defineProperty(owner, name, { value, writable: true, configurable: true, enumerable: true }),
+    configurable: true,
+    enumerable: true,
+  })
 }
 
 /**

@@ -65,7 +65,7 @@ async function authShieldPlugin(fastify, pluginOptions) {
       }
       return
     }
-    if (errors === 'next' && !isDefaultErrorHandler(request.server.errorHandler)) throw decision.unauthorizedError(d)
+    if (errors === 'next' && !isDefaultErrorHandler(routeErrorHandler(request))) throw decision.unauthorizedError(d)
     if (onError !== undefined) return onError(new AuthShieldError(d.result), request, reply)
     reply.code(d.status).type('application/json; charset=utf-8')
     return reply.send(d.body)
@@ -73,6 +73,22 @@ async function authShieldPlugin(fastify, pluginOptions) {
 
   fastify.decorate('authenticate', authenticate)
   if (hook !== false) fastify.addHook(hook, authenticate)
+}
+
+// Fastify keeps a route's error handler (fixed when the route's plugin loaded, or the route's
+// own `errorHandler`) on its context, under a symbol it does not export: found by its
+// description once. Without it, the instance's current handler is the best guess.
+let routeContext
+
+function routeErrorHandler(request) {
+  if (routeContext === undefined) {
+    routeContext = null
+    for (let o = request; o !== null && routeContext === null; o = Object.getPrototypeOf(o)) {
+      routeContext = Object.getOwnPropertySymbols(o).find((s) => s.description === 'fastify.context') ?? null
+    }
+  }
+  const handler = routeContext === null ? undefined : request[routeContext] && request[routeContext].errorHandler
+  return handler !== undefined && typeof handler.func === 'function' ? handler.func : request.server.errorHandler
 }
 
 /**

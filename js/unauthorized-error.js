@@ -46,7 +46,6 @@ function expressJwtCode(errorCode, authorization) {
 class AuthShieldError extends Error {
   constructor(result) {
     super(result.error)
-    this.name = 'AuthShieldError'
     this.status = result.errorStatus
     this.statusCode = result.errorStatus
     this.code = result.errorCode
@@ -65,7 +64,6 @@ class AuthShieldError extends Error {
 class UnauthorizedError extends Error {
   constructor(result, authorization, headers) {
     super(result.error)
-    this.name = 'UnauthorizedError'
     this.code = expressJwtCode(result.errorCode, authorization)
     this.authCode = result.errorCode
     this.status = result.errorStatus
@@ -75,5 +73,9 @@ class UnauthorizedError extends Error {
     this.headers = Object.fromEntries(headers)
   }
 }
+
+// On the prototypes, so that `err.stack` starts with the name (V8 reads it at construction).
+AuthShieldError.prototype.name = 'AuthShieldError'
+UnauthorizedError.prototype.name = 'UnauthorizedError'
 
 module.exports = { AuthShieldError, UnauthorizedError, expressJwtCode, isOtherScheme }
