@@ -20,11 +20,11 @@ const PASS = Symbol('auth-shield.pass')
 
 async function authShieldPlugin(fastify, pluginOptions) {
   let { config, authenticator, hook = 'onRequest', formatUser, ...rest } = pluginOptions || {}
-  // @fastify/jwt and express-jwt users name the key `secret`: the config is then the rest.
+  // @fastify/jwt and express-jwt users name the key `secret` among the other options: the
+  // decision splits that single object into config and options (js/express-jwt-options.js).
   if (config === undefined && authenticator === undefined && rest.secret !== undefined) {
-    const { secret, algorithms, ...options } = rest
-    config = algorithms === undefined ? { secret } : { secret, algorithms }
-    rest = options
+    config = rest
+    rest = {}
   }
   if ((config === undefined) === (authenticator === undefined)) {
     throw typeError('auth-shield/fastify needs exactly one of options.config or options.authenticator')
