@@ -12,8 +12,8 @@ const { AuthDecision, isPending, pathOf, AuthShieldError } = require('./js/http'
 /**
  * Middleware for `configOrAuthenticator` (an authenticator config, or an Authenticator of
  * either engine). On success sets `req.user` ({ userId, email, role }), `req.tenantId`,
- * `req.tenantSource` and `req.id`; an anonymous request (credentialsRequired: false) gets them
- * `undefined` (and `req.id`); on failure answers `{ error, code }` with the result's status, or
+ * `req.tenantSource` and `req.requestId` (also as `req.id`, Express's conventional name); an
+ * anonymous request (credentialsRequired: false) gets them `undefined` (and the request id); on failure answers `{ error, code }` with the result's status, or
  * calls `onError`. Skipped paths are left untouched.
  */
 function authShield(configOrAuthenticator, options) {
@@ -33,7 +33,7 @@ function authShield(configOrAuthenticator, options) {
 
   function apply(d, req, res, next) {
     if (d.action === 'skip') return next()
-    req.id = d.requestId
+    req.requestId = req.id = d.requestId
     for (const [name, value] of d.headers) res.setHeader(name, value)
     if (d.action === 'pass') {
       Object.assign(req, d.identity)
