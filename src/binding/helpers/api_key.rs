@@ -165,8 +165,7 @@ pub fn verify_api_key(
         (|| {
             let stored =
                 api_key::decode_stored_hash(&args::string(&stored_hash, "storedHash", 1024)?)?;
-            let secret =
-                read_secret_option(&options, "verifyApiKey(storedHash, key, { secret })")?;
+            let secret = read_secret_option(&options, "verifyApiKey(storedHash, key, { secret })")?;
             match read_presented_key(&key) {
                 Some(key) => api_key::verify(&key, &stored, &secret),
                 None => Ok(false),
