@@ -16,7 +16,9 @@ declare global {
       tenantId?: string
       /** Where `tenantId` came from; 'header' and 'host' are only what the client asked for. */
       tenantSource?: TenantSource
-      /** This request's id (also sent as X-Request-Id). */
+      /** This request's id (also sent as X-Request-Id), as on Fastify's `request.requestId`. */
+      requestId?: string
+      /** The same id under Express's conventional name (kept; `requestId` is the documented one). */
       id?: string
     }
   }
@@ -47,7 +49,8 @@ declare namespace authShield {
 
 /**
  * Express middleware (4 and 5) for the whole auth chain: `app.use('/api', authShield(config))`.
- * Sets `req.user`, `req.tenantId`, `req.tenantSource`, `req.id` and the `X-Request-Id` header;
+ * Sets `req.user`, `req.tenantId`, `req.tenantSource`, `req.requestId` (and `req.id`) and the
+ * `X-Request-Id` header;
  * answers failures with `{ error, code }`, `WWW-Authenticate` on 401 and `Retry-After` on 429.
  * An explicit engine (the option or USE_RUST_AUTH) that differs from a passed Authenticator's
  * throws a TypeError, as does a USE_RUST_AUTH value other than true/1/yes/on/false/0/no/off.

@@ -17,11 +17,11 @@ const EXPRESS_OPTIONS = new Set(['requestProperty'])
 /**
  * Middleware for `configOrAuthenticator` (an authenticator config, or an Authenticator of
  * either engine). On success sets `req.user` ({ userId, email, role }), `req.tenantId`,
- * `req.tenantSource`, `req.id` and `req.auth` (the verified payload, parsed when first read;
- * the name is `requestProperty`); an anonymous request (credentialsRequired: false) gets them
- * `undefined` (and `req.id`); on failure answers `{ error, code }` with the result's status,
- * calls `onError`, or (`errors: 'next'`) calls `next` with an UnauthorizedError. Skipped paths
- * are left untouched.
+ * `req.tenantSource`, `req.requestId` (also as `req.id`, Express's conventional name) and
+ * `req.auth` (the verified payload, parsed when first read; the name is `requestProperty`); an
+ * anonymous request (credentialsRequired: false) gets them `undefined` (and the request id); on
+ * failure answers `{ error, code }` with the result's status, calls `onError`, or
+ * (`errors: 'next'`) calls `next` with an UnauthorizedError. Skipped paths are left untouched.
  */
 function authShield(configOrAuthenticator, options) {
   const decision = new AuthDecision(configOrAuthenticator, options, EXPRESS_OPTIONS)
@@ -41,7 +41,7 @@ function authShield(configOrAuthenticator, options) {
 
   function apply(d, req, res, next) {
     if (d.action === 'skip') return next()
-    req.id = d.requestId
+    req.requestId = req.id = d.requestId
     for (const [name, value] of d.headers) res.setHeader(name, value)
     if (d.action === 'pass') {
       Object.assign(req, d.identity)

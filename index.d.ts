@@ -37,6 +37,12 @@ export type ErrorCode =
   | 'tenant_mismatch'
   | 'rate_limited'
 
+/** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
+export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
+
+/** Stable failure codes of `parseApiKey` (`ParsedApiKey.errorCode`). */
+export type ApiKeyErrorCode = 'malformed' | 'bad_checksum'
+
 /** Secret bytes: a string (UTF-8) or a Buffer. At least 32 bytes unless `allowShortSecret`. */
 export type Secret = string | Buffer
 
@@ -121,7 +127,7 @@ export interface AuthSuccess extends AuthResultFields {
   rateLimitLimit: number | undefined
   error: undefined
   errorCode: undefined
-  errorStatus: 200
+  errorStatus: undefined
 }
 
 /** A refused request: `errorCode` says why, `errorStatus` is the HTTP status to answer with. */
@@ -146,12 +152,15 @@ export interface AuthFailure extends AuthResultFields {
  */
 export type AuthResult = AuthSuccess | AuthFailure
 
-/** `verifyAccessToken` / `verifyRefreshToken` of a token that passed: narrow on `v.valid`. */
+/**
+ * `verifyAccessToken` / `verifyRefreshToken` of a token that passed: narrow on `v.valid` (a
+ * check of one token is `valid`; `authenticated` is kept for the verdict on a whole request).
+ */
 export interface TokenValid extends TokenVerificationFields {
   valid: true
   error: undefined
   errorCode: undefined
-  errorStatus: 200
+  errorStatus: undefined
 }
 
 /** A refused token (never thrown): `errorCode` says why. */
@@ -162,7 +171,7 @@ export interface TokenInvalid extends TokenVerificationFields {
   role: undefined
   tenantId: undefined
   jti: undefined
-  expiresAt: undefined
+  expiresAtSec: undefined
   error: string
   errorCode: ErrorCode
   errorStatus: 400 | 401 | 403 | 429
@@ -323,7 +332,7 @@ export declare class OtpStore {
    * `code` is user input and never throws: a number is zero-padded to the store's digits
    * (JSON drops leading zeros); any other non-string is a wrong code (`mismatch`).
    */
-  verify(key: string, code: string | number): OtpVerifyResult & ({ valid: true; reason: 'ok' } | { valid: false; reason: Exclude<OtpVerifyResult['reason'], 'ok'> })
+  verify(key: string, code: string | number): OtpVerifyResult & ({ valid: true; error?: undefined; errorCode?: undefined } | { valid: false; error: string; errorCode: OtpErrorCode })
   /** Forgets the code for `key`; true if there was one. */
   delete(key: string): boolean
   /** Number of keys currently held (including expired ones not yet swept). */
@@ -349,6 +358,12 @@ export declare class RateLimiter {
   get size(): number
   /** Bucket capacity. */
   get capacity(): number
+}
+
+/** Options of `verifyApiKey` and `hashApiKey`. */
+export interface ApiKeySecretOptions {
+  /** Server secret of the stored HMAC-SHA256 (as given to `generateApiKey`), at least 16 bytes. Required. */
+  secret: string | Buffer
 }
 
 /**
@@ -392,8 +407,8 @@ export interface AuthResultFields {
   error?: string | undefined
   /** Stable machine code, see the README's table (failure only). */
   errorCode?: ErrorCode | undefined
-  /** HTTP status to answer with: 200 on success, else 400, 401, 403 or 429. */
-  errorStatus: number
+  /** HTTP status to answer with: 400, 401, 403 or 429 (failure only). */
+  errorStatus?: number | undefined
 }
 
 /** `"release"` for an optimized build, `"debug"` otherwise. */
@@ -441,9 +456,10 @@ export declare function generateTotpSecret(bytes?: number): string
  * The value to find a presented key's row by: the same hex HMAC-SHA256 that `generateApiKey`
  * returned as `hash` (deterministic), or `null` when the key is malformed or fails its
  * checksum (no row can match; skip the query). Store `hash` in a unique column and look keys up
- * with `WHERE key_hash = hashApiKey(key, secret)`. Throws only for a short `secret`.
+ * with `WHERE key_hash = hashApiKey(key, { secret })`. Throws only for a missing or short
+ * `options.secret`.
  */
-export declare function hashApiKey(key: string | null | undefined, secret: string | Buffer): string | null
+export declare function hashApiKey(key: string | null | undefined, options: ApiKeySecretOptions): string | null
 
 /**
  * Hashes a password with Argon2id v1.3 (random 16-byte salt, 32-byte tag) off the main thread.
@@ -512,31 +528,38 @@ export interface OtpStoreOptions {
   maxEntries?: number
 }
 
-/** Result of `OtpStore.verify`. */
+/** Result of `OtpStore.verify`: `error` and `errorCode` are absent when `valid`. */
 export interface OtpVerifyResult {
   /** True only for the right, unexpired, not yet used code. */
   valid: boolean
-  /** 'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'. */
-  reason: 'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
   /** Wrong guesses still allowed for this code (0 once used, expired, burned or unknown). */
   attemptsRemaining: number
+  /** Human-readable reason of a failure. */
+  error?: string
+  /** Stable code of a failure: 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'. */
+  errorCode?: OtpErrorCode
 }
 
 /**
  * Checks a key's format and checksum without any lookup (e.g. before hitting the database).
  * The key is user input: anything that is not a well-formed key string, including a missing
- * value or a non-string, is `{ valid: false, error: 'malformed' }`.
+ * value or a non-string, is `{ valid: false, error: 'Malformed API key', errorCode: 'malformed' }`.
  */
-export declare function parseApiKey(key: string | null | undefined): ParsedApiKey & ({ valid: true; prefix: string; error?: undefined } | { valid: false; prefix?: undefined; error: 'malformed' | 'bad_checksum' })
+export declare function parseApiKey(key: string | null | undefined): ParsedApiKey & ({ valid: true; prefix: string; error?: undefined; errorCode?: undefined } | { valid: false; prefix?: undefined; error: NonNullable<ParsedApiKey['error']>; errorCode: ApiKeyErrorCode })
 
-/** Result of `parseApiKey`. */
+/** Result of `parseApiKey`: `prefix` when valid, `error` and `errorCode` when not. */
 export interface ParsedApiKey {
   /** True when the format and checksum are right (says nothing about whether the key exists). */
   valid: boolean
   /** The prefix when valid. */
   prefix?: string
-  /** 'malformed' | 'bad_checksum' when not valid. */
-  error?: 'malformed' | 'bad_checksum'
+  /**
+   * Human-readable reason when not valid (one of two fixed messages, so that a comparison
+   * with a code, the meaning `error` had in 0.1, does not compile).
+   */
+  error?: 'Malformed API key' | 'API key checksum mismatch'
+  /** Stable code when not valid: 'malformed' | 'bad_checksum'. */
+  errorCode?: ApiKeyErrorCode
 }
 
 /** Argon2id costs and pepper for `hashPassword`/`hashPasswordSync`/`needsRehash`. */
@@ -582,7 +605,7 @@ export interface RateLimiterOptions {
  * (`baseDomain` as in the config). A bad id is a result with `errorCode: 'invalid_tenant'`,
  * never a throw; only arguments of the wrong type throw (`ERR_INVALID_ARG_TYPE`).
  */
-export declare function resolveTenant(host: string | null | undefined, tenantHeader: string | null | undefined, options?: ResolveTenantOptions | null | undefined): ResolvedTenant
+export declare function resolveTenant(tenantHeader: string | null | undefined, host: string | null | undefined, options?: ResolveTenantOptions | null | undefined): ResolvedTenant
 
 /**
  * Makes `name` safe as a single file name: path separators, control characters, bidi
@@ -654,14 +677,14 @@ export interface TokenVerificationFields {
   tenantId?: string | undefined
   /** The token id (`jti`), the key for revocation lists. */
   jti?: string | undefined
-  /** `exp` in seconds since the epoch. */
-  expiresAt?: number | undefined
+  /** The `exp` claim: a JWT NumericDate, seconds since the epoch (not milliseconds). */
+  expiresAtSec?: number | undefined
   /** Human-readable reason (invalid tokens only). */
   error?: string | undefined
   /** Stable machine code, as in `AuthResult.errorCode` (invalid tokens only). */
   errorCode?: ErrorCode | undefined
-  /** 200 when valid, else the HTTP status of the error. */
-  errorStatus: number
+  /** The HTTP status of the error (invalid tokens only). */
+  errorStatus?: number | undefined
 }
 
 /** RFC 6238 TOTP code at `options.time` (default now). Defaults: SHA1, 6 digits, 30 s period. */
@@ -697,11 +720,11 @@ export interface TotpUriInput {
 export declare function validateSqlInterval(input: string): string
 
 /**
- * Checks `key` against the stored hash in constant time. The key is user input: a missing,
- * non-string, malformed key or a wrong checksum is `false`. A malformed `storedHash` or a short
- * `secret` throws.
+ * Checks the presented `key` against the stored hash in constant time. The key is user input:
+ * a missing, non-string, malformed key or a wrong checksum is `false`. A malformed
+ * `storedHash`, a missing or short `options.secret` throws.
  */
-export declare function verifyApiKey(key: string | null | undefined, storedHash: string, secret: string | Buffer): boolean
+export declare function verifyApiKey(storedHash: string, key: string | null | undefined, options: ApiKeySecretOptions): boolean
 
 /**
  * Checks an HOTP code at `counter` and up to `window` counters ahead (default 0). `code`

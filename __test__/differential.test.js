@@ -377,7 +377,7 @@ test('token verification and signing agree between engines', () => {
       assert.equal(v.valid, true)
       assert.equal(v.userId, 'u1')
       assert.equal(v.tenantId, 'acme')
-      assert.equal(v.expiresAt - NOW, v === access ? 900 : 604800)
+      assert.equal(v.expiresAtSec - NOW, v === access ? 900 : 604800)
     }
   }
   // Same claims, same payload bytes apart from the random jti.

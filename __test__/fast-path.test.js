@@ -9,7 +9,7 @@ const { token, SECRET, REFRESH_SECRET, NOW } = require('./support/tokens')
 
 const config = { accessSecret: SECRET, refreshSecret: REFRESH_SECRET, clockTimestamp: NOW }
 const good = token({ sub: 'u1', email: 'e@x.io', exp: NOW + 60, jti: 'j1', tenant_id: 'acme' }, SECRET)
-const VERIFICATION_KEYS = ['valid', 'userId', 'email', 'role', 'tenantId', 'jti', 'expiresAt', 'error', 'errorCode', 'errorStatus']
+const VERIFICATION_KEYS = ['valid', 'userId', 'email', 'role', 'tenantId', 'jti', 'expiresAtSec', 'error', 'errorCode', 'errorStatus']
 
 for (const method of ['authenticate', 'verifyAccessToken', 'verifyRefreshToken']) {
   test(`${method} can be replaced on an instance before and after its first call`, () => {
@@ -54,10 +54,10 @@ test('verification results list every key, undefined where it does not apply', (
     role: undefined,
     tenantId: 'acme',
     jti: 'j1',
-    expiresAt: NOW + 60,
+    expiresAtSec: NOW + 60,
     error: undefined,
     errorCode: undefined,
-    errorStatus: 200,
+    errorStatus: undefined,
   })
   const invalid = auth.verifyAccessToken(`${good}x`)
   assert.deepEqual(Object.keys(invalid), VERIFICATION_KEYS)

@@ -6,6 +6,8 @@ const crypto = require('node:crypto')
 const { generateApiKey, verifyApiKey, parseApiKey, hashApiKey, timingSafeEqual } = require('..')
 
 const SECRET = 'a-server-secret-of-32-characters'
+const MALFORMED = { valid: false, error: 'Malformed API key', errorCode: 'malformed' }
+const BAD_CHECKSUM = 'API key checksum mismatch'
 
 test('generateApiKey returns key, HMAC-SHA256 hash, prefix and lastFour', () => {
   const k = generateApiKey({ prefix: 'auth1_pk', secret: SECRET })
@@ -19,13 +21,13 @@ test('generateApiKey returns key, HMAC-SHA256 hash, prefix and lastFour', () => 
 
 test('verifyApiKey accepts the key and nothing else', () => {
   const k = generateApiKey({ prefix: 'acme_live', secret: SECRET })
-  assert.equal(verifyApiKey(k.key, k.hash, SECRET), true)
-  assert.equal(verifyApiKey(k.key, k.hash, Buffer.from(SECRET)), true)
-  assert.equal(verifyApiKey(k.key, k.hash, 'another-secret-of-enough-length'), false)
+  assert.equal(verifyApiKey(k.hash, k.key, { secret: SECRET }), true)
+  assert.equal(verifyApiKey(k.hash, k.key, { secret: Buffer.from(SECRET) }), true)
+  assert.equal(verifyApiKey(k.hash, k.key, { secret: 'another-secret-of-enough-length' }), false)
   const other = generateApiKey({ prefix: 'acme_live', secret: SECRET })
-  assert.equal(verifyApiKey(other.key, k.hash, SECRET), false)
-  assert.equal(verifyApiKey('garbage', k.hash, SECRET), false)
-  assert.equal(verifyApiKey(k.key.slice(0, -1) + (k.key.endsWith('a') ? 'b' : 'a'), k.hash, SECRET), false)
+  assert.equal(verifyApiKey(k.hash, other.key, { secret: SECRET }), false)
+  assert.equal(verifyApiKey(k.hash, 'garbage', { secret: SECRET }), false)
+  assert.equal(verifyApiKey(k.hash, k.key.slice(0, -1) + (k.key.endsWith('a') ? 'b' : 'a'), { secret: SECRET }), false)
 })
 
 test('parseApiKey checks format and checksum offline', () => {
@@ -39,23 +41,23 @@ test('parseApiKey checks format and checksum offline', () => {
     if (!parseApiKey(typo).valid) caught++
   }
   assert.equal(caught, key.length - 9)
-  assert.deepEqual(parseApiKey(key.slice(0, -1) + (key.endsWith('0') ? '1' : '0')).error, 'bad_checksum')
+  assert.deepEqual(parseApiKey(key.slice(0, -1) + (key.endsWith('0') ? '1' : '0')), { valid: false, error: BAD_CHECKSUM, errorCode: 'bad_checksum' })
   for (const bad of ['', 'auth1_pk_', 'auth1_pk_short', 'Auth1_pk_' + key.slice(9), key + '_', key.replace('auth1_pk_', 'auth1_pk-'), 'x'.repeat(10000)]) {
-    assert.deepEqual(parseApiKey(bad), { valid: false, error: 'malformed' }, bad.slice(0, 30))
+    assert.deepEqual(parseApiKey(bad), MALFORMED, bad.slice(0, 30))
   }
 })
 
 test('parseApiKey gives a result, never a throw, for any presented value (user input)', () => {
   for (const bad of [12, undefined, null, {}, ['auth1_pk_x'], true, 'k'.repeat(1 << 20)]) {
-    assert.deepEqual(parseApiKey(bad), { valid: false, error: 'malformed' }, String(bad).slice(0, 30))
+    assert.deepEqual(parseApiKey(bad), MALFORMED, String(bad).slice(0, 30))
   }
-  assert.deepEqual(parseApiKey(), { valid: false, error: 'malformed' })
+  assert.deepEqual(parseApiKey(), MALFORMED)
 })
 
 test('verifyApiKey is false, not a throw, for a missing or non-string presented key', () => {
   const k = generateApiKey({ secret: SECRET })
   for (const bad of [undefined, null, 42, {}, Buffer.from(k.key), 'k'.repeat(1 << 20)]) {
-    assert.equal(verifyApiKey(bad, k.hash, SECRET), false, typeof bad)
+    assert.equal(verifyApiKey(k.hash, bad, { secret: SECRET }), false, typeof bad)
   }
 })
 
@@ -66,21 +68,21 @@ test('hashApiKey returns the stored hash, so the row can be found by it', () => 
     rows.set(k.hash, { id: i, key: k.key })
   }
   for (const [hash, row] of rows) {
-    assert.equal(hashApiKey(row.key, SECRET), hash)
-    assert.equal(rows.get(hashApiKey(row.key, Buffer.from(SECRET))).id, row.id)
-    assert.equal(hashApiKey(row.key, SECRET), crypto.createHmac('sha256', SECRET).update(row.key).digest('hex'))
+    assert.equal(hashApiKey(row.key, { secret: SECRET }), hash)
+    assert.equal(rows.get(hashApiKey(row.key, { secret: Buffer.from(SECRET) })).id, row.id)
+    assert.equal(hashApiKey(row.key, { secret: SECRET }), crypto.createHmac('sha256', SECRET).update(row.key).digest('hex'))
   }
   const { key, hash } = generateApiKey({ secret: SECRET })
-  assert.notEqual(hashApiKey(key, 'another-secret-of-enough-length'), hash)
+  assert.notEqual(hashApiKey(key, { secret: 'another-secret-of-enough-length' }), hash)
 })
 
 test('hashApiKey is null for malformed or mistyped keys and throws only for a short secret', () => {
   const { key } = generateApiKey({ secret: SECRET })
   const typo = key.slice(0, -1) + (key.endsWith('0') ? '1' : '0')
   for (const bad of [typo, 'garbage', '', undefined, null, 7, {}, 'x'.repeat(100000)]) {
-    assert.equal(hashApiKey(bad, SECRET), null, String(bad).slice(0, 30))
+    assert.equal(hashApiKey(bad, { secret: SECRET }), null, String(bad).slice(0, 30))
   }
-  assert.throws(() => hashApiKey(key, 'short'), (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /secret/.test(e.message))
+  assert.throws(() => hashApiKey(key, { secret: 'short' }), (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE' && /secret/.test(e.message))
   assert.throws(() => hashApiKey(key), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE')
 })
 
@@ -96,9 +98,21 @@ test('bad secrets, prefixes and stored hashes throw typed errors', () => {
     assert.throws(() => generateApiKey({ prefix, secret: SECRET }), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_VALUE' && /prefix/.test(e.message), prefix)
   }
   const k = generateApiKey({ secret: SECRET })
-  assert.throws(() => verifyApiKey(k.key, 'nothex', SECRET), (e) => e instanceof TypeError && /storedHash/.test(e.message))
-  assert.throws(() => verifyApiKey(k.key, k.hash, 'short'), RangeError)
-  assert.throws(() => verifyApiKey(k.key, k.hash), TypeError)
+  assert.throws(() => verifyApiKey('nothex', k.key, { secret: SECRET }), (e) => e instanceof TypeError && /storedHash/.test(e.message))
+  assert.throws(() => verifyApiKey(k.hash, k.key, { secret: 'short' }), RangeError)
+  assert.throws(() => verifyApiKey(k.hash, k.key), TypeError)
+})
+
+test('the secret of verifyApiKey and hashApiKey is the option secret: the positional form of 0.1 throws, naming the new one', () => {
+  const k = generateApiKey({ secret: SECRET })
+  const named = (call) => (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.message.includes(call)
+  // 0.1's verifyApiKey(key, storedHash, secret): the stored hash is now first, the secret an option.
+  assert.throws(() => verifyApiKey(k.key, k.hash, SECRET), (e) => e instanceof TypeError && /storedHash/.test(e.message))
+  assert.throws(() => verifyApiKey(k.hash, k.key, SECRET), named('verifyApiKey(storedHash, key, { secret })'))
+  assert.throws(() => verifyApiKey(k.hash, k.key, Buffer.from(SECRET)), named('verifyApiKey(storedHash, key, { secret })'))
+  assert.throws(() => hashApiKey(k.key, SECRET), named('hashApiKey(key, { secret })'))
+  assert.throws(() => verifyApiKey(k.hash, k.key, {}), (e) => e instanceof TypeError && /options\.secret/.test(e.message))
+  assert.throws(() => hashApiKey(k.key, { secret: 'short' }), (e) => e instanceof RangeError && /options\.secret/.test(e.message))
 })
 
 test('timingSafeEqual compares strings and buffers of any length', () => {

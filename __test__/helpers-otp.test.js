@@ -6,6 +6,15 @@ const vectors = require('./fixtures/hotp_totp.json')
 const { hotp, totp, verifyHotp, verifyTotp, generateTotpSecret, totpUri, OtpStore } = require('..')
 
 const rfcHotp = vectors.hotp_rfc4226
+
+/** The failure fields of an OtpStore#verify result: a message and a stable code. */
+const OTP_MESSAGES = {
+  not_found: 'No code was issued for this key, or it was already used',
+  expired: 'The code has expired',
+  mismatch: 'Wrong code',
+  too_many_attempts: 'Too many wrong codes: request a new one',
+}
+const failed = (errorCode) => ({ error: OTP_MESSAGES[errorCode], errorCode })
 const rfcTotp = vectors.totp_rfc6238
 
 test('HOTP reproduces RFC 4226 Appendix D (base32 and raw secrets)', () => {
@@ -143,8 +152,8 @@ test('OtpStore codes are numeric, single use and report attempts', () => {
   const store = new OtpStore()
   const code = store.issue('user:1')
   assert.match(code, /^\d{6}$/)
-  assert.deepEqual(store.verify('user:1', code), { valid: true, reason: 'ok', attemptsRemaining: 0 })
-  assert.deepEqual(store.verify('user:1', code), { valid: false, reason: 'not_found', attemptsRemaining: 0 })
+  assert.deepEqual(store.verify('user:1', code), { valid: true, attemptsRemaining: 0 })
+  assert.deepEqual(store.verify('user:1', code), { valid: false, attemptsRemaining: 0, ...failed('not_found') })
   assert.equal(new OtpStore({ digits: 8 }).issue('k').length, 8)
 })
 
@@ -152,10 +161,10 @@ test('OtpStore burns a code after maxAttempts wrong guesses', () => {
   const store = new OtpStore({ maxAttempts: 3 })
   const code = store.issue('k')
   const wrong = code === '000000' ? '000001' : '000000'
-  assert.deepEqual(store.verify('k', wrong), { valid: false, reason: 'mismatch', attemptsRemaining: 2 })
-  assert.deepEqual(store.verify('k', 'abc'), { valid: false, reason: 'mismatch', attemptsRemaining: 1 })
-  assert.deepEqual(store.verify('k', wrong), { valid: false, reason: 'mismatch', attemptsRemaining: 0 })
-  assert.deepEqual(store.verify('k', code), { valid: false, reason: 'too_many_attempts', attemptsRemaining: 0 })
+  assert.deepEqual(store.verify('k', wrong), { valid: false, attemptsRemaining: 2, ...failed('mismatch') })
+  assert.deepEqual(store.verify('k', 'abc'), { valid: false, attemptsRemaining: 1, ...failed('mismatch') })
+  assert.deepEqual(store.verify('k', wrong), { valid: false, attemptsRemaining: 0, ...failed('mismatch') })
+  assert.deepEqual(store.verify('k', code), { valid: false, attemptsRemaining: 0, ...failed('too_many_attempts') })
   // A new code for the key starts over.
   const again = store.issue('k')
   assert.equal(store.verify('k', again).valid, true)
@@ -165,7 +174,7 @@ test('OtpStore codes expire after ttlSec', async () => {
   const store = new OtpStore({ ttlSec: 1 })
   const code = store.issue('k')
   await new Promise((r) => setTimeout(r, 1100))
-  assert.deepEqual(store.verify('k', code), { valid: false, reason: 'expired', attemptsRemaining: 0 })
+  assert.deepEqual(store.verify('k', code), { valid: false, attemptsRemaining: 0, ...failed('expired') })
 })
 
 test('OtpStore memory is bounded by maxEntries, evicting the oldest', () => {
@@ -173,7 +182,7 @@ test('OtpStore memory is bounded by maxEntries, evicting the oldest', () => {
   const first = store.issue('first')
   for (let i = 0; i < 20000; i++) store.issue(`user${i}`)
   assert.ok(store.size <= 1000)
-  assert.equal(store.verify('first', first).reason, 'not_found')
+  assert.equal(store.verify('first', first).errorCode, 'not_found')
   assert.equal(store.delete('user19999'), true)
   assert.equal(store.delete('user19999'), false)
 })
@@ -202,7 +211,7 @@ test('OtpStore validates its options and arguments', () => {
 test('OtpStore.verify takes a numeric code (zero-padded) and counts other values as wrong codes', () => {
   const store = new OtpStore({ maxAttempts: 10 })
   let code = store.issue('k')
-  assert.deepEqual(store.verify('k', Number(code)), { valid: true, reason: 'ok', attemptsRemaining: 0 })
+  assert.deepEqual(store.verify('k', Number(code)), { valid: true, attemptsRemaining: 0 })
   // A code with a leading zero arrives from JSON without it.
   do code = store.issue('z')
   while (!code.startsWith('0'))
@@ -210,6 +219,6 @@ test('OtpStore.verify takes a numeric code (zero-padded) and counts other values
   store.issue('j')
   let left = 10
   for (const junk of [undefined, null, {}, true, 1.5, -1, 1e7, NaN]) {
-    assert.deepEqual(store.verify('j', junk), { valid: false, reason: 'mismatch', attemptsRemaining: --left }, String(junk))
+    assert.deepEqual(store.verify('j', junk), { valid: false, attemptsRemaining: --left, ...failed('mismatch') }, String(junk))
   }
 })

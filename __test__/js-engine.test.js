@@ -115,7 +115,7 @@ test('returns every AuthResult field of js/schema.json, in its order, success an
   assert.match(ok.requestId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   assert.deepEqual({ ...ok, requestId: 'x' }, {
     authenticated: true, userId: 'u1', email: 'e@x', role: 'admin', tenantId: 'acme', tenantSource: 'header', requestId: 'x',
-    rateLimitRemaining: 4, rateLimitLimit: 5, retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: 200,
+    rateLimitRemaining: 4, rateLimitLimit: 5, retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: undefined,
   })
   const bad = auth.authenticate(undefined)
   assert.deepEqual(Object.keys(bad), keys)
@@ -334,9 +334,9 @@ test('signs tokens that carry the library claims and refuses reserved ones', () 
 
 test('verification results list every key, undefined for what the token lacks', () => {
   const auth = new js.Authenticator({ ...base, requireSubject: false })
-  const none = { userId: undefined, email: undefined, role: undefined, tenantId: undefined, jti: undefined, expiresAt: undefined }
+  const none = { userId: undefined, email: undefined, role: undefined, tenantId: undefined, jti: undefined, expiresAtSec: undefined }
   assert.deepEqual(auth.verifyAccessToken(token({ exp: NOW + 5, email: 'e@x' }, SECRET)), {
-    valid: true, ...none, email: 'e@x', expiresAt: NOW + 5, error: undefined, errorCode: undefined, errorStatus: 200,
+    valid: true, ...none, email: 'e@x', expiresAtSec: NOW + 5, error: undefined, errorCode: undefined, errorStatus: undefined,
   })
   assert.deepEqual(auth.verifyAccessToken('x.y'), { valid: false, ...none, error: 'Malformed token', errorCode: 'malformed_token', errorStatus: 401 })
   assert.equal(auth.verifyAccessToken('a'.repeat(9000)).errorCode, 'token_too_large')

@@ -155,7 +155,7 @@ test('tokens signed by either engine verify in both, and claims round-trip', () 
           assert.equal(v.email, claims.email)
           assert.equal(v.role, claims.role)
           assert.equal(v.tenantId, claims.tenant_id)
-          assert.equal(v.expiresAt, NOW + 900)
+          assert.equal(v.expiresAtSec, NOW + 900)
           assert.equal(verifier.verifyRefreshToken(refresh).valid, true)
           // A refresh token is never an access token, nor the reverse.
           assert.equal(verifier.verifyAccessToken(refresh).valid, false)

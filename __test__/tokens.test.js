@@ -33,7 +33,7 @@ test('refresh tokens use their own secret and type, and only verify as refresh t
   assert.equal(v.userId, 'u1')
   assert.equal(v.tenantId, 'acme')
   assert.equal(v.jti, claims.jti)
-  assert.equal(v.expiresAt, claims.exp)
+  assert.equal(v.expiresAtSec, claims.exp)
   // The access key refuses it; the refresh key made it: one of ours, of the wrong type.
   assert.equal(auth.authenticate(`Bearer ${refresh}`).errorCode, 'wrong_token_type')
 

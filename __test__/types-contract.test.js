@@ -47,3 +47,30 @@ test('the type check runs under strict and exactOptionalPropertyTypes, and pins 
   const usage = fs.readFileSync(path.join(__dirname, 'types', 'usage.ts'), 'utf8')
   assert.match(usage, /@ts-expect-error[^\n]*\n[^\n]*errorCode === 'token_expierd'/)
 })
+
+test('the type check refuses every name renamed in CHANGELOG.md, and compiles the names that replaced them', () => {
+  const text = fs.readFileSync(path.join(__dirname, 'types', 'tsconfig.json'), 'utf8')
+  const config = JSON.parse(text.replace(/^\s*\/\/.*$/gm, ''))
+  assert.ok(config.files.includes('vocabulary.ts'), 'vocabulary.ts is type-checked')
+  assert.ok(config.files.includes('readme-express.mts'), 'the README example is type-checked')
+  const file = fs.readFileSync(path.join(__dirname, 'types', 'vocabulary.ts'), 'utf8')
+  // Each old form sits on the line after an @ts-expect-error: tsc fails if that line compiles.
+  const expected = (pattern) => assert.match(file, new RegExp(`@ts-expect-error[^\\n]*\\n[^\\n]*${pattern}`), pattern)
+  expected('v\\.expiresAt\\b')
+  expected('check\\.reason\\b')
+  expected("parsed\\.error === 'malformed'")
+  expected('verifyApiKey\\(row\\.hash, row\\.key, secret\\)')
+  expected('hashApiKey\\(row\\.key, secret\\)')
+  expected('okStatus: 200 = v\\.errorStatus')
+  expected("r\\.errorCode === 'token_expierd'")
+  // …and the new names compile (no directive on their lines).
+  for (const name of ['v.expiresAtSec', 'check.errorCode', 'parsed.errorCode', 'verifyApiKey(row.hash, row.key, { secret })', 'req.requestId']) {
+    const line = file.split('\n').findIndex((l) => l.includes(name))
+    assert.ok(line > 0, name)
+    assert.doesNotMatch(file.split('\n')[line - 1], /@ts-expect-error/, name)
+  }
+  const changelog = fs.readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8')
+  for (const old of ['expiresAt', 'reason', 'verifyApiKey(key, storedHash, secret)', 'hashApiKey(key, secret)', 'errorStatus: 200', 'resolveTenant(host, tenantHeader']) {
+    assert.ok(changelog.includes(old), `CHANGELOG.md lists ${old}`)
+  }
+})

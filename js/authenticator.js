@@ -109,7 +109,7 @@ class Core {
         role: undefined,
         tenantId: undefined,
         jti: undefined,
-        expiresAt: undefined,
+        expiresAtSec: undefined,
         error: message,
         errorCode: claims.code,
         errorStatus: status,
@@ -123,10 +123,10 @@ class Core {
       role: text(claims.role),
       tenantId: text(claims.tenant_id),
       jti: text(claims.jti),
-      expiresAt: typeof claims.exp === 'number' ? claims.exp : undefined,
+      expiresAtSec: typeof claims.exp === 'number' ? claims.exp : undefined,
       error: undefined,
       errorCode: undefined,
-      errorStatus: 200,
+      errorStatus: undefined,
     }
   }
 

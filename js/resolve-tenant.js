@@ -1,7 +1,7 @@
 'use strict'
 
-// resolveTenant(host, tenantHeader, options): the tenant of a request without a token (login,
-// register), by the fused call's rules (js/tenant.js; native: src/binding/tenant.rs over
+// resolveTenant(tenantHeader, host, options): the tenant of a request without a token (login,
+// register), header arguments in authenticate's order, by the fused call's rules (js/tenant.js; native: src/binding/tenant.rs over
 // src/tenant.rs). A bad id is a result with errorCode 'invalid_tenant', never a throw.
 
 const { TenantRules } = require('./tenant')
@@ -12,10 +12,10 @@ const { Failure, TABLE, typeError } = require('./errors')
 // What the native binding reads of each header: more cannot change the verdict.
 const HEADER_CAP = 1024
 
-function resolveTenant(host, tenantHeader, options) {
+function resolveTenant(tenantHeader, host, options) {
   const rules = new TenantRules(readBaseDomain(options), false)
-  const h = readHeaderArg(host, 'host', HEADER_CAP)
   const t = readHeaderArg(tenantHeader, 'tenantHeader', HEADER_CAP)
+  const h = readHeaderArg(host, 'host', HEADER_CAP)
   const tenant = rules.requestedTenant(t, h)
   if (tenant instanceof Failure) {
     return { tenantId: undefined, tenantSource: undefined, error: TABLE[tenant.code].message, errorCode: tenant.code }

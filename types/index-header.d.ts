@@ -37,6 +37,12 @@ export type ErrorCode =
   | 'tenant_mismatch'
   | 'rate_limited'
 
+/** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
+export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
+
+/** Stable failure codes of `parseApiKey` (`ParsedApiKey.errorCode`). */
+export type ApiKeyErrorCode = 'malformed' | 'bad_checksum'
+
 /** Secret bytes: a string (UTF-8) or a Buffer. At least 32 bytes unless `allowShortSecret`. */
 export type Secret = string | Buffer
 
@@ -121,7 +127,7 @@ export interface AuthSuccess extends AuthResultFields {
   rateLimitLimit: number | undefined
   error: undefined
   errorCode: undefined
-  errorStatus: 200
+  errorStatus: undefined
 }
 
 /** A refused request: `errorCode` says why, `errorStatus` is the HTTP status to answer with. */
@@ -146,12 +152,15 @@ export interface AuthFailure extends AuthResultFields {
  */
 export type AuthResult = AuthSuccess | AuthFailure
 
-/** `verifyAccessToken` / `verifyRefreshToken` of a token that passed: narrow on `v.valid`. */
+/**
+ * `verifyAccessToken` / `verifyRefreshToken` of a token that passed: narrow on `v.valid` (a
+ * check of one token is `valid`; `authenticated` is kept for the verdict on a whole request).
+ */
 export interface TokenValid extends TokenVerificationFields {
   valid: true
   error: undefined
   errorCode: undefined
-  errorStatus: 200
+  errorStatus: undefined
 }
 
 /** A refused token (never thrown): `errorCode` says why. */
@@ -162,7 +171,7 @@ export interface TokenInvalid extends TokenVerificationFields {
   role: undefined
   tenantId: undefined
   jti: undefined
-  expiresAt: undefined
+  expiresAtSec: undefined
   error: string
   errorCode: ErrorCode
   errorStatus: 400 | 401 | 403 | 429

@@ -25,8 +25,8 @@ async function main() {
   const codes = require('auth-shield/error-codes.json')
   assert.equal(codes.malformed_token.status, 401)
   assert.deepEqual(require('auth-shield/js/error-codes.json'), codes)
-  assert.equal(require('auth-shield').resolveTenant('acme.example.com', null).tenantId, 'acme')
-  assert.equal(require('auth-shield/js').resolveTenant(null, 'bad:id').errorCode, 'invalid_tenant')
+  assert.equal(require('auth-shield').resolveTenant(null, 'acme.example.com').tenantId, 'acme')
+  assert.equal(require('auth-shield/js').resolveTenant('bad:id', null).errorCode, 'invalid_tenant')
 
   const binaries = Object.keys(require.cache).filter((file) => file.endsWith('.node'))
   assert.equal(binaries.length, 1, binaries.join(', '))

@@ -120,7 +120,7 @@ const apiKey = native.generateApiKey({ prefix: 'sk', secret: 'api-key-secret-012
 
 // Functions: hostile values in each position, the others plausible so deeper code runs.
 const FUNCTIONS = {
-  resolveTenant: [3, ['acme.example.com', 'acme', { baseDomain: 'example.com' }]],
+  resolveTenant: [3, ['acme', 'acme.example.com', { baseDomain: 'example.com' }]],
   authenticateRequest: [4, [`Bearer ${validToken}`, 'acme', 'acme.example.com', { accessSecret: SECRET }]],
   timingSafeEqual: [2, ['a', 'a']],
   buildProfile: [1, [undefined]],
@@ -137,8 +137,8 @@ const FUNCTIONS = {
   generateTotpSecret: [1, [20]],
   sanitizeFilename: [2, ['name.txt', {}]],
   parseApiKey: [1, [apiKey.key]],
-  verifyApiKey: [3, [apiKey.key, apiKey.hash, 'api-key-secret-0123456789']],
-  hashApiKey: [2, [apiKey.key, 'api-key-secret-0123456789']],
+  verifyApiKey: [3, [apiKey.hash, apiKey.key, { secret: 'api-key-secret-0123456789' }]],
+  hashApiKey: [2, [apiKey.key, { secret: 'api-key-secret-0123456789' }]],
   generateApiKey: [1, [{ prefix: 'sk', secret: 'api-key-secret-0123456789' }]],
   validateSqlInterval: [1, ['7 days']],
   sanitizeHtml: [2, ['<b>x</b>', {}]],

@@ -65,7 +65,7 @@ app.post('/refresh', (req, res) => {
 // Everything under /api needs a valid access token: 401/403/429 otherwise.
 app.use('/api', authShield(auth))
 app.get('/api/me', (req, res) => {
-  res.json({ userId: req.user?.userId, tenantId: req.tenantId, requestId: req.id })
+  res.json({ userId: req.user?.userId, tenantId: req.tenantId, requestId: req.requestId })
 })
 
 app.listen(3000)

@@ -72,7 +72,7 @@ const refresh: string = auth.signRefreshToken({ sub: 'user-1' })
 
 const result: AuthResult = auth.authenticate(`Bearer ${access}`, null, 'acme.example.com')
 const authenticated: boolean = result.authenticated
-const status: number = result.errorStatus
+const status: number | undefined = result.errorStatus
 const retry: number = result.retryAfterMs
 const requestId: string = result.requestId
 const userId: string | undefined = result.userId
@@ -109,13 +109,13 @@ const fromEnv: AuthConfig = {
 // @ts-expect-error accessSecret stays required: check process.env at startup instead
 const unchecked: AuthConfig = { accessSecret: process.env.JWT_SECRET }
 // The tenant of a request without a token (login, register), with the fused call's rules.
-const requested: ResolvedTenant = resolveTenant('acme.example.com', null, { baseDomain: process.env.BASE_DOMAIN })
+const requested: ResolvedTenant = resolveTenant(null, 'acme.example.com', { baseDomain: process.env.BASE_DOMAIN })
 if (requested.tenantId !== undefined) {
   const requestedSource: 'header' | 'host' = requested.tenantSource
 } else if (requested.errorCode !== undefined) {
   const invalid: 'invalid_tenant' = requested.errorCode
 }
-const jsRequested: ResolvedTenant = jsEngine.resolveTenant(undefined, 'acme')
+const jsRequested: ResolvedTenant = jsEngine.resolveTenant('acme', undefined)
 
 const verification: TokenVerification = auth.verifyRefreshToken(refresh)
 if (!verification.valid) {
@@ -124,7 +124,7 @@ if (!verification.valid) {
   const misspeltVerification: boolean = verification.errorCode === 'wrong_type'
 }
 const valid: boolean = verification.valid && auth.verifyAccessToken(access).valid
-const expiresAt: number | undefined = verification.expiresAt
+const expiresAtSec: number | undefined = verification.expiresAtSec
 const limits: number[] = [auth.rateLimitMax, auth.rateLimitRefill, auth.accessTtlSec, auth.refreshTtlSec, auth.rateLimitBuckets]
 
 // Security helpers.
@@ -133,7 +133,7 @@ const store = new OtpStore({ digits: 6, ttlSec: 300 })
 const otp: string = store.issue('user-1')
 const otpValid: boolean = store.verify('user-1', otp).valid
 const apiKey = generateApiKey({ secret })
-const parsed: boolean = parseApiKey(apiKey.key).valid && verifyApiKey(apiKey.key, apiKey.hash, secret)
+const parsed: boolean = parseApiKey(apiKey.key).valid && verifyApiKey(apiKey.hash, apiKey.key, { secret })
 const totpSecret: string = generateTotpSecret()
 const codes: string[] = [hotp(totpSecret, 0), totp(totpSecret, { digits: 6 }), totpUri({ secret: totpSecret, account: 'a@example.com' })]
 const otpMatches: boolean = verifyHotp(totpSecret, codes[0], 0).valid && verifyTotp(totpSecret, codes[1]).delta !== null
@@ -151,13 +151,13 @@ new RateLimiter({ refillPerSec: 1 })
 // Helper results are typed as precisely as the runtime: literal unions, required options,
 // user-supplied codes and keys of any shape give a result.
 const storeCheck = store.verify('user-1', 123456)
-const storeReason: 'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts' = storeCheck.reason
-// @ts-expect-error a misspelt reason is a compile error, not a silent false
-const misspeltReason: boolean = storeCheck.reason === 'not_fuond'
+const storeCode: 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts' | undefined = storeCheck.errorCode
+// @ts-expect-error a misspelt code is a compile error, not a silent false
+const misspeltStoreCode: boolean = storeCheck.errorCode === 'not_fuond'
 const keyCheck = parseApiKey(apiKey.key)
-const keyError: 'malformed' | 'bad_checksum' | undefined = keyCheck.error
+const keyError: 'malformed' | 'bad_checksum' | undefined = keyCheck.errorCode
 // @ts-expect-error the API-key error codes use underscores
-const misspeltKeyError: boolean = keyCheck.error === 'bad-checksum'
+const misspeltKeyError: boolean = keyCheck.errorCode === 'bad-checksum'
 // @ts-expect-error the secret is required
 generateApiKey({ prefix: 'acme_live' })
 // @ts-expect-error algorithm is 'SHA1' | 'SHA256' | 'SHA512'
@@ -166,10 +166,10 @@ totp(totpSecret, { algorithm: 'SHA3' })
 totpUri({ secret: totpSecret, account: 'a@example.com', algorithm: 'md5' })
 const fromJsonBody: boolean = verifyTotp(totpSecret, 123456).valid && verifyHotp(totpSecret, 12345, 0).valid
 const presented: string | undefined = undefined
-const lookupHash: string | null = helpers.hashApiKey(presented, secret)
-const absentKey: boolean = verifyApiKey(presented, apiKey.hash, secret) || parseApiKey(presented).valid
+const lookupHash: string | null = helpers.hashApiKey(presented, { secret })
+const absentKey: boolean = verifyApiKey(apiKey.hash, presented, { secret }) || parseApiKey(presented).valid
 // @ts-expect-error hashApiKey may give null (a malformed key has no row)
-const lookupNotNull: string = helpers.hashApiKey(apiKey.key, secret)
+const lookupNotNull: string = helpers.hashApiKey(apiKey.key, { secret })
 const rejected: Promise<string> = hashPassword('p'.repeat(5000)).catch((e: { code: string }) => e.code)
 // The results narrow on `valid`.
 const totpCheck = verifyTotp(totpSecret, '123456')
@@ -177,9 +177,11 @@ const matchedStep: number | undefined = totpCheck.valid ? totpCheck.delta : unde
 // @ts-expect-error delta is null when not valid
 const noStep: number = totpCheck.valid ? 0 : totpCheck.delta
 const knownPrefix: string | undefined = keyCheck.valid ? keyCheck.prefix : undefined
-const whyNot: 'malformed' | 'bad_checksum' | undefined = keyCheck.valid ? undefined : keyCheck.error
-// @ts-expect-error a failed check never has reason 'ok'
-const failedOk: boolean = !storeCheck.valid && storeCheck.reason === 'ok'
+const whyNot: 'malformed' | 'bad_checksum' | undefined = keyCheck.valid ? undefined : keyCheck.errorCode
+const whyNotText: string | undefined = keyCheck.valid ? undefined : keyCheck.error
+const storeFailure: string | undefined = storeCheck.valid ? undefined : storeCheck.error
+// @ts-expect-error a passed check has no errorCode
+const passedCode: 'mismatch' = storeCheck.valid ? storeCheck.errorCode : 'mismatch'
 const keepsInterface: OtpVerifyResult = storeCheck
 const keepsParsed: ParsedApiKey = keyCheck
 
@@ -211,7 +213,7 @@ app.get('/api/me', (req, res) => {
   const who: string | undefined = req.user?.userId
   const tenant: string | undefined = req.tenantId
   const source: 'token' | 'header' | 'host' | undefined = req.tenantSource
-  res.json({ who, tenant, source, id: req.id })
+  res.json({ who, tenant, source, requestId: req.requestId, id: req.id })
 })
 const engineName: 'native' | 'js' = middleware.engine
 const mismatches: number = middleware.stats().mismatches
@@ -237,5 +239,5 @@ fastify.register(authShieldPlugin, { config, hook: 'onSend' })
 export {
   jsResult, jsOneShot, engineName, mismatches, expressError,
   misspelt, missing, withIat, tenantSource, wrongSource, authenticated, status, retry, requestId, userId, code, mustBeString, oneShot,
-  valid, expiresAt, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same, throttled,
+  valid, expiresAtSec, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same, throttled,
 }

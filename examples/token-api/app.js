@@ -24,7 +24,7 @@ function me(req, res) {
     userName: user.userName,
     role: user.role,
     tenantId: req.tenantId ?? null,
-    requestId: req.id,
+    requestId: req.requestId,
     stepUpAt: user.stepUpAt,
   })
 }

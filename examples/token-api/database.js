@@ -162,7 +162,7 @@ function openDatabase(dataDir) {
    * yet is the first of its family: the one issued at login (nothing is written at login).
    * IMMEDIATE takes the write lock first, so workers sharing the file exchange one at a time.
    */
-  const exchangeRefreshToken = db.transaction((jti, expiresAt, next) => {
+  const exchangeRefreshToken = db.transaction((jti, expiresAtSec, next) => {
     const row = s.refreshToken.get(jti)
     if (row && row.revoked) return 'revoked'
     const family = row ? row.family : jti
@@ -170,18 +170,18 @@ function openDatabase(dataDir) {
       s.revokeRefreshFamily.run(family)
       return 'reused'
     }
-    if (!row) s.insertRefreshToken.run(jti, family, expiresAt, 1)
-    s.insertRefreshToken.run(next.jti, family, next.expiresAt, 0)
+    if (!row) s.insertRefreshToken.run(jti, family, expiresAtSec, 1)
+    s.insertRefreshToken.run(next.jti, family, next.expiresAtSec, 0)
     return 'exchanged'
   }).immediate
 
   const refreshTokens = {
     /**
-     * Spends the refresh token `jti` (expiring at `expiresAt`) in exchange for `next`
-     * (`{ jti, expiresAt }` of the token about to be handed out). Returns 'exchanged', 'reused'
+     * Spends the refresh token `jti` (expiring at `expiresAtSec`) in exchange for `next`
+     * (`{ jti, expiresAtSec }` of the token about to be handed out). Returns 'exchanged', 'reused'
      * (it had been spent: its family is now revoked) or 'revoked' (its family was).
      */
-    exchange: (jti, expiresAt, next) => exchangeRefreshToken(jti, expiresAt, next),
+    exchange: (jti, expiresAtSec, next) => exchangeRefreshToken(jti, expiresAtSec, next),
     /** Forgets tokens that have expired anyway (their signature check refuses them). */
     pruneExpired: () => s.pruneRefreshTokens.run(nowSec()).changes,
   }

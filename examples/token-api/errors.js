@@ -37,7 +37,7 @@ function errorHandler(log) {
     if (err instanceof ApiError) return sendError(res, err.status, err.code, err.message)
     const body = BODY_ERRORS[err && err.type]
     if (body) return sendError(res, ...body)
-    log.error(`[${req.id || '-'}] ${req.method} ${req.originalUrl}: ${(err && err.stack) || err}`)
+    log.error(`[${req.requestId || '-'}] ${req.method} ${req.originalUrl}: ${(err && err.stack) || err}`)
     sendError(res, 500, 'internal_error', 'Internal server error')
   }
 }

@@ -2,10 +2,13 @@
 
 const crypto = require('node:crypto')
 
-/** Gives routes outside the auth middleware the `req.id` and `X-Request-Id` it would have set. */
+/**
+ * Gives routes outside the auth middleware the `req.requestId` (and its Express alias `req.id`)
+ * and `X-Request-Id` it would have set.
+ */
 function requestId(req, res, next) {
-  req.id = crypto.randomUUID()
-  res.setHeader('X-Request-Id', req.id)
+  req.requestId = req.id = crypto.randomUUID()
+  res.setHeader('X-Request-Id', req.requestId)
   next()
 }
 

@@ -139,7 +139,7 @@ impl EnvCache {
         unsafe { self.factory(env, FAILURE) }
     }
 
-    /// `tokenVerified(userId, email, role, tenantId, jti, expiresAt)`
+    /// `tokenVerified(userId, email, role, tenantId, jti, expiresAtSec)`
     ///
     /// # Safety
     /// As for [`EnvCache::success`].

@@ -20,7 +20,7 @@ pub const VERIFICATION_FIELDS: [&str; 10] = [
     "role",
     "tenantId",
     "jti",
-    "expiresAt",
+    "expiresAtSec",
     "error",
     "errorCode",
     "errorStatus",
@@ -38,7 +38,7 @@ fn field(name: &str) -> Option<(&'static str, &'static str)> {
         "tenantId" => ("tenantId", "undefined"),
         "tenantSource" => ("SOURCES[tenantSource]", "undefined"),
         "jti" => ("jti", "undefined"),
-        "expiresAt" => ("expiresAt", "undefined"),
+        "expiresAtSec" => ("expiresAtSec", "undefined"),
         "requestId" => ("requestId", "requestId"),
         "rateLimitRemaining" => (
             "rateLimitRemaining",
@@ -48,7 +48,7 @@ fn field(name: &str) -> Option<(&'static str, &'static str)> {
         "retryAfterMs" => ("0", "retryAfterMs"),
         "error" => ("undefined", "MESSAGES[index]"),
         "errorCode" => ("undefined", "CODES[index]"),
-        "errorStatus" => ("200", "STATUSES[index]"),
+        "errorStatus" => ("undefined", "STATUSES[index]"),
         _ => return None,
     })
 }
@@ -101,7 +101,7 @@ pub fn factory_source() -> Result<String, String> {
          function authFailure(index, requestId, rateLimitLimit, retryAfterMs) {{\n\
            return {failure};\n\
          }},\n\
-         function tokenVerified(userId, email, role, tenantId, jti, expiresAt) {{\n\
+         function tokenVerified(userId, email, role, tenantId, jti, expiresAtSec) {{\n\
            return {verified};\n\
          }},\n\
          function tokenRefused(index) {{\n\

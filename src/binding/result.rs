@@ -54,8 +54,9 @@ pub struct AuthResult {
     /// Stable machine code, see the README's table (failure only).
     #[napi(ts_type = "ErrorCode | undefined")]
     pub error_code: Option<String>,
-    /// HTTP status to answer with: 200 on success, else 400, 401, 403 or 429.
-    pub error_status: u32,
+    /// HTTP status to answer with: 400, 401, 403 or 429 (failure only).
+    #[napi(ts_type = "number | undefined")]
+    pub error_status: Option<u32>,
 }
 
 /// The fields of `verifyAccessToken` / `verifyRefreshToken`'s result. Every key is always
@@ -82,17 +83,18 @@ pub struct TokenVerification {
     /// The token id (`jti`), the key for revocation lists.
     #[napi(ts_type = "string | undefined")]
     pub jti: Option<String>,
-    /// `exp` in seconds since the epoch.
+    /// The `exp` claim: a JWT NumericDate, seconds since the epoch (not milliseconds).
     #[napi(ts_type = "number | undefined")]
-    pub expires_at: Option<f64>,
+    pub expires_at_sec: Option<f64>,
     /// Human-readable reason (invalid tokens only).
     #[napi(ts_type = "string | undefined")]
     pub error: Option<String>,
     /// Stable machine code, as in `AuthResult.errorCode` (invalid tokens only).
     #[napi(ts_type = "ErrorCode | undefined")]
     pub error_code: Option<String>,
-    /// 200 when valid, else the HTTP status of the error.
-    pub error_status: u32,
+    /// The HTTP status of the error (invalid tokens only).
+    #[napi(ts_type = "number | undefined")]
+    pub error_status: Option<u32>,
 }
 
 /// One factory call with the varying fields only.

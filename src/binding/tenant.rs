@@ -1,6 +1,6 @@
-//! `resolveTenant(host, tenantHeader, options)`: the tenant of a request without a token (login,
-//! register), by the same rules as the fused call (`crate::tenant`). Reads the arguments and
-//! builds the result; the rules live in the core.
+//! `resolveTenant(tenantHeader, host, options)`: the tenant of a request without a token (login,
+//! register), by the same rules as the fused call (`crate::tenant`), its header arguments in
+//! `authenticate`'s order. Reads the arguments and builds the result; the rules live in the core.
 
 use napi::bindgen_prelude::*;
 use napi::{JsValue, ValueType};
@@ -20,13 +20,13 @@ const HEADER_CAP: usize = 1024;
 /// never a throw; only arguments of the wrong type throw (`ERR_INVALID_ARG_TYPE`).
 #[napi(
     catch_unwind,
-    ts_args_type = "host: string | null | undefined, tenantHeader: string | null | undefined, options?: ResolveTenantOptions | null | undefined",
+    ts_args_type = "tenantHeader: string | null | undefined, host: string | null | undefined, options?: ResolveTenantOptions | null | undefined",
     ts_return_type = "ResolvedTenant"
 )]
 pub fn resolve_tenant(
     env: Env,
-    host: Unknown,
     tenant_header: Unknown,
+    host: Unknown,
     options: Option<Unknown>,
 ) -> Result<Object<'static>> {
     let base_domain = to_js(&env, base_domain(&options))?;
@@ -49,8 +49,8 @@ pub fn resolve_tenant(
             ),
         )
     };
-    let host = host.map_err(|e| e.throw(&env))?;
     let header = header.map_err(|e| e.throw(&env))?;
+    let host = host.map_err(|e| e.throw(&env))?;
     let mut out = Object::new(&env)?;
     let (id, source, error): (Option<Vec<u8>>, Option<&str>, Option<AuthError>) =
         match rules.requested_tenant(header, host) {

@@ -106,10 +106,19 @@ pub enum KeyProblem {
 }
 
 impl KeyProblem {
+    /// Stable code (`ParsedApiKey.errorCode`).
     pub fn code(self) -> &'static str {
         match self {
             Self::Malformed => "malformed",
             Self::BadChecksum => "bad_checksum",
+        }
+    }
+
+    /// Human-readable message (`ParsedApiKey.error`).
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::Malformed => "Malformed API key",
+            Self::BadChecksum => "API key checksum mismatch",
         }
     }
 }

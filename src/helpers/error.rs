@@ -75,7 +75,7 @@ impl HelperError {
     pub fn random_failed() -> Self {
         Self::new(
             ErrorClass::Plain,
-            "ERR_RANDOM",
+            "ERR_AUTH_SHIELD_RANDOM",
             "the OS random source failed",
         )
     }

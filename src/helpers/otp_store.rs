@@ -35,7 +35,7 @@ struct Entry {
     seq: u64,
 }
 
-/// Outcome of a verification, with a stable `reason`.
+/// Outcome of a verification, with a stable code for every failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Ok,
@@ -46,13 +46,25 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn reason(self) -> &'static str {
+    /// Stable code of a failure (`OtpVerifyResult.errorCode`); `None` for `Ok`.
+    pub fn code(self) -> Option<&'static str> {
         match self {
-            Self::Ok => "ok",
-            Self::NotFound => "not_found",
-            Self::Expired => "expired",
-            Self::Mismatch => "mismatch",
-            Self::TooManyAttempts => "too_many_attempts",
+            Self::Ok => None,
+            Self::NotFound => Some("not_found"),
+            Self::Expired => Some("expired"),
+            Self::Mismatch => Some("mismatch"),
+            Self::TooManyAttempts => Some("too_many_attempts"),
+        }
+    }
+
+    /// Human-readable message of a failure (`OtpVerifyResult.error`); `None` for `Ok`.
+    pub fn message(self) -> Option<&'static str> {
+        match self {
+            Self::Ok => None,
+            Self::NotFound => Some("No code was issued for this key, or it was already used"),
+            Self::Expired => Some("The code has expired"),
+            Self::Mismatch => Some("Wrong code"),
+            Self::TooManyAttempts => Some("Too many wrong codes: request a new one"),
         }
     }
 }

@@ -117,7 +117,7 @@ fn too_costly(what: &str) -> HelperError {
 fn argon2_failure(e: argon2_rust::Error) -> HelperError {
     HelperError::new(
         ErrorClass::Plain,
-        "ERR_ARGON2",
+        "ERR_AUTH_SHIELD_ARGON2",
         format!("argon2 failed: {e}"),
     )
 }

@@ -52,7 +52,7 @@ function authRoutes({ db, authenticator, passwords, jsonBody, throttles }) {
     const next = authenticator.verifyRefreshToken(pair.refreshToken)
     // Rotation: each refresh token works once, and a second use revokes its whole family (see
     // database.js). The state lives in the shared database, so any worker catches a replay.
-    const outcome = db.refreshTokens.exchange(verified.jti, verified.expiresAt, next)
+    const outcome = db.refreshTokens.exchange(verified.jti, verified.expiresAtSec, next)
     if (outcome === 'reused') {
       throw new ApiError(401, 'refresh_token_reused', 'Refresh token has already been used; its later tokens are revoked')
     }

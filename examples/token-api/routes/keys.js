@@ -64,7 +64,7 @@ function keyRoutes({ db, secret, signedIn, jsonBody }) {
     const parsed = parseApiKey(key)
     if (!parsed.valid || parsed.prefix !== KEY_PREFIX) throw invalid
     const row = db.apiKeys.findByLookup(lookupIdOf(key))
-    if (!row || !verifyApiKey(key, row.hash, secret)) throw invalid
+    if (!row || !verifyApiKey(row.hash, key, { secret })) throw invalid
     db.apiKeys.touch(row.id)
     req.apiKey = row
     next()

@@ -30,7 +30,7 @@ function otpRoutes({ db, otpStore, ttlSec, signedIn, jsonBody, log, throttles })
     throttleStepUp(throttles, res, req.account.id)
     const result = otpStore.verify(String(req.account.id), code)
     if (!result.valid) {
-      const [status, errorCode, message] = FAILURES[result.reason] || FAILURES.mismatch
+      const [status, errorCode, message] = FAILURES[result.errorCode] || FAILURES.mismatch
       throw new ApiError(status, errorCode, message)
     }
     const stepUpAt = db.users.recordStepUp(req.account.id)

@@ -1,8 +1,10 @@
 //! JS wrappers of API keys (rules in `helpers::api_key`).
 //!
 //! The presented key is user input (a header): a missing, non-string or oversized key is a
-//! result (`false`, `null`, `{ valid: false, error: 'malformed' }`), never a throw. The secret,
-//! the stored hash and the options come from the application: mistakes there throw.
+//! result (`false`, `null`, `{ valid: false, errorCode: 'malformed' }`), never a throw. The
+//! secret, the stored hash and the options come from the application: mistakes there throw.
+//! Argument order (docs/vocabulary.md): the stored value first, then the presented one; the
+//! server secret is always the option `secret`.
 
 use napi::bindgen_prelude::{Buffer, Either, FromNapiValue, JsObjectValue, Object, Unknown};
 use napi::{Env, JsValue, ValueType};
@@ -36,16 +38,27 @@ pub struct GeneratedApiKey {
     pub last_four: String,
 }
 
-/// Result of `parseApiKey`.
+/// Result of `parseApiKey`: `prefix` when valid, `error` and `errorCode` when not.
 #[napi(object)]
 pub struct ParsedApiKey {
     /// True when the format and checksum are right (says nothing about whether the key exists).
     pub valid: bool,
     /// The prefix when valid.
     pub prefix: Option<String>,
-    /// 'malformed' | 'bad_checksum' when not valid.
-    #[napi(ts_type = "'malformed' | 'bad_checksum'")]
+    /// Human-readable reason when not valid (one of two fixed messages, so that a comparison
+    /// with a code, the meaning `error` had in 0.1, does not compile).
+    #[napi(ts_type = "'Malformed API key' | 'API key checksum mismatch'")]
     pub error: Option<String>,
+    /// Stable code when not valid: 'malformed' | 'bad_checksum'.
+    #[napi(ts_type = "ApiKeyErrorCode")]
+    pub error_code: Option<String>,
+}
+
+/// Options of `verifyApiKey` and `hashApiKey`.
+#[napi(object, object_to_js = false)]
+pub struct ApiKeySecretOptions {
+    /// Server secret of the stored HMAC-SHA256 (as given to `generateApiKey`), at least 16 bytes. Required.
+    pub secret: Either<String, Buffer>,
 }
 
 /// The server secret (a string or bytes), at least 16 bytes.
@@ -54,6 +67,41 @@ fn read_secret(v: &Unknown, name: &str) -> HelperResult<Vec<u8>> {
     api_key::check_secret(&secret)
         .map_err(|_| HelperError::out_of_range(name, "must be at least 16 bytes"))?;
     Ok(secret)
+}
+
+/// The options object of an API-key function; anything else is a `TypeError` saying `wanted`.
+fn options_object<'a>(options: &Option<Unknown<'a>>, wanted: &str) -> HelperResult<Object<'a>> {
+    let wrong = || HelperError::arg_type("options", wanted);
+    // A Buffer is an object too, but in this place it is a secret, not options.
+    let o = options
+        .as_ref()
+        .filter(|o| args::kind(o) == ValueType::Object && !o.is_typedarray().unwrap_or(false))
+        .ok_or_else(wrong)?;
+    // SAFETY: `o` is a live handle of the current call and an object.
+    unsafe { Object::from_napi_value(o.value().env, o.raw()) }.map_err(|_| wrong())
+}
+
+/// The required `options.secret`.
+fn secret_option(o: &Object) -> HelperResult<Vec<u8>> {
+    let secret: Unknown = o
+        .get_named_property("secret")
+        .map_err(|_| HelperError::arg_type("options.secret", "a string or Buffer"))?;
+    if matches!(args::kind(&secret), ValueType::Undefined | ValueType::Null) {
+        return Err(HelperError::arg_type(
+            "options.secret",
+            "a string or Buffer of at least 16 bytes (it is required)",
+        ));
+    }
+    read_secret(&secret, "options.secret")
+}
+
+/// `options.secret` of `verifyApiKey` / `hashApiKey`. A string or Buffer in place of the
+/// options is the positional secret of 0.1 (`verifyApiKey(key, storedHash, secret)`): refused
+/// with a message naming the new form, so an old call fails loudly instead of checking the
+/// wrong thing.
+fn read_secret_option(options: &Option<Unknown>, call: &str) -> HelperResult<Vec<u8>> {
+    let wanted = format!("an object with a secret: {call} (the secret is an option since 0.2)");
+    secret_option(&options_object(options, &wanted)?)
 }
 
 /// The presented key as text, or `None` when it cannot be a key (not a string, or longer than
@@ -73,24 +121,8 @@ pub fn generate_api_key(env: Env, options: Option<Unknown<'_>>) -> napi::Result<
     to_js(
         &env,
         (|| {
-            let not_object = || HelperError::arg_type("options", "an object with a secret");
-            let o = options
-                .as_ref()
-                .filter(|o| args::kind(o) == ValueType::Object)
-                .ok_or_else(not_object)?;
-            // SAFETY: `o` is a live handle of the current call and an object.
-            let o = unsafe { Object::from_napi_value(o.value().env, o.raw()) }
-                .map_err(|_| not_object())?;
-            let secret: Unknown = o
-                .get_named_property("secret")
-                .map_err(|_| HelperError::arg_type("options.secret", "a string or Buffer"))?;
-            if matches!(args::kind(&secret), ValueType::Undefined | ValueType::Null) {
-                return Err(HelperError::arg_type(
-                    "options.secret",
-                    "a string or Buffer of at least 16 bytes (it is required)",
-                ));
-            }
-            let secret = read_secret(&secret, "options.secret")?;
+            let o = options_object(&options, "an object with a secret")?;
+            let secret = secret_option(&o)?;
             let prefix: Option<Unknown> = o
                 .get_named_property("prefix")
                 .map_err(|_| HelperError::arg_type("options.prefix", "a string"))?;
@@ -115,25 +147,25 @@ pub fn generate_api_key(env: Env, options: Option<Unknown<'_>>) -> napi::Result<
     )
 }
 
-/// Checks `key` against the stored hash in constant time. The key is user input: a missing,
-/// non-string, malformed key or a wrong checksum is `false`. A malformed `storedHash` or a short
-/// `secret` throws.
+/// Checks the presented `key` against the stored hash in constant time. The key is user input:
+/// a missing, non-string, malformed key or a wrong checksum is `false`. A malformed
+/// `storedHash`, a missing or short `options.secret` throws.
 #[napi(
     catch_unwind,
-    ts_args_type = "key: string | null | undefined, storedHash: string, secret: string | Buffer"
+    ts_args_type = "storedHash: string, key: string | null | undefined, options: ApiKeySecretOptions"
 )]
 pub fn verify_api_key(
     env: Env,
-    key: Option<Unknown<'_>>,
     stored_hash: Unknown<'_>,
-    secret: Unknown<'_>,
+    key: Option<Unknown<'_>>,
+    options: Option<Unknown<'_>>,
 ) -> napi::Result<bool> {
     to_js(
         &env,
         (|| {
             let stored =
                 api_key::decode_stored_hash(&args::string(&stored_hash, "storedHash", 1024)?)?;
-            let secret = read_secret(&secret, "secret")?;
+            let secret = read_secret_option(&options, "verifyApiKey(storedHash, key, { secret })")?;
             match read_presented_key(&key) {
                 Some(key) => api_key::verify(&key, &stored, &secret),
                 None => Ok(false),
@@ -145,21 +177,22 @@ pub fn verify_api_key(
 /// The value to find a presented key's row by: the same hex HMAC-SHA256 that `generateApiKey`
 /// returned as `hash` (deterministic), or `null` when the key is malformed or fails its
 /// checksum (no row can match; skip the query). Store `hash` in a unique column and look keys up
-/// with `WHERE key_hash = hashApiKey(key, secret)`. Throws only for a short `secret`.
+/// with `WHERE key_hash = hashApiKey(key, { secret })`. Throws only for a missing or short
+/// `options.secret`.
 #[napi(
     catch_unwind,
-    ts_args_type = "key: string | null | undefined, secret: string | Buffer",
+    ts_args_type = "key: string | null | undefined, options: ApiKeySecretOptions",
     ts_return_type = "string | null"
 )]
 pub fn hash_api_key(
     env: Env,
     key: Option<Unknown<'_>>,
-    secret: Unknown<'_>,
+    options: Option<Unknown<'_>>,
 ) -> napi::Result<Option<String>> {
     to_js(
         &env,
         (|| {
-            let secret = read_secret(&secret, "secret")?;
+            let secret = read_secret_option(&options, "hashApiKey(key, { secret })")?;
             match read_presented_key(&key) {
                 Some(key) => api_key::lookup_hash(&key, &secret),
                 None => Ok(None),
@@ -170,11 +203,11 @@ pub fn hash_api_key(
 
 /// Checks a key's format and checksum without any lookup (e.g. before hitting the database).
 /// The key is user input: anything that is not a well-formed key string, including a missing
-/// value or a non-string, is `{ valid: false, error: 'malformed' }`.
+/// value or a non-string, is `{ valid: false, error: 'Malformed API key', errorCode: 'malformed' }`.
 #[napi(
     catch_unwind,
     ts_args_type = "key: string | null | undefined",
-    ts_return_type = "ParsedApiKey & ({ valid: true; prefix: string; error?: undefined } | { valid: false; prefix?: undefined; error: 'malformed' | 'bad_checksum' })"
+    ts_return_type = "ParsedApiKey & ({ valid: true; prefix: string; error?: undefined; errorCode?: undefined } | { valid: false; prefix?: undefined; error: NonNullable<ParsedApiKey['error']>; errorCode: ApiKeyErrorCode })"
 )]
 pub fn parse_api_key(key: Option<Unknown<'_>>) -> ParsedApiKey {
     let parsed = read_presented_key(&key)
@@ -185,11 +218,13 @@ pub fn parse_api_key(key: Option<Unknown<'_>>) -> ParsedApiKey {
             valid: true,
             prefix: Some(prefix),
             error: None,
+            error_code: None,
         },
         Err(p) => ParsedApiKey {
             valid: false,
             prefix: None,
-            error: Some(p.code().to_string()),
+            error: Some(p.message().to_string()),
+            error_code: Some(p.code().to_string()),
         },
     }
 }

@@ -29,16 +29,18 @@ pub struct OtpStoreOptions {
     pub max_entries: Option<f64>,
 }
 
-/// Result of `OtpStore.verify`.
+/// Result of `OtpStore.verify`: `error` and `errorCode` are absent when `valid`.
 #[napi(object)]
 pub struct OtpVerifyResult {
     /// True only for the right, unexpired, not yet used code.
     pub valid: bool,
-    /// 'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'.
-    #[napi(ts_type = "'ok' | 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'")]
-    pub reason: String,
     /// Wrong guesses still allowed for this code (0 once used, expired, burned or unknown).
     pub attempts_remaining: u32,
+    /// Human-readable reason of a failure.
+    pub error: Option<String>,
+    /// Stable code of a failure: 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'.
+    #[napi(ts_type = "OtpErrorCode")]
+    pub error_code: Option<String>,
 }
 
 /// In-memory one-time codes keyed by e.g. user id or email. Per process: use a shared store
@@ -94,7 +96,7 @@ impl OtpStore {
     #[napi(
         catch_unwind,
         ts_args_type = "key: string, code: string | number",
-        ts_return_type = "OtpVerifyResult & ({ valid: true; reason: 'ok' } | { valid: false; reason: Exclude<OtpVerifyResult['reason'], 'ok'> })"
+        ts_return_type = "OtpVerifyResult & ({ valid: true; error?: undefined; errorCode?: undefined } | { valid: false; error: string; errorCode: OtpErrorCode })"
     )]
     pub fn verify(
         &mut self,
@@ -108,8 +110,9 @@ impl OtpStore {
         let (outcome, left) = self.codes.verify(&key, &code, now);
         Ok(OtpVerifyResult {
             valid: outcome == Outcome::Ok,
-            reason: outcome.reason().to_owned(),
             attempts_remaining: left,
+            error: outcome.message().map(str::to_owned),
+            error_code: outcome.code().map(str::to_owned),
         })
     }
 

@@ -187,7 +187,7 @@ impl<W: PasswordWork> Task for PasswordTask<W> {
                 .unwrap_or_else(|_| {
                     Err(HelperError::new(
                         ErrorClass::Plain,
-                        "ERR_INTERNAL",
+                        "ERR_AUTH_SHIELD_INTERNAL",
                         "password hashing panicked",
                     ))
                 }),
@@ -205,7 +205,11 @@ impl<W: PasswordWork> Task for PasswordTask<W> {
 
     fn reject(&mut self, env: Env, err: napi::Error) -> napi::Result<W::Output> {
         let failure = self.failure.take().unwrap_or_else(|| {
-            HelperError::new(ErrorClass::Plain, "ERR_INTERNAL", err.reason.clone())
+            HelperError::new(
+                ErrorClass::Plain,
+                "ERR_AUTH_SHIELD_INTERNAL",
+                err.reason.clone(),
+            )
         });
         Err(rejection(&env, failure))
     }
