@@ -12,8 +12,9 @@ const { ClaimRules, signedWith } = require('./jwt')
 const { Hs256Key } = require('./hs256')
 const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
-const { RateLimiter } = require('./rate-limit')
-const { TABLE, Failure, fail, typeError, noRefreshSecret } = require('./errors')
+const { RateLimiter, monotonicNanos } = require('./rate-limit')
+const { LeaseTable, MAX_LEASE } = require('./lease-table')
+const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, rustNumber } = require('./errors')
 const { resultTemplates } = require('./schema')
 
 // Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
@@ -36,6 +37,8 @@ class Core {
         ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefill, settings.rateLimitMaxKeys)
         : null
     this.authorizationCap = settings.maxTokenBytes + AUTHORIZATION_SLACK
+    // Leases of a shared limit once a store is attached (js/lease-table.js); null until then.
+    this.leases = null
   }
 
   /** Seconds since the epoch, whole, or the fixed test clock. */
@@ -79,7 +82,9 @@ class Core {
       // tenant_id claim, ':', sub. A header or Host tenant must not buy a fresh bucket; a valid
       // tenant id has no ':', so no two (claim, sub) pairs share a key.
       const claimTenant = typeof claims.tenant_id === 'string' ? claims.tenant_id : ''
-      const decision = this.limiter.take(`${claimTenant}:${userId}`)
+      const key = `${claimTenant}:${userId}`
+      const decision = this.leases === null ? this.limiter.take(key) : this.leases.take(key, monotonicNanos())
+      if (decision === null) return fail('rate_limit_pending')
       if (!decision.allowed) return new Failure('rate_limited', decision.retryAfterMs)
       remaining = decision.remaining
     }
@@ -234,6 +239,41 @@ class Authenticator {
 
   get rateLimitBuckets() {
     return this.#core.limiter === null ? 0 : this.#core.limiter.size
+  }
+
+  // --- Shared limit: the store-facing side (src/binding/authenticator.rs, docs/scale-out.md).
+
+  /** Switches the rate limit to leases of a shared bucket; once per authenticator. */
+  enableSharedLimit(lease, strict, maxKeys) {
+    const core = this.#core
+    if (typeof lease !== 'number' || typeof maxKeys !== 'number' || typeof strict !== 'boolean') {
+      throw typeError('enableSharedLimit(lease: number, strict: boolean, maxKeys: number)')
+    }
+    for (const [name, v, max] of [['lease', lease, MAX_LEASE], ['maxKeys', maxKeys, 1e8]]) {
+      if (!(Number.isInteger(v) && v >= 1 && v <= max)) {
+        throw rangeError(`${name} must be an integer from 1 to ${rustNumber(max)}, got ${rustNumber(v)}`)
+      }
+    }
+    const refuse = (message) => Object.assign(new Error(message), { code: 'ERR_AUTH_SHIELD_SHARED_LIMIT' })
+    if (core.limiter === null) throw refuse('rate limiting is off (rateLimitMax: 0): there is no limit to share')
+    if (core.leases !== null) throw refuse('a store is already attached to this authenticator')
+    core.leases = new LeaseTable(core.settings.rateLimitMax, lease, strict, maxKeys)
+  }
+
+  /** The identities waiting for a lease, `[{ key, want }]`; empties the queue. */
+  takeLeaseRequests() {
+    return this.#core.leases === null ? [] : this.#core.leases.drain()
+  }
+
+  /** The store's answer for `key` (`tokens` 0: refused, blocked for `retryAfterMs`). */
+  grantLease(key, tokens, sharedRemaining, retryAfterMs) {
+    const leases = this.#core.leases
+    if (leases !== null) leases.grant(String(key), tokens >>> 0, sharedRemaining >>> 0, Math.trunc(Math.max(Number(retryAfterMs) || 0, 0)), monotonicNanos())
+  }
+
+  /** Identities whose leases are held (0 without a store). */
+  get sharedLimitKeys() {
+    return this.#core.leases === null ? 0 : this.#core.leases.size
   }
 }
 

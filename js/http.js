@@ -19,6 +19,7 @@ const OPTION_NAMES = new Set([
   'onMismatch',
   'retryAfterToleranceMs',
   'realm',
+  'store',
 ])
 
 /** Validated middleware options; `ignored` names keys owned by the host framework. */
@@ -110,6 +111,16 @@ class AuthDecision {
     this.engine = engineFor(source, options)
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
     this.recoveries = new Map()
+    // A shared store (auth-shield/redis): the limit goes through it, and an identity without a
+    // lease yet waits for one round trip (docs/scale-out.md).
+    const store = options === undefined || options === null ? undefined : options.store
+    if (store !== undefined) {
+      if (store === null || typeof store !== 'object' || typeof store.attach !== 'function' || typeof store.recover !== 'function') {
+        throw typeError('options.store must be a store from auth-shield/redis')
+      }
+      store.attach(this.engine.authenticator)
+      this.recover(store.pendingCode, store.recover)
+    }
   }
 
   /**

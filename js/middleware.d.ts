@@ -73,6 +73,11 @@ export interface CommonOptions<Req> {
   retryAfterToleranceMs?: number
   /** `realm` of the WWW-Authenticate challenge. */
   realm?: string
+  /**
+   * A shared store (`createRedisStore` of `auth-shield/redis`): the rate limit is shared by every
+   * process, and an identity this process has not seen waits for one round trip.
+   */
+  store?: import('../redis').RedisStore
 }
 
 /** The error an `onError` hook receives. */

@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'invalid_tenant'
   | 'tenant_mismatch'
   | 'rate_limited'
+  | 'rate_limit_pending'
 
 /** Secret bytes: a string (UTF-8) or a Buffer. At least 32 bytes unless `allowShortSecret`. */
 export type Secret = string | Buffer
@@ -135,7 +136,7 @@ export interface AuthFailure extends AuthResultFields {
   rateLimitLimit: number | undefined
   error: string
   errorCode: ErrorCode
-  errorStatus: 400 | 401 | 403 | 429
+  errorStatus: 400 | 401 | 403 | 429 | 503
 }
 
 /**

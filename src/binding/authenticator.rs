@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use super::config::read_settings;
 use super::fast_call;
+use super::js_error::{ArgError, ErrorClass, HelperError};
 use super::one_shot::shared_core;
 use super::request::{self, Handle};
 use super::tokens;
 use crate::authenticator::Authenticator as Core;
 use crate::jwt::TokenKind;
+use crate::rate_limit::{monotonic_nanos, MAX_KEYS_BOUND, MAX_LEASE};
 
 /// Authenticates requests with settings validated and keys prepared once, at construction.
 #[napi]
@@ -155,4 +157,99 @@ impl Authenticator {
     pub fn rate_limit_buckets(&self) -> u32 {
         self.core.limiter().map_or(0, |l| l.len() as u32)
     }
+
+    // --- Shared limit: the store-facing side (docs/scale-out.md). A store (auth-shield/redis)
+    // calls these from its background loop; the request path only reads the lease table.
+
+    /// Switches the rate limit to leases of a shared bucket: from now on a request spends a
+    /// credit leased by the store, or gets `rate_limit_pending` while one is fetched. Once per
+    /// authenticator; `lease` is an integer from 1 to 1e6 (1 when `strict`), `maxKeys` the most
+    /// identities whose leases are held, an integer from 1 to 1e8.
+    #[napi(catch_unwind)]
+    pub fn enable_shared_limit(
+        &self,
+        env: Env,
+        lease: f64,
+        strict: bool,
+        max_keys: f64,
+    ) -> Result<()> {
+        let check = |name: &str, v: f64, max: f64| {
+            if v.fract() == 0.0 && v >= 1.0 && v <= max {
+                Ok(())
+            } else {
+                Err(ArgError::Range(format!(
+                    "{name} must be an integer from 1 to {max}, got {v}"
+                ))
+                .throw(&env))
+            }
+        };
+        check("lease", lease, MAX_LEASE as f64)?;
+        check("maxKeys", max_keys, MAX_KEYS_BOUND)?;
+        self.core
+            .enable_leases(lease as u32, strict, max_keys as usize)
+            .map_err(|message| {
+                let e = HelperError::new(
+                    ErrorClass::Plain,
+                    "ERR_AUTH_SHIELD_SHARED_LIMIT",
+                    message.to_owned(),
+                );
+                super::js_error::throw(&env, e)
+            })
+    }
+
+    /// The identities waiting for a lease, each with the tokens it wants; empties the queue.
+    #[napi(catch_unwind)]
+    pub fn take_lease_requests(&self) -> Vec<LeaseRequest> {
+        self.core.leases().map_or_else(Vec::new, |leases| {
+            leases
+                .drain()
+                .into_iter()
+                .map(|(key, want)| LeaseRequest {
+                    key: String::from_utf8_lossy(&key).into_owned(),
+                    want,
+                })
+                .collect()
+        })
+    }
+
+    /// Records the store's answer for `key`: `tokens` granted (0: refused, blocked for
+    /// `retryAfterMs`) and the tokens the shared bucket held after it.
+    #[napi(catch_unwind)]
+    pub fn grant_lease(
+        &self,
+        key: String,
+        tokens: u32,
+        shared_remaining: u32,
+        retry_after_ms: f64,
+    ) {
+        if let Some(leases) = self.core.leases() {
+            let retry = if retry_after_ms.is_finite() {
+                retry_after_ms.max(0.0) as u64
+            } else {
+                u64::MAX / 2_000_000
+            };
+            leases.grant(
+                key.as_bytes(),
+                tokens,
+                shared_remaining,
+                retry,
+                monotonic_nanos(),
+            );
+        }
+    }
+
+    /// Identities whose leases are held (0 without a store).
+    #[napi(catch_unwind, getter)]
+    pub fn shared_limit_keys(&self) -> u32 {
+        self.core.leases().map_or(0, |l| l.len() as u32)
+    }
+}
+
+/// One identity waiting for a lease (`takeLeaseRequests`).
+#[napi(object)]
+pub struct LeaseRequest {
+    /// The rate-limit key, `<tenant_id claim>:<sub>`.
+    pub key: String,
+    /// Tokens wanted: the lease minus the credits still held.
+    pub want: u32,
 }
