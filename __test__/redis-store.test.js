@@ -149,6 +149,9 @@ describe('auth-shield/redis with a real redis-server', { skip: redisSkip() }, ()
       assert.throws(() => createRedisStore(conn.client, { timeoutMs: 1.5 }), { code: 'ERR_OUT_OF_RANGE' })
       assert.throws(() => createRedisStore({}, {}), { code: 'ERR_INVALID_ARG_TYPE' })
       assert.throws(() => authShield({ accessSecret: SECRET }, { store: {} }), { code: 'ERR_INVALID_ARG_TYPE' })
+      const store = createRedisStore(conn.client)
+      assert.throws(() => authShield({ accessSecret: SECRET }, { store, shadow: true }), { code: 'ERR_INVALID_ARG_TYPE', message: 'options.store cannot be combined with shadow' })
+      await store.close()
     } finally {
       await conn.close()
     }

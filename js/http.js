@@ -118,6 +118,8 @@ class AuthDecision {
       if (store === null || typeof store !== 'object' || typeof store.attach !== 'function' || typeof store.recover !== 'function') {
         throw typeError('options.store must be a store from auth-shield/redis')
       }
+      // The shadow engine would keep local buckets: every limited request would differ.
+      if (options.shadow === true) throw typeError('options.store cannot be combined with shadow')
       store.attach(this.engine.authenticator)
       this.recover(store.pendingCode, store.recover)
     }

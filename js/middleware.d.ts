@@ -83,7 +83,7 @@ export interface CommonOptions<Req> {
 /** The error an `onError` hook receives. */
 export declare class AuthShieldError extends Error {
   name: 'AuthShieldError'
-  /** The HTTP status to answer with (400, 401, 403 or 429). */
+  /** The HTTP status to answer with (400, 401, 403, 429, or 503 for rate_limit_pending). */
   status: AuthFailure['errorStatus']
   statusCode: AuthFailure['errorStatus']
   /** The stable error code, e.g. `token_expired` (see `auth-shield/error-codes.json`). */

@@ -204,7 +204,10 @@ class RedisStore extends EventEmitter {
       for (let i = 0; i < requests.length; i++) {
         const { key, want } = requests[i]
         if (a.inFlight.has(key)) continue
-        const p = this.#lease(a, key, want).finally(() => a.inFlight.delete(key))
+        // #lease answers every failure itself; the catch is a guard against an unhandled rejection.
+        const p = this.#lease(a, key, want)
+          .catch(() => {})
+          .finally(() => a.inFlight.delete(key))
         a.inFlight.set(key, p)
       }
     }
