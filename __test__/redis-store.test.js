@@ -11,7 +11,9 @@ const assert = require('node:assert/strict')
 const http = require('node:http')
 const { once } = require('node:events')
 const express = require('express')
+const Fastify = require('fastify')
 const authShield = require('../express')
+const authShieldPlugin = require('../fastify')
 const native = require('..')
 const js = require('../js')
 const { createRedisStore } = require('../redis')
@@ -85,7 +87,7 @@ describe('auth-shield/redis with a real redis-server', { skip: redisSkip() }, ()
           const before = store.stats.recoveries
           for (let i = 0; i < 15; i++) {
             assert.equal((await get(`${server.base}/api`, { authorization: bearer('bob') })).status, 200)
-            await new Promise((r) => setTimeout(r, 15)) // room for the background renewal
+            await new Promise((r) => setTimeout(r, 25)) // room for the background renewal
           }
           assert.equal(store.stats.recoveries - before, 0)
         })
@@ -136,6 +138,51 @@ describe('auth-shield/redis with a real redis-server', { skip: redisSkip() }, ()
       assert.equal(store.stats.recoveries, 6)
     } finally {
       await server.close()
+      await store.close()
+      await conn.close()
+    }
+  })
+
+  it('the Fastify plugin takes the same store option and shares the same bucket', async () => {
+    const conn = await connectClient('node-redis', redis.url)
+    const store = createRedisStore(conn.client, { prefix: 'fastify:' })
+    const app = Fastify()
+    await app.register(authShieldPlugin, { config: { accessSecret: SECRET, rateLimitMax: 3, rateLimitRefill: 0.001 }, store })
+    app.get('/api', async (request) => ({ userId: request.user.userId }))
+    await app.ready()
+    const server = await listen(app.server)
+    try {
+      const statuses = []
+      for (let i = 0; i < 5; i++) statuses.push((await get(`${server.base}/api`, { authorization: bearer('frank') })).status)
+      assert.deepEqual(statuses, [200, 200, 200, 429, 429])
+      // The first request waited; with a lease of 1 (capacity 3) the next may too.
+      assert.ok(store.stats.recoveries >= 1)
+    } finally {
+      await server.close()
+      await app.close()
+      await store.close()
+      await conn.close()
+    }
+  })
+
+  it('holds at most maxKeys identities under a flood of new ones, serving each after one round trip', async () => {
+    const conn = await connectClient('ioredis', redis.url)
+    const store = createRedisStore(conn.client, { prefix: 'flood:', maxKeys: 200 })
+    const auth = new native.Authenticator({ accessSecret: SECRET, rateLimitMax: 10, rateLimitRefill: 1 })
+    store.attach(auth)
+    try {
+      let served = 0
+      for (let i = 0; i < 1500; i++) {
+        const h = bearer(`flood-${i}`)
+        let r = auth.authenticate(h)
+        assert.equal(r.errorCode, 'rate_limit_pending')
+        await store.flush()
+        r = auth.authenticate(h)
+        if (r.authenticated) served++
+        assert.ok(auth.sharedLimitKeys <= 200, `${auth.sharedLimitKeys} identities held`)
+      }
+      assert.equal(served, 1500)
+    } finally {
       await store.close()
       await conn.close()
     }

@@ -108,6 +108,7 @@ class Attachment {
     // Outage fallback: a local bucket holding `outageShare` of the shared one.
     this.fallback = new RateLimiter(Math.max(1, Math.floor(max * options.outageShare)), refill * options.outageShare, options.maxKeys)
     this.inFlight = new Map()
+    this.maxKeys = options.maxKeys
   }
 }
 
@@ -203,7 +204,9 @@ class RedisStore extends EventEmitter {
       const requests = a.authenticator.takeLeaseRequests()
       for (let i = 0; i < requests.length; i++) {
         const { key, want } = requests[i]
-        if (a.inFlight.has(key)) continue
+        // At most `maxKeys` round trips in flight per authenticator, whatever a flood of new
+        // identities does; a key left out stays pending and is asked for again.
+        if (a.inFlight.has(key) || a.inFlight.size >= a.maxKeys) continue
         // #lease answers every failure itself; the catch is a guard against an unhandled rejection.
         const p = this.#lease(a, key, want)
           .catch(() => {})
