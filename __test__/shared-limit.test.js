@@ -108,6 +108,11 @@ for (const [engine, { Authenticator }] of [
       })
       assert.throws(() => make().enableSharedLimit(0, false, 1000), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: 'lease must be an integer from 1 to 1000000, got 0' })
       assert.throws(() => make().enableSharedLimit(5, false, 2.5), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: 'maxKeys must be an integer from 1 to 100000000, got 2.5' })
+      assert.throws(() => make().enableSharedLimit('5', false, 10), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'lease must be a number' })
+      assert.throws(() => make().enableSharedLimit(5, 1, 10), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'strict must be a boolean' })
+      assert.throws(() => a.grantLease(7, 1, 1, 0), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'key must be a string' })
+      assert.throws(() => a.grantLease('k', 1.5, 1, 0), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: 'tokens must be an integer from 0 to 4294967295, got 1.5' })
+      assert.throws(() => a.grantLease('k', 1, 1, -1), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: 'retryAfterMs must be from 0 to 1000000000000000, got -1' })
     })
 
     it('holds at most maxKeys identities and queued keys under a flood of identities', () => {

@@ -14,6 +14,11 @@ const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
 const { LeaseTable, MAX_LEASE } = require('./lease-table')
+
+// Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/authenticator.rs).
+const MAX_LEASE_KEYS = 1e8
+const MAX_GRANT = 4294967295
+const MAX_GRANT_KEY_BYTES = 1 << 20
 const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, rustNumber } = require('./errors')
 const { resultTemplates } = require('./schema')
 
@@ -246,10 +251,10 @@ class Authenticator {
   /** Switches the rate limit to leases of a shared bucket; once per authenticator. */
   enableSharedLimit(lease, strict, maxKeys) {
     const core = this.#core
-    if (typeof lease !== 'number' || typeof maxKeys !== 'number' || typeof strict !== 'boolean') {
-      throw typeError('enableSharedLimit(lease: number, strict: boolean, maxKeys: number)')
-    }
-    for (const [name, v, max] of [['lease', lease, MAX_LEASE], ['maxKeys', maxKeys, 1e8]]) {
+    if (typeof lease !== 'number') throw typeError('lease must be a number')
+    if (typeof strict !== 'boolean') throw typeError('strict must be a boolean')
+    if (typeof maxKeys !== 'number') throw typeError('maxKeys must be a number')
+    for (const [name, v, max] of [['lease', lease, MAX_LEASE], ['maxKeys', maxKeys, MAX_LEASE_KEYS]]) {
       if (!(Number.isInteger(v) && v >= 1 && v <= max)) {
         throw rangeError(`${name} must be an integer from 1 to ${rustNumber(max)}, got ${rustNumber(v)}`)
       }
@@ -267,8 +272,22 @@ class Authenticator {
 
   /** The store's answer for `key` (`tokens` 0: refused, blocked for `retryAfterMs`). */
   grantLease(key, tokens, sharedRemaining, retryAfterMs) {
+    if (typeof key !== 'string') throw typeError('key must be a string')
+    const keyBytes = key.length * 3 > MAX_GRANT_KEY_BYTES ? Buffer.byteLength(key) : 0
+    if (keyBytes > MAX_GRANT_KEY_BYTES) throw rangeError(`key must be at most ${MAX_GRANT_KEY_BYTES} bytes (got ${keyBytes})`)
+    for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining], ['retryAfterMs', retryAfterMs]]) {
+      if (typeof v !== 'number') throw typeError(`${name} must be a number`)
+    }
+    for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining]]) {
+      if (!(Number.isInteger(v) && v >= 0 && v <= MAX_GRANT)) {
+        throw rangeError(`${name} must be an integer from 0 to ${MAX_GRANT}, got ${rustNumber(v)}`)
+      }
+    }
+    if (!(retryAfterMs >= 0 && retryAfterMs <= 1e15)) {
+      throw rangeError(`retryAfterMs must be from 0 to 1000000000000000, got ${rustNumber(retryAfterMs)}`)
+    }
     const leases = this.#core.leases
-    if (leases !== null) leases.grant(String(key), tokens >>> 0, sharedRemaining >>> 0, Math.trunc(Math.max(Number(retryAfterMs) || 0, 0)), monotonicNanos())
+    if (leases !== null) leases.grant(key, tokens, sharedRemaining, Math.trunc(retryAfterMs), monotonicNanos())
   }
 
   /** Identities whose leases are held (0 without a store). */

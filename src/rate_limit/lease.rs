@@ -64,6 +64,42 @@ pub struct LeaseTable {
 
 /// Largest `lease` accepted; the store checks it against the capacity too.
 pub const MAX_LEASE: u32 = 1_000_000;
+/// Largest `maxKeys` of a lease table (as the limiter's).
+pub const MAX_LEASE_KEYS: f64 = 1e8;
+/// Largest token count or `sharedRemaining` a grant may carry.
+pub const MAX_GRANT: f64 = u32::MAX as f64;
+
+/// Checks `enableSharedLimit`'s numbers; the message names the argument (`RangeError`).
+pub fn check_lease_options(lease: f64, max_keys: f64) -> Result<(), String> {
+    for (name, v, max) in [
+        ("lease", lease, MAX_LEASE as f64),
+        ("maxKeys", max_keys, MAX_LEASE_KEYS),
+    ] {
+        if !(v.fract() == 0.0 && v >= 1.0 && v <= max) {
+            return Err(format!(
+                "{name} must be an integer from 1 to {max}, got {v}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a grant's numbers (`grantLease`): whole counts, and a non-negative wait.
+pub fn check_grant(tokens: f64, shared_remaining: f64, retry_after_ms: f64) -> Result<(), String> {
+    for (name, v) in [("tokens", tokens), ("sharedRemaining", shared_remaining)] {
+        if !(v.fract() == 0.0 && v >= 0.0 && v <= MAX_GRANT) {
+            return Err(format!(
+                "{name} must be an integer from 0 to {MAX_GRANT}, got {v}"
+            ));
+        }
+    }
+    if !(retry_after_ms >= 0.0 && retry_after_ms <= 1e15) {
+        return Err(format!(
+            "retryAfterMs must be from 0 to 1000000000000000, got {retry_after_ms}"
+        ));
+    }
+    Ok(())
+}
 
 impl LeaseTable {
     pub fn new(capacity: u32, lease: u32, strict: bool, max_keys: usize) -> Self {
