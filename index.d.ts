@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'invalid_tenant'
   | 'tenant_mismatch'
   | 'rate_limited'
+  | 'rate_limit_pending'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -142,7 +143,7 @@ export interface AuthFailure extends AuthResultFields {
   rateLimitLimit: number | undefined
   error: string
   errorCode: ErrorCode
-  errorStatus: 400 | 401 | 403 | 429
+  errorStatus: 400 | 401 | 403 | 429 | 503
 }
 
 /**
@@ -248,6 +249,22 @@ export declare class Authenticator {
   get refreshTtlSec(): number
   /** Number of rate-limit buckets currently held in memory. */
   get rateLimitBuckets(): number
+  /**
+   * Switches the rate limit to leases of a shared bucket: from now on a request spends a
+   * credit leased by the store, or gets `rate_limit_pending` while one is fetched. Once per
+   * authenticator; `lease` is an integer from 1 to 1e6 (1 when `strict`), `maxKeys` the most
+   * identities whose leases are held, an integer from 1 to 1e8.
+   */
+  enableSharedLimit(lease: number, strict: boolean, maxKeys: number): void
+  /** The identities waiting for a lease, each with the tokens it wants; empties the queue. */
+  takeLeaseRequests(): Array<LeaseRequest>
+  /**
+   * Records the store's answer for `key`: `tokens` granted (0: refused, blocked for
+   * `retryAfterMs`) and the tokens the shared bucket held after it.
+   */
+  grantLease(key: string, tokens: number, sharedRemaining: number, retryAfterMs: number): void
+  /** Identities whose leases are held (0 without a store). */
+  get sharedLimitKeys(): number
 }
 
 /**
@@ -480,6 +497,14 @@ export declare function hashPasswordSync(password: string | Buffer | Uint8Array,
  * (at least 16 bytes). Defaults: SHA1, 6 digits.
  */
 export declare function hotp(secret: string | Buffer | Uint8Array, counter: number, options?: OtpOptions): string
+
+/** One identity waiting for a lease (`takeLeaseRequests`). */
+export interface LeaseRequest {
+  /** The rate-limit key, `<tenant_id claim>:<sub>`. */
+  key: string
+  /** Tokens wanted: the lease minus the credits still held. */
+  want: number
+}
 
 /**
  * True when `hash` should be recomputed at the next successful login: it is not argon2id v1.3,

@@ -2,7 +2,7 @@
 'use strict'
 // `npm run bench` — see bench/README.md for the method.
 //   --quick            fewer, shorter rounds (CI; under a minute)
-//   --only=a,b         sections: per-call, verify, http, helpers
+//   --only=a,b         sections: per-call, verify, http, scale-out, helpers
 //   --out=DIR          where to write the JSON and SVG (default bench/results)
 
 const fs = require('node:fs')
@@ -12,26 +12,29 @@ const { loadNative, loadJsEngine, ROOT } = require('./lib/ours')
 const { createFixtures } = require('./lib/fixtures')
 const { describeEnvironment } = require('./lib/env')
 const { progressDone } = require('./lib/progress')
-const { renderTimed, renderHttp, renderTargets } = require('./lib/table')
+const { renderTimed, renderHttp, renderScaleOut, renderTargets } = require('./lib/table')
 const { renderChart } = require('./lib/svg')
 const { formatTime, formatRatio, formatPercent } = require('./lib/format')
 const { runPerCall } = require('./sections/per-call')
 const { runVerifyOnly } = require('./sections/verify-only')
 const { runHttp } = require('./sections/http')
 const { runArgon2, runUuid } = require('./sections/helpers')
+const { runScaleOut } = require('./sections/scale-out')
 
-const SECTIONS = ['per-call', 'verify', 'http', 'helpers']
+const SECTIONS = ['per-call', 'verify', 'http', 'scale-out', 'helpers']
 
 const MODES = {
   full: {
     micro: { rounds: 9, sampleMs: 200, warmupMs: 500 },
     argon2: { rounds: 5, sampleMs: 300, warmupMs: 0 },
     http: { rounds: 3, durationSec: 5, warmupSec: 1, connections: 50 },
+    scaleOut: { rounds: 3, durationSec: 5, warmupSec: 1, connections: 50 },
   },
   quick: {
     micro: { rounds: 5, sampleMs: 40, warmupMs: 100 },
     argon2: { rounds: 2, sampleMs: 60, warmupMs: 0 },
     http: { rounds: 1, durationSec: 1, warmupSec: 0.5, connections: 50 },
+    scaleOut: { rounds: 1, durationSec: 1, warmupSec: 0.5, connections: 50 },
   },
 }
 
@@ -42,7 +45,7 @@ function parseArgs(argv) {
     else if (arg.startsWith('--only=')) args.only = arg.slice(7).split(',')
     else if (arg.startsWith('--out=')) args.out = path.resolve(arg.slice(6))
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--only=per-call,verify,http,helpers] [--out=DIR]\n')
+      process.stdout.write('usage: npm run bench -- [--quick] [--only=per-call,verify,http,scale-out,helpers] [--out=DIR]\n')
       process.exit(0)
     } else throw new Error(`unknown argument ${arg} (try --help)`)
   }
@@ -80,6 +83,15 @@ function evaluateTargets(sections) {
     for (const [framework, goal] of [['node', 0.75], ['express', 0.9]]) {
       const row = sections.http.rows.find((r) => r.framework === framework && r.auth === 'auth-shield')
       targets.push({ name: `${framework === 'node' ? 'node:http' : 'Express'} + auth-shield, share of no-auth req/s`, measured: formatPercent(row.ofNoAuth.median), goal: `≥ ${formatPercent(goal)}`, met: row.ofNoAuth.median >= goal })
+    }
+  }
+  const scaleOut = sections.scaleOut
+  if (scaleOut && !scaleOut.skipped) {
+    for (const framework of ['node', 'express']) {
+      const row = scaleOut.rows.find((r) => r.framework === framework && r.store)
+      const name = framework === 'node' ? 'node:http' : 'Express'
+      targets.push({ name: `${name} + Redis store, share of in-memory req/s`, measured: formatPercent(row.ofMemory.median), goal: '≥ 90 %', met: row.ofMemory.median >= 0.9 })
+      targets.push({ name: `${name} + Redis store, requests that waited for Redis`, measured: `${(row.waitedShare.median * 100).toFixed(3)} %`, goal: '≤ 1 %', met: row.waitedShare.median <= 0.01 })
     }
   }
   return targets
@@ -134,6 +146,11 @@ async function main() {
     sections.http = await runHttp(fx, mode.http)
     progressDone()
     print(`${renderHttp(sections.http)}\n(autocannon and the server share this ${env.cores}-core machine; each server runs in its own process)`)
+  }
+  if (args.only.includes('scale-out')) {
+    sections.scaleOut = await runScaleOut(native, fx, mode.scaleOut)
+    progressDone()
+    print(renderScaleOut(sections.scaleOut))
   }
   if (args.only.includes('helpers')) {
     sections.argon2 = await runArgon2(native, mode.argon2)

@@ -12,8 +12,14 @@ const { ClaimRules, signedWith } = require('./jwt')
 const { Hs256Key } = require('./hs256')
 const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
-const { RateLimiter } = require('./rate-limit')
-const { TABLE, Failure, fail, typeError, noRefreshSecret } = require('./errors')
+const { RateLimiter, monotonicNanos } = require('./rate-limit')
+const { LeaseTable, MAX_LEASE } = require('./lease-table')
+
+// Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/authenticator.rs).
+const MAX_LEASE_KEYS = 1e8
+const MAX_GRANT = 4294967295
+const MAX_GRANT_KEY_BYTES = 1 << 20
+const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, rustNumber } = require('./errors')
 const { resultTemplates } = require('./schema')
 
 // Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
@@ -36,6 +42,8 @@ class Core {
         ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefill, settings.rateLimitMaxKeys)
         : null
     this.authorizationCap = settings.maxTokenBytes + AUTHORIZATION_SLACK
+    // Leases of a shared limit once a store is attached (js/lease-table.js); null until then.
+    this.leases = null
   }
 
   /** Seconds since the epoch, whole, or the fixed test clock. */
@@ -79,7 +87,9 @@ class Core {
       // tenant_id claim, ':', sub. A header or Host tenant must not buy a fresh bucket; a valid
       // tenant id has no ':', so no two (claim, sub) pairs share a key.
       const claimTenant = typeof claims.tenant_id === 'string' ? claims.tenant_id : ''
-      const decision = this.limiter.take(`${claimTenant}:${userId}`)
+      const key = `${claimTenant}:${userId}`
+      const decision = this.leases === null ? this.limiter.take(key) : this.leases.take(key, monotonicNanos())
+      if (decision === null) return fail('rate_limit_pending')
       if (!decision.allowed) return new Failure('rate_limited', decision.retryAfterMs)
       remaining = decision.remaining
     }
@@ -234,6 +244,55 @@ class Authenticator {
 
   get rateLimitBuckets() {
     return this.#core.limiter === null ? 0 : this.#core.limiter.size
+  }
+
+  // --- Shared limit: the store-facing side (src/binding/authenticator.rs, docs/scale-out.md).
+
+  /** Switches the rate limit to leases of a shared bucket; once per authenticator. */
+  enableSharedLimit(lease, strict, maxKeys) {
+    const core = this.#core
+    if (typeof lease !== 'number') throw typeError('lease must be a number')
+    if (typeof strict !== 'boolean') throw typeError('strict must be a boolean')
+    if (typeof maxKeys !== 'number') throw typeError('maxKeys must be a number')
+    for (const [name, v, max] of [['lease', lease, MAX_LEASE], ['maxKeys', maxKeys, MAX_LEASE_KEYS]]) {
+      if (!(Number.isInteger(v) && v >= 1 && v <= max)) {
+        throw rangeError(`${name} must be an integer from 1 to ${rustNumber(max)}, got ${rustNumber(v)}`)
+      }
+    }
+    const refuse = (message) => Object.assign(new Error(message), { code: 'ERR_AUTH_SHIELD_SHARED_LIMIT' })
+    if (core.limiter === null) throw refuse('rate limiting is off (rateLimitMax: 0): there is no limit to share')
+    if (core.leases !== null) throw refuse('a store is already attached to this authenticator')
+    core.leases = new LeaseTable(core.settings.rateLimitMax, lease, strict, maxKeys)
+  }
+
+  /** The identities waiting for a lease, `[{ key, want }]`; empties the queue. */
+  takeLeaseRequests() {
+    return this.#core.leases === null ? [] : this.#core.leases.drain()
+  }
+
+  /** The store's answer for `key` (`tokens` 0: refused, blocked for `retryAfterMs`). */
+  grantLease(key, tokens, sharedRemaining, retryAfterMs) {
+    if (typeof key !== 'string') throw typeError('key must be a string')
+    const keyBytes = key.length * 3 > MAX_GRANT_KEY_BYTES ? Buffer.byteLength(key) : 0
+    if (keyBytes > MAX_GRANT_KEY_BYTES) throw rangeError(`key must be at most ${MAX_GRANT_KEY_BYTES} bytes (got ${keyBytes})`)
+    for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining], ['retryAfterMs', retryAfterMs]]) {
+      if (typeof v !== 'number') throw typeError(`${name} must be a number`)
+    }
+    for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining]]) {
+      if (!(Number.isInteger(v) && v >= 0 && v <= MAX_GRANT)) {
+        throw rangeError(`${name} must be an integer from 0 to ${MAX_GRANT}, got ${rustNumber(v)}`)
+      }
+    }
+    if (!(retryAfterMs >= 0 && retryAfterMs <= 1e15)) {
+      throw rangeError(`retryAfterMs must be from 0 to 1000000000000000, got ${rustNumber(retryAfterMs)}`)
+    }
+    const leases = this.#core.leases
+    if (leases !== null) leases.grant(key, tokens, sharedRemaining, Math.trunc(retryAfterMs), monotonicNanos())
+  }
+
+  /** Identities whose leases are held (0 without a store). */
+  get sharedLimitKeys() {
+    return this.#core.leases === null ? 0 : this.#core.leases.size
   }
 }
 

@@ -32,6 +32,7 @@ const OPTION_NAMES = new Set([
   'isRevoked',
   'rateLimitHeaders',
   'algorithms',
+  'store',
 ])
 
 /** Validated middleware options; `ignored` names keys owned by the host framework. */
@@ -116,6 +117,18 @@ class AuthDecision {
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
+    // A shared store (auth-shield/redis): the limit goes through it, and an identity without a
+    // lease yet waits for one round trip (docs/scale-out.md).
+    const store = options === undefined || options === null ? undefined : options.store
+    if (store !== undefined) {
+      if (store === null || typeof store !== 'object' || typeof store.attach !== 'function' || typeof store.recover !== 'function') {
+        throw typeError('options.store must be a store from auth-shield/redis')
+      }
+      // The shadow engine would keep local buckets: every limited request would differ.
+      if (options.shadow === true) throw typeError('options.store cannot be combined with shadow')
+      store.attach(this.engine.authenticator)
+      this.recover(store.pendingCode, store.recover)
+    }
   }
 
   /**

@@ -36,6 +36,14 @@ export declare class Authenticator {
   get refreshTtlSec(): number
   /** Number of rate-limit buckets currently held in memory. */
   get rateLimitBuckets(): number
+  /** Store-facing (auth-shield/redis, docs/scale-out.md): switches the limit to shared leases. */
+  enableSharedLimit(lease: number, strict: boolean, maxKeys: number): void
+  /** Store-facing: the identities waiting for a lease; empties the queue. */
+  takeLeaseRequests(): Array<{ key: string; want: number }>
+  /** Store-facing: the store's answer for `key` (0 tokens: refused for `retryAfterMs`). */
+  grantLease(key: string, tokens: number, sharedRemaining: number, retryAfterMs: number): void
+  /** Identities whose leases are held (0 without a store). */
+  get sharedLimitKeys(): number
 }
 
 /** One-shot form: the config is validated per call; equal configs share keys and buckets. */

@@ -73,12 +73,17 @@ export interface CommonOptions<Req> {
   retryAfterToleranceMs?: number
   /** `realm` of the WWW-Authenticate challenge. */
   realm?: string
+  /**
+   * A shared store (`createRedisStore` of `auth-shield/redis`): the rate limit is shared by every
+   * process, and an identity this process has not seen waits for one round trip.
+   */
+  store?: import('../redis').RedisStore
 }
 
 /** The error an `onError` hook receives. */
 export declare class AuthShieldError extends Error {
   name: 'AuthShieldError'
-  /** The HTTP status to answer with (400, 401, 403 or 429). */
+  /** The HTTP status to answer with (400, 401, 403, 429, or 503 for rate_limit_pending). */
   status: AuthFailure['errorStatus']
   statusCode: AuthFailure['errorStatus']
   /** The stable error code, e.g. `token_expired` (see `auth-shield/error-codes.json`). */

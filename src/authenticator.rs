@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use crate::bearer::{extract_bearer, is_b64token};
 use crate::clock::unix_seconds_at;
@@ -10,7 +11,7 @@ use crate::error::AuthError;
 use crate::input::InputError;
 use crate::issue::{issue, Issue};
 use crate::jwt::{signed_with, Claim, Claims, HmacKey, TokenKind, Verifier};
-use crate::rate_limit::{monotonic_nanos, Decision, RateLimiter};
+use crate::rate_limit::{monotonic_nanos, Decision, LeaseDecision, LeaseTable, RateLimiter};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
 use crate::settings::Settings;
 use crate::tenant::{HostLabel, TenantRules, TenantSource};
@@ -101,6 +102,9 @@ pub struct Authenticator {
     refresh: Option<Verifier>,
     tenant_rules: TenantRules,
     limiter: Option<RateLimiter>,
+    /// Leases of a shared limit, once a store is attached (docs/scale-out.md); they replace the
+    /// local buckets from then on.
+    leases: OnceLock<LeaseTable>,
 }
 
 thread_local! {
@@ -131,8 +135,30 @@ impl Authenticator {
                 .map(|s| verifier(TokenKind::Refresh, s.expose())),
             tenant_rules: settings.tenant_rules(),
             limiter,
+            leases: OnceLock::new(),
             settings,
         }
+    }
+
+    /// Switches the rate limit to leases of a shared bucket (a store attached). Once per
+    /// authenticator; `Err` when rate limiting is off or leases are already on.
+    pub fn enable_leases(
+        &self,
+        lease: u32,
+        strict: bool,
+        max_keys: usize,
+    ) -> Result<(), &'static str> {
+        if self.limiter.is_none() {
+            return Err("rate limiting is off (rateLimitMax: 0): there is no limit to share");
+        }
+        let table = LeaseTable::new(self.settings.rate_limit_max(), lease, strict, max_keys);
+        self.leases
+            .set(table)
+            .map_err(|_| "a store is already attached to this authenticator")
+    }
+
+    pub fn leases(&self) -> Option<&LeaseTable> {
+        self.leases.get()
     }
 
     pub fn settings(&self) -> &Settings {
@@ -244,13 +270,26 @@ impl Authenticator {
                 }
                 key.push(b':');
                 key.extend_from_slice(user_id.as_bytes());
-                match limiter.take(key, mono) {
-                    Decision::Allowed { remaining } => Some(remaining),
-                    Decision::Limited { retry_after_ms, .. } => {
-                        return Err(Failure {
-                            error: AuthError::RateLimited,
-                            retry_after_ms,
-                        })
+                if let Some(leases) = self.leases.get() {
+                    match leases.take(key, mono) {
+                        LeaseDecision::Allowed { remaining } => Some(remaining),
+                        LeaseDecision::Limited { retry_after_ms } => {
+                            return Err(Failure {
+                                error: AuthError::RateLimited,
+                                retry_after_ms,
+                            })
+                        }
+                        LeaseDecision::Pending => return Err(AuthError::RateLimitPending.into()),
+                    }
+                } else {
+                    match limiter.take(key, mono) {
+                        Decision::Allowed { remaining } => Some(remaining),
+                        Decision::Limited { retry_after_ms, .. } => {
+                            return Err(Failure {
+                                error: AuthError::RateLimited,
+                                retry_after_ms,
+                            })
+                        }
                     }
                 }
             }

@@ -22,6 +22,9 @@ pub enum AuthError {
     InvalidTenant,
     TenantMismatch,
     RateLimited,
+    /// A shared limit (a store is attached) holds no lease for this identity yet: the
+    /// middleware fetches one and authenticates again; see docs/scale-out.md.
+    RateLimitPending,
 }
 
 impl AuthError {
@@ -44,6 +47,7 @@ impl AuthError {
         AuthError::InvalidTenant,
         AuthError::TenantMismatch,
         AuthError::RateLimited,
+        AuthError::RateLimitPending,
     ];
 
     /// Stable machine-readable code (`AuthResult.errorCode`).
@@ -67,6 +71,7 @@ impl AuthError {
             AuthError::InvalidTenant => "invalid_tenant",
             AuthError::TenantMismatch => "tenant_mismatch",
             AuthError::RateLimited => "rate_limited",
+            AuthError::RateLimitPending => "rate_limit_pending",
         }
     }
 
@@ -76,6 +81,7 @@ impl AuthError {
             AuthError::InvalidTenant => 400,
             AuthError::TenantMismatch => 403,
             AuthError::RateLimited => 429,
+            AuthError::RateLimitPending => 503,
             _ => 401,
         }
     }
@@ -101,6 +107,9 @@ impl AuthError {
             AuthError::InvalidTenant => "Invalid tenant id",
             AuthError::TenantMismatch => "Token tenant does not match the requested tenant",
             AuthError::RateLimited => "Too many requests",
+            AuthError::RateLimitPending => {
+                "Rate limit credit is being fetched from the shared store; retry"
+            }
         }
     }
 }

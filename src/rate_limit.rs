@@ -15,12 +15,14 @@
 //! from the sketch, never fresher than it left (see `debt_sketch.rs`).
 
 mod debt_sketch;
+mod lease;
 
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 pub use self::debt_sketch::{hash_key, width_for, DebtSketch, KeyHash, ROWS};
+pub use self::lease::{check_grant, check_lease_options, LeaseDecision, LeaseTable, MAX_LEASE};
 pub use crate::clock::monotonic_nanos;
 
 const NANOS_PER_SEC: f64 = 1e9;

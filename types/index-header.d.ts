@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'invalid_tenant'
   | 'tenant_mismatch'
   | 'rate_limited'
+  | 'rate_limit_pending'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -142,7 +143,7 @@ export interface AuthFailure extends AuthResultFields {
   rateLimitLimit: number | undefined
   error: string
   errorCode: ErrorCode
-  errorStatus: 400 | 401 | 403 | 429
+  errorStatus: 400 | 401 | 403 | 429 | 503
 }
 
 /**

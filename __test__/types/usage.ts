@@ -36,6 +36,7 @@ import * as jsEngine from 'auth-shield/js'
 import helpers = require('auth-shield')
 import express = require('express')
 import Fastify = require('fastify')
+import { createRedisStore, type RedisStore, type SharedLimitDecision } from 'auth-shield/redis'
 
 const secret = 'a-secret-of-at-least-thirty-two-bytes!!'
 const config: AuthConfig = {
@@ -91,7 +92,7 @@ if (result.authenticated) {
   const noCode: undefined = result.errorCode
 } else {
   const narrowedCode: ErrorCode = result.errorCode
-  const failureStatus: 400 | 401 | 403 | 429 = result.errorStatus
+  const failureStatus: 400 | 401 | 403 | 429 | 503 = result.errorStatus
   // @ts-expect-error a failure has no userId
   const noUser: string = result.userId
 }
@@ -236,7 +237,19 @@ fastify.get('/me', { onRequest: [fastify.authenticate] }, async (request) => {
 // @ts-expect-error hook is one of 'onRequest' | 'preHandler' | false
 fastify.register(authShieldPlugin, { config, hook: 'onSend' })
 
+// auth-shield/redis: a store over any client object, attached to either engine, passed to the middleware.
+declare const redisClient: object
+const redisStore: RedisStore = createRedisStore(redisClient, { lease: 10, outageShare: 0.5, limit: { capacity: 5, refillPerSec: 1 } })
+redisStore.attach(new Authenticator(config), { strict: true, name: 'login' }).attach(new jsEngine.Authenticator(config))
+express().use(authShield(config, { store: redisStore }))
+const shared: Promise<SharedLimitDecision> = redisStore.consume('login:ada', 1)
+const pendingCode: ErrorCode = redisStore.pendingCode
+redisStore.on('outage', (err: unknown) => void err)
+// @ts-expect-error outageShare is a number
+createRedisStore(redisClient, { outageShare: 'half' })
+
 export {
+  shared, pendingCode,
   jsResult, jsOneShot, engineName, mismatches, expressError,
   misspelt, missing, withIat, tenantSource, wrongSource, authenticated, status, retry, requestId, userId, code, mustBeString, oneShot,
   valid, expiresAtSec, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same, throttled,

@@ -45,6 +45,20 @@ function renderHttp(section) {
   return [section.title, renderTable(['server', 'req/s', 'min – max', 'of no-auth', 'p50', 'p99'], rows)].join('\n')
 }
 
+function renderScaleOut(section) {
+  if (section.skipped) return `Scale-out: skipped — ${section.skipped}`
+  const rows = section.rows.map((r) => [
+    r.label,
+    formatRps(r.rps.median),
+    `${formatRps(r.rps.min)} – ${formatRps(r.rps.max)}`,
+    r.store ? formatPercent(r.ofMemory.median) : '100 %',
+    r.store ? `${(r.waitedShare.median * 100).toFixed(3)} %` : '–',
+    formatLatency(r.p50Ms.median),
+    formatLatency(r.p99Ms.median),
+  ])
+  return [section.title, renderTable(['server', 'req/s', 'min – max', 'of in-memory', 'waited for Redis', 'p50', 'p99'], rows)].join('\n')
+}
+
 function renderTargets(targets, quick) {
   if (!targets.length) return ''
   const rows = targets.map((t) => [t.name, t.measured, t.goal, t.met ? 'met' : 'NOT met'])
@@ -54,4 +68,4 @@ function renderTargets(targets, quick) {
   return [title, renderTable(['target', 'measured', 'goal', ''], rows)].join('\n')
 }
 
-module.exports = { renderTimed, renderHttp, renderTargets }
+module.exports = { renderTimed, renderHttp, renderScaleOut, renderTargets }

@@ -6,6 +6,7 @@
 const express = require('express')
 const { OtpStore } = require('auth-shield')
 const authShield = require('auth-shield/express')
+const { connectStore } = require('./shared-store')
 const { openDatabase } = require('./database')
 const { createPasswords } = require('./passwords')
 const { jsonBody } = require('./validation')
@@ -56,7 +57,9 @@ function createApp({ config, db, authenticate, otpStore, passwords, log, throttl
 async function startService(config, log) {
   // One engine call per request: bearer token, JWT, tenant, rate limit, request id. Native
   // unless USE_RUST_AUTH=false, which switches to auth-shield's pure-JS engine.
-  const authenticate = authShield(config.auth)
+  // REDIS_URL: limits shared by every worker through Redis (auth-shield/redis).
+  const shared = config.redisUrl === null ? null : await connectStore(config.redisUrl, log)
+  const authenticate = authShield(config.auth, shared === null ? {} : { store: shared.store })
   const otpStore = new OtpStore({ ttlSec: config.otp.ttlSec, maxAttempts: config.otp.maxAttempts })
   const passwords = await createPasswords(config.argon2)
   const db = openDatabase(config.dataDir)
@@ -69,9 +72,10 @@ async function startService(config, log) {
   await new Promise((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', reject)
-  }).catch((err) => {
+  }).catch(async (err) => {
     clearInterval(prune)
     db.close()
+    if (shared !== null) await shared.close()
     throw err
   })
   const { address, port } = server.address()
@@ -82,11 +86,12 @@ async function startService(config, log) {
       clearInterval(prune)
       server.close(() => {
         db.close()
-        resolve()
+        if (shared === null) return resolve()
+        shared.close().then(resolve, resolve)
       })
       server.closeIdleConnections?.()
     }))
-  return { server, url: `http://${host}:${port}`, close }
+  return { server, url: `http://${host}:${port}`, close, store: shared === null ? null : shared.store }
 }
 
 module.exports = { createApp, startService }

@@ -40,6 +40,14 @@ function bodyLimitFrom(env) {
   return raw
 }
 
+/** REDIS_URL (redis:// or rediss://), or null. */
+function redisUrlFrom(env) {
+  const raw = env.REDIS_URL
+  if (raw === undefined || raw === '') return null
+  if (!/^rediss?:\/\/\S+$/.test(raw)) throw new RangeError(`REDIS_URL must be a redis:// or rediss:// URL, got ${JSON.stringify(raw)}`)
+  return raw
+}
+
 /** Where the database lives and how new passwords are hashed: all that seeding needs. */
 function loadStorageConfig(env = process.env) {
   // Argon2 costs default to the helper's own (OWASP) defaults; tests lower them through the
@@ -83,6 +91,9 @@ function loadConfig(env = process.env) {
       requireTokenType: true,
     },
     apiKeySecret: env.API_KEY_SECRET,
+    // With REDIS_URL every worker (and every other instance on the same Redis) shares the rate
+    // limits through auth-shield/redis; without it each process keeps its own.
+    redisUrl: redisUrlFrom(env),
     otp: { ttlSec: intFrom(env, 'OTP_TTL_SEC', 300, 1, 86400), maxAttempts: 5 },
   }
 }

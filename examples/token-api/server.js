@@ -8,7 +8,7 @@ const { loadConfig, fillMissingSecrets } = require('./config')
 
 const USAGE =
   'usage: node examples/token-api/server.js [--workers N]\n' +
-  '  env: PORT, HOST, DATA_DIR, ACCESS_SECRET, REFRESH_SECRET, API_KEY_SECRET (see examples/token-api/README.md)'
+  '  env: PORT, HOST, DATA_DIR, ACCESS_SECRET, REFRESH_SECRET, API_KEY_SECRET, REDIS_URL (see examples/token-api/README.md)'
 
 function parseArgs(argv) {
   let workers = 1
@@ -75,7 +75,8 @@ function runPrimary(workers) {
   const config = loadConfig(process.env)
   // Create the schema once, before several processes race to do it.
   require('./database').openDatabase(config.dataDir).close()
-  log.info(`starting ${workers} workers; rate limits and OTP codes are per worker, the database is shared`)
+  const limits = config.redisUrl === null ? 'rate limits and OTP codes are per worker' : 'rate limits are shared through Redis, OTP codes are per worker'
+  log.info(`starting ${workers} workers; ${limits}, the database is shared`)
   let stopping = false
   const started = new Set()
   const fork = () => cluster.fork().on('listening', function () {

@@ -1,0 +1,126 @@
+'use strict'
+// Scale-out: node:http and Express with auth-shield's limits in memory (the default) against
+// the same servers with limits shared through Redis (auth-shield/redis, a redis-server of the
+// bench's own on loopback). A steady workload: 50 identities, each connection cycling through
+// them. Reports req/s with the store as a share of in-memory (paired per round), and the share
+// of requests that waited for Redis during the measured runs (after a warm-up, so each
+// identity's first lease is already held). Skipped, with one line, without redis-server.
+
+const path = require('node:path')
+const http = require('node:http')
+const { fork } = require('node:child_process')
+const autocannon = require('autocannon')
+const { progress } = require('../lib/progress')
+const { summarize, pairedRatio } = require('../lib/stats')
+const { redisAvailable, startRedis } = require('../../__test__/support/redis-server')
+
+const IDENTITIES = 50
+const VARIANTS = [
+  { framework: 'node', store: false, label: 'node:http + auth-shield, limits in memory' },
+  { framework: 'node', store: true, label: 'node:http + auth-shield, limits in Redis' },
+  { framework: 'express', store: false, label: 'Express 5 + auth-shield/express, limits in memory' },
+  { framework: 'express', store: true, label: 'Express 5 + auth-shield/express, limits in Redis' },
+]
+const idOf = (v) => `${v.framework}:${v.store ? 'redis' : 'memory'}`
+
+function startServer(variant, fx, redisUrl) {
+  const arg = JSON.stringify({ framework: variant.framework, store: variant.store, redisUrl, config: fx.config })
+  const child = fork(path.join(__dirname, '..', 'http', 'scale-out-server.js'), [arg], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  return new Promise((resolve, reject) => {
+    child.once('message', ({ port }) => resolve({ child, port }))
+    child.once('error', reject)
+    child.once('exit', (code) => reject(new Error(`${variant.label} server exited early (code ${code})`)))
+  })
+}
+
+function stats(child) {
+  return new Promise((resolve) => {
+    child.once('message', resolve)
+    child.send('stats')
+  })
+}
+
+/** One request per identity, one after another: a steady workload's identities are known. */
+async function prime(port, requests) {
+  for (const r of requests) {
+    await new Promise((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/', headers: r.headers, agent: false }, (res) => {
+        res.resume()
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`priming answered ${res.statusCode}`))))
+      })
+      req.on('error', reject)
+    })
+  }
+}
+
+function load(port, requests, { durationSec, connections }) {
+  return autocannon({ url: `http://127.0.0.1:${port}/`, connections, duration: durationSec, requests })
+}
+
+async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connections }) {
+  if (!redisAvailable()) return { skipped: 'redis-server not found (apt-get install redis-server, or set REDIS_SERVER)' }
+  const signer = new native.Authenticator(fx.config)
+  const requests = Array.from({ length: IDENTITIES }, (_, i) => ({
+    method: 'GET',
+    headers: {
+      authorization: `Bearer ${signer.signAccessToken({ sub: `user-${i}`, tenant_id: 'acme' })}`,
+      'x-tenant-id': fx.tenantHeader,
+    },
+  }))
+  const redis = await startRedis()
+  const servers = new Map()
+  try {
+    progress('scale-out: starting servers')
+    for (const v of VARIANTS) servers.set(idOf(v), await startServer(v, fx, redis.url))
+    for (const v of VARIANTS) {
+      progress(`scale-out: warming up ${v.label}`)
+      await prime(servers.get(idOf(v)).port, requests)
+      await load(servers.get(idOf(v)).port, requests, { durationSec: warmupSec, connections })
+    }
+    const samples = Object.fromEntries(VARIANTS.map((v) => [idOf(v), []]))
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < VARIANTS.length; k++) {
+        const v = VARIANTS[(k + round) % VARIANTS.length]
+        progress(`scale-out: round ${round + 1}/${rounds} ${v.label}`)
+        const { child, port } = servers.get(idOf(v))
+        const before = await stats(child)
+        const result = await load(port, requests, { durationSec, connections })
+        const after = await stats(child)
+        if (result.errors || result.timeouts || result.non2xx) {
+          throw new Error(`${v.label}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx under load`)
+        }
+        const served = after.requests - before.requests
+        samples[idOf(v)].push({
+          rps: result.requests.total / result.duration,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          waitedShare: served > 0 ? (after.waited - before.waited) / served : 0,
+        })
+      }
+    }
+    return {
+      title: `Scale-out (autocannon, ${connections} connections, ${IDENTITIES} identities, ${durationSec} s per sample, redis-server on loopback)`,
+      rows: VARIANTS.map((v) => {
+        const own = samples[idOf(v)]
+        const memory = samples[`${v.framework}:memory`]
+        return {
+          id: idOf(v),
+          label: v.label,
+          framework: v.framework,
+          store: v.store,
+          rps: summarize(own.map((s) => s.rps)),
+          p50Ms: summarize(own.map((s) => s.p50)),
+          p99Ms: summarize(own.map((s) => s.p99)),
+          ofMemory: pairedRatio(own.map((s) => s.rps), memory.map((s) => s.rps)),
+          waitedShare: summarize(own.map((s) => s.waitedShare)),
+          samples: own,
+        }
+      }),
+    }
+  } finally {
+    for (const { child } of servers.values()) child.kill()
+    await redis.stop()
+  }
+}
+
+module.exports = { runScaleOut }

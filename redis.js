@@ -1,0 +1,12 @@
+'use strict'
+
+// `require('auth-shield/redis')`: limits shared by every process through Redis (node-redis or
+// ioredis, connected by the app), with no I/O on the request path. docs/scale-out.md.
+//
+//   const { createRedisStore } = require('auth-shield/redis')
+//   const store = createRedisStore(redisClient)
+//   app.use('/api', authShield({ accessSecret }, { store }))
+
+const { createRedisStore, RedisStore } = require('./js/store/redis-store')
+
+module.exports = { createRedisStore, RedisStore }
