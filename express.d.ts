@@ -2,7 +2,19 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type * as middleware from './js/middleware'
-import type { AuthShieldError as AuthShieldErrorClass, AuthShieldStats, AuthUser, EngineName, ErrorCode, ShadowMismatch, TenantSource } from './js/middleware'
+import type { AuthConfig } from './index'
+import type {
+  AuthShieldError as AuthShieldErrorClass,
+  UnauthorizedError as UnauthorizedErrorClass,
+  AuthShieldStats,
+  AuthUser,
+  EngineName,
+  ErrorCode,
+  JwtClaims,
+  ShadowMismatch,
+  SkipRule,
+  TenantSource,
+} from './js/middleware'
 
 declare global {
   namespace Express {
@@ -20,6 +32,8 @@ declare global {
       requestId?: string
       /** The same id under Express's conventional name (kept; `requestId` is the documented one). */
       id?: string
+      /** The verified token's whole payload (the name is `requestProperty`), parsed on first read. */
+      auth?: JwtClaims
     }
   }
 }
@@ -30,7 +44,16 @@ declare namespace authShield {
   export interface ExpressAuthShieldOptions extends middleware.CommonOptions<IncomingMessage> {
     /** Formats failures your own way; the X-Request-Id and auth headers are already set. */
     onError?: (err: AuthShieldErrorClass, req: IncomingMessage, res: ServerResponse, next: Next) => void
+    /** Where the verified payload goes: a name or a dotted path. Default 'auth'. */
+    requestProperty?: string
   }
+
+  /**
+   * express-jwt's single options object: the config (`secret` standing for `accessSecret`) and
+   * the middleware options together.
+   */
+  export type ExpressJwtOptions = Omit<AuthConfig, 'accessSecret'> &
+    ExpressAuthShieldOptions & ({ secret: AuthConfig['accessSecret']; accessSecret?: never } | { accessSecret: AuthConfig['accessSecret']; secret?: never })
 
   export interface AuthShieldMiddleware {
     (req: IncomingMessage, res: ServerResponse, next: Next): void
@@ -39,12 +62,16 @@ declare namespace authShield {
     readonly authenticator: middleware.AnyAuthenticator
     /** Request and shadow-mismatch counts. */
     stats(): middleware.AuthShieldStats
+    /** express-unless's chaining: this middleware, skipped where `rules` match. */
+    unless(rules: SkipRule<IncomingMessage>): AuthShieldMiddleware
   }
 
-  export { AuthShieldStats, AuthUser, EngineName, ErrorCode, ShadowMismatch, TenantSource }
+  export { AuthShieldStats, AuthUser, EngineName, ErrorCode, JwtClaims, ShadowMismatch, TenantSource }
   export const AuthShieldError: typeof AuthShieldErrorClass
   export type AuthShieldError = AuthShieldErrorClass
-  export { authShield, authShield as default }
+  export const UnauthorizedError: typeof UnauthorizedErrorClass
+  export type UnauthorizedError = UnauthorizedErrorClass
+  export { authShield, authShield as default, authShield as expressjwt }
 }
 
 /**
@@ -59,5 +86,7 @@ declare function authShield(
   configOrAuthenticator: middleware.AuthSource,
   options?: authShield.ExpressAuthShieldOptions,
 ): authShield.AuthShieldMiddleware
+/** express-jwt's form: `expressjwt({ secret, algorithms: ['HS256'], errors: 'next', … })`. */
+declare function authShield(options: authShield.ExpressJwtOptions): authShield.AuthShieldMiddleware
 
 export = authShield

@@ -3,14 +3,26 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthConfig } from './index'
 import type * as middleware from './js/middleware'
-import type { AuthShieldError as AuthShieldErrorClass, AuthShieldStats, AuthUser, EngineName, ErrorCode, ShadowMismatch, TenantSource } from './js/middleware'
+import type {
+  AuthShieldError as AuthShieldErrorClass,
+  UnauthorizedError as UnauthorizedErrorClass,
+  AuthShieldStats,
+  AuthUser,
+  EngineName,
+  ErrorCode,
+  JwtClaims,
+  ShadowMismatch,
+  TenantSource,
+} from './js/middleware'
 
 declare module 'fastify' {
   // undefined until a request passes, and on anonymous requests (credentialsRequired: false)
   // and skipped paths: the same values the Express middleware leaves.
   interface FastifyRequest {
-    /** Set after a successful check. */
+    /** Set after a successful check: `{ userId, email, role }`, or what `formatUser` returned. */
     user: AuthUser | undefined
+    /** The verified token's whole payload, parsed on first read. */
+    readonly auth: JwtClaims | undefined
     /** The resolved tenant id, when there is one. */
     tenantId: string | undefined
     /** Where `tenantId` came from; 'header' and 'host' are only what the client asked for. */
@@ -39,11 +51,17 @@ declare namespace authShield {
     hook?: 'onRequest' | 'preHandler' | false
     /** Formats failures your own way; the X-Request-Id and auth headers are already set. */
     onError?: (err: AuthShieldErrorClass, request: FastifyRequest, reply: FastifyReply) => unknown
+    /** Shapes `request.user` from the verified payload (@fastify/jwt's option). */
+    formatUser?: (claims: JwtClaims, request: FastifyRequest) => any
+    /** Instead of `config`: the access secret, with the other config keys beside it (@fastify/jwt's form). */
+    secret?: AuthConfig['accessSecret']
   }
 
-  export { AuthShieldStats, AuthUser, EngineName, ErrorCode, ShadowMismatch, TenantSource }
+  export { AuthShieldStats, AuthUser, EngineName, ErrorCode, JwtClaims, ShadowMismatch, TenantSource }
   export const AuthShieldError: typeof AuthShieldErrorClass
   export type AuthShieldError = AuthShieldErrorClass
+  export const UnauthorizedError: typeof UnauthorizedErrorClass
+  export type UnauthorizedError = UnauthorizedErrorClass
   export { authShield, authShield as default }
 }
 

@@ -52,14 +52,77 @@ export interface AuthShieldStats {
   onMismatchErrors: number
 }
 
+/**
+ * The whole verified JWT payload (`req.auth`, `request.auth`, `isRevoked`'s second argument):
+ * parsed from the token the engine just verified, on first read.
+ */
+export interface JwtClaims {
+  sub: string
+  exp: number
+  [claim: string]: unknown
+}
+
+/** A path rule of express-unless: exact, a pattern, or either limited to some methods. */
+export type PathRule = string | RegExp | { url: string | RegExp; methods?: string[]; method?: string | string[] }
+
+/** express-unless's rule object: the request is skipped when any of its rules matches. */
+export interface UnlessRules<Req> {
+  path?: PathRule | PathRule[]
+  method?: string | string[]
+  /** File extensions (`'css'` or `'.css'`) the path may end with. */
+  ext?: string | string[]
+  custom?: (req: Req) => boolean
+  /** Only `true` (the default): rules match the path the client asked for. */
+  useOriginalUrl?: true
+}
+
+/** Requests not to authenticate: paths, patterns, express-unless rules, or a predicate. */
+export type SkipRule<Req> = PathRule | PathRule[] | UnlessRules<Req> | ((req: Req, path: string) => boolean)
+
 /** Options common to the Express middleware and the Fastify plugin. */
 export interface CommonOptions<Req> {
-  /** false lets requests without an Authorization header through anonymously. Default true. */
+  /**
+   * false lets requests without credentials through anonymously, and those with another scheme
+   * (`Authorization: Basic …`); a bad bearer token is still refused. Default true.
+   */
   credentialsRequired?: boolean
-  /** Reads the bare token from the request (a cookie, a query parameter…) instead of the header. */
-  getToken?: (req: Req) => string | null | undefined
-  /** Paths (exact, without the query), patterns, or a predicate for requests not to authenticate. */
-  skip?: string | RegExp | Array<string | RegExp> | ((req: Req, path: string) => boolean)
+  /**
+   * Reads the bare token from the request (a cookie, a query parameter…) instead of the header;
+   * may return a Promise. A throw or rejection reaches the framework's error handling.
+   */
+  getToken?: (req: Req) => string | null | undefined | Promise<string | null | undefined>
+  /**
+   * The cookie holding the token when there is no Authorization header: a name, or
+   * `{ cookieName }`. Read from `req.cookies` when a cookie parser ran, else from the Cookie header.
+   */
+  cookie?: string | { cookieName: string; signed?: false }
+  /** Paths (exact, without the query), patterns, express-unless rules, or a predicate. */
+  skip?: SkipRule<Req>
+  /** express-unless's name for `skip` (give one of the two). */
+  unless?: SkipRule<Req>
+  /** CORS preflights (OPTIONS with Access-Control-Request-Method) pass untouched. Default true. */
+  skipPreflight?: boolean
+  /**
+   * 'respond' (the default) answers failures with `{ error, code }`; 'next' hands an
+   * `UnauthorizedError` to the framework (Express `next(err)`, Fastify's error handler).
+   */
+  errors?: 'respond' | 'next'
+  /**
+   * Asked after the engine accepted the token; truthy (or a Promise of it) refuses the request
+   * with `token_revoked` (401). A throw or rejection reaches the framework's error handling.
+   */
+  isRevoked?: (req: Req, claims: JwtClaims) => boolean | Promise<boolean>
+  /**
+   * Rate-limit header shape: 'legacy' (the default: RateLimit-Limit/-Remaining/-Reset),
+   * 'draft' (RateLimit-Policy and RateLimit of draft-ietf-httpapi-ratelimit-headers), 'both',
+   * or false (none; a 429 keeps Retry-After).
+   */
+  rateLimitHeaders?: 'draft' | 'legacy' | 'both' | false
+  /**
+   * express-jwt's allow-list: must name exactly the configured keys' algorithms (today
+   * `['HS256']`), else a TypeError when the middleware is made.
+   */
+  algorithms?: string[]
   /**
    * 'native' (the default) or 'js'; without it, USE_RUST_AUTH decides (true/1/yes/on: native,
    * false/0/no/off: js, any case; unset or empty: native; anything else throws a TypeError).
@@ -78,6 +141,33 @@ export interface CommonOptions<Req> {
    * process, and an identity this process has not seen waits for one round trip.
    */
   store?: import('../redis').RedisStore
+}
+
+/** express-jwt's codes, and ours where it has none (tenant checks, rate limiting). */
+export type UnauthorizedCode =
+  | 'credentials_required'
+  | 'credentials_bad_scheme'
+  | 'credentials_bad_format'
+  | 'invalid_token'
+  | 'revoked_token'
+  | 'invalid_tenant'
+  | 'tenant_mismatch'
+  | 'rate_limited'
+
+/** The error `errors: 'next'` hands to the framework, shaped like express-jwt's. */
+export declare class UnauthorizedError extends Error {
+  name: 'UnauthorizedError'
+  /** express-jwt's code where it has one. */
+  code: UnauthorizedCode
+  /** auth-shield's own code, e.g. `token_expired`. */
+  authCode: ErrorCode
+  status: AuthFailure['errorStatus']
+  statusCode: AuthFailure['errorStatus']
+  requestId: string
+  /** The cause, with the whole AuthResult. */
+  inner: AuthShieldError
+  /** The response headers already set (X-Request-Id, WWW-Authenticate, Retry-After…). */
+  headers: Record<string, string>
 }
 
 /** The error an `onError` hook receives. */

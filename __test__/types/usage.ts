@@ -220,6 +220,37 @@ const engineName: 'native' | 'js' = middleware.engine
 const mismatches: number = middleware.stats().mismatches
 // @ts-expect-error options are checked
 authShield(config, { credentialsRequired: 'no' })
+// express-jwt's conventions: options, req.auth, the UnauthorizedError of errors: 'next'.
+const conventional = authShield(config, {
+  errors: 'next',
+  cookie: 'session',
+  unless: { path: ['/login', { url: /^\/public\//, methods: ['GET'] }], ext: 'css' },
+  skipPreflight: false,
+  getToken: async (req) => (req.headers['x-token'] as string | undefined) ?? null,
+  isRevoked: async (_req, claims) => claims.jti === 'revoked',
+  rateLimitHeaders: 'draft',
+  requestProperty: 'auth',
+}).unless({ path: '/token', method: 'OPTIONS' })
+const readme = authShield.expressjwt({ secret: 'a-32-byte-secret-for-the-readme-app!!', algorithms: ['HS256'], errors: 'next', credentialsRequired: false })
+app.use(conventional, readme)
+app.get('/api/claims', (req, res) => {
+  const scope: unknown = req.auth?.['scope']
+  const sub: string | undefined = req.auth?.sub
+  res.json({ scope, sub })
+})
+app.use((err: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+  if (err instanceof authShield.UnauthorizedError) {
+    const jwtCode: 'credentials_required' | 'credentials_bad_scheme' | 'credentials_bad_format' | 'invalid_token' | 'revoked_token' | 'invalid_tenant' | 'tenant_mismatch' | 'rate_limited' = err.code
+    const ours: ErrorCode = err.authCode
+    res.status(err.status).json({ jwtCode, ours, cause: err.inner.result.errorCode })
+  } else next(err)
+})
+// @ts-expect-error errors is 'respond' | 'next'
+authShield(config, { errors: 'throw' })
+// @ts-expect-error rateLimitHeaders is 'draft' | 'legacy' | 'both' | false
+authShield(config, { rateLimitHeaders: 'ietf' })
+// @ts-expect-error secret and accessSecret name the same key
+authShield.expressjwt({ secret: 'a-32-byte-secret-for-the-readme-app!!', accessSecret: 'x' })
 const expressError: authShield.AuthShieldError | undefined = undefined
 const expressCode: authShield.ErrorCode = 'token_expired'
 const fastifyCode: authShieldPlugin.ErrorCode = 'rate_limited'
@@ -234,6 +265,20 @@ fastify.get('/me', { onRequest: [fastify.authenticate] }, async (request) => {
   const source: 'token' | 'header' | 'host' | undefined = request.tenantSource
   return { who, tenant, source, requests: fastify.authShield.stats().requests }
 })
+fastify.register(authShieldPlugin, {
+  config,
+  errors: 'next',
+  formatUser: (claims) => ({ userId: claims.sub }),
+  cookie: { cookieName: 'token' },
+  isRevoked: (_request, claims) => claims.exp < 0,
+})
+fastify.get('/claims', async (request) => ({ sub: request.auth?.sub }))
+fastify.setErrorHandler((err, _request, reply) => {
+  if (err instanceof authShieldPlugin.UnauthorizedError) return reply.code(err.statusCode).send({ code: err.code })
+  return reply.send(err)
+})
+// @ts-expect-error formatUser is a function of the claims
+fastify.register(authShieldPlugin, { config, formatUser: 'sub' })
 // @ts-expect-error hook is one of 'onRequest' | 'preHandler' | false
 fastify.register(authShieldPlugin, { config, hook: 'onSend' })
 

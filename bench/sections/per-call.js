@@ -7,6 +7,7 @@ const { createSyncVerifiers, codeOf } = require('../lib/verifiers')
 const { sanityCheck } = require('../lib/sanity')
 const { measureInterleaved } = require('../lib/measure')
 const { summarize, pairedRatio } = require('../lib/stats')
+const { AuthDecision } = require('../../js/http')
 
 const BASELINE = 'native-authenticate'
 const BEARER = 'Bearer '
@@ -39,6 +40,29 @@ function buildContenders({ native, jsEngine }, fx) {
       accept: (r) => r !== null && typeof r === 'object' && r.valid === true && r.userId === fx.expected.userId,
     },
   ]
+  // The decision behind both adapters (js/http.js) on the same Authenticator, without and with
+  // reading the verified payload: what `req.auth` costs when a route reads it, and that it
+  // costs nothing when no route does.
+  const decision = new AuthDecision(authenticator)
+  const request = (authorization) => ({ method: 'GET', headers: { authorization, 'x-tenant-id': tenantHeader, host } })
+  const passes = (d) => d.action === 'pass' && d.identity.user.userId === fx.expected.userId
+  contenders.push(
+    {
+      id: 'ours-adapter-decision',
+      label: 'auth-shield adapter decision (claims unread)',
+      call: (authorization) => decision.decide(request(authorization), '/api'),
+      accept: passes,
+    },
+    {
+      id: 'ours-adapter-claims',
+      label: 'auth-shield adapter decision + reading claims',
+      call: (authorization) => {
+        const d = decision.decide(request(authorization), '/api')
+        return d.action === 'pass' && d.claims.sub === fx.expected.userId ? d : null
+      },
+      accept: (d) => d !== null && passes(d),
+    },
+  )
   const unavailable = []
   if (jsEngine.available) {
     const engine = jsEngine.create(config)
