@@ -40,6 +40,7 @@ function echo(req, res) {
     tenantId: req.tenantId ?? null,
     tenantSource: req.tenantSource ?? null,
     id: req.id ?? null,
+    requestId: req.requestId ?? null,
     // What the route really sees: JSON cannot tell undefined from a missing key.
     types: [typeof req.user, typeof req.tenantId, typeof req.tenantSource],
   })
@@ -88,7 +89,7 @@ for (const [name, express] of [
     after(() => server.close())
     const url = (p) => server.base + p
 
-    it('lets a valid token through with req.user, req.tenantId, req.id and rate-limit headers', async () => {
+    it('lets a valid token through with req.user, req.tenantId, req.requestId (and req.id) and rate-limit headers', async () => {
       const r = await get(url('/api/orders'), { authorization: bearer({ sub: 'ok-user', email: 'e@x', role: 'admin' }), host: 'acme.example.com:8080' })
       assert.equal(r.status, 200)
       assert.deepEqual(r.json.user, { userId: 'ok-user', email: 'e@x', role: 'admin' })
@@ -96,6 +97,8 @@ for (const [name, express] of [
       assert.equal(r.json.tenantSource, 'host')
       assert.match(r.headers['x-request-id'], /^[0-9a-f-]{36}$/)
       assert.equal(r.json.id, r.headers['x-request-id'])
+      // req.requestId is the name Fastify and AuthResult use; req.id is Express's alias of it.
+      assert.equal(r.json.requestId, r.headers['x-request-id'])
       assert.equal(r.headers['ratelimit-limit'], '3')
       assert.equal(r.headers['ratelimit-remaining'], '2')
       assert.equal(r.headers['ratelimit-reset'], '1000')
@@ -226,7 +229,7 @@ for (const [name, express] of [
       ]
       const comparable = (r) => {
         const { 'x-request-id': id, date, etag, 'retry-after': retry, 'ratelimit-reset': reset, ...headers } = r.headers
-        return { status: r.status, body: { ...r.json, id: undefined }, headers, retry: retry && Number(retry) > 990 }
+        return { status: r.status, body: { ...r.json, id: undefined, requestId: undefined }, headers, retry: retry && Number(retry) > 990 }
       }
       for (const headers of cases) {
         const [a, b] = [await get(url('/api/x'), headers), await get(url('/js/x'), headers)]

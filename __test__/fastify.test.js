@@ -186,7 +186,7 @@ describe('Express and Fastify give one answer', () => {
       app.get('/*', async (request) => seen(request, request.requestId))
     })
     const app = express()
-    app.use(expressAuth(config, options), (req, res) => res.json(seen(req, req.id)))
+    app.use(expressAuth(config, options), (req, res) => res.json(seen(req, req.requestId)))
     expressServer = await listen(http.createServer(app))
   })
   after(() => Promise.all([fastifyServer.app.close(), expressServer.close()]))

@@ -196,6 +196,19 @@ mod tests {
     const SECRET: &[u8] = b"server-secret-0123456789";
 
     #[test]
+    fn key_problems_have_a_stable_code_and_a_distinct_message() {
+        let problems = [KeyProblem::Malformed, KeyProblem::BadChecksum];
+        assert_eq!(
+            problems.map(KeyProblem::code),
+            ["malformed", "bad_checksum"]
+        );
+        assert_ne!(
+            KeyProblem::Malformed.message(),
+            KeyProblem::BadChecksum.message()
+        );
+    }
+
+    #[test]
     fn generated_keys_parse_and_verify() {
         let g = generate("auth1_pk", SECRET).unwrap();
         assert!(g.key.starts_with("auth1_pk_") && g.key.len() == 9 + BODY_LEN + CHECKSUM_LEN);

@@ -199,6 +199,25 @@ mod tests {
     use ring::rand::SystemRandom;
 
     #[test]
+    fn only_failures_have_a_code_and_a_message() {
+        assert_eq!((Outcome::Ok.code(), Outcome::Ok.message()), (None, None));
+        let failures = [
+            Outcome::NotFound,
+            Outcome::Expired,
+            Outcome::Mismatch,
+            Outcome::TooManyAttempts,
+        ];
+        let codes: Vec<_> = failures.iter().filter_map(|o| o.code()).collect();
+        assert_eq!(
+            codes,
+            ["not_found", "expired", "mismatch", "too_many_attempts"]
+        );
+        assert!(failures
+            .iter()
+            .all(|o| o.message().is_some_and(|m| !m.is_empty())));
+    }
+
+    #[test]
     fn codes_are_single_use_and_expire() {
         let rng = SystemRandom::new();
         let mut s = Codes::new(6, 1000, 3, 10);
