@@ -75,7 +75,7 @@ pub fn check_lease_options(lease: f64, max_keys: f64) -> Result<(), String> {
         ("lease", lease, MAX_LEASE as f64),
         ("maxKeys", max_keys, MAX_LEASE_KEYS),
     ] {
-        if !(v.fract() == 0.0 && v >= 1.0 && v <= max) {
+        if !(v.fract() == 0.0 && (1.0..=max).contains(&v)) {
             return Err(format!(
                 "{name} must be an integer from 1 to {max}, got {v}"
             ));
@@ -87,13 +87,13 @@ pub fn check_lease_options(lease: f64, max_keys: f64) -> Result<(), String> {
 /// Checks a grant's numbers (`grantLease`): whole counts, and a non-negative wait.
 pub fn check_grant(tokens: f64, shared_remaining: f64, retry_after_ms: f64) -> Result<(), String> {
     for (name, v) in [("tokens", tokens), ("sharedRemaining", shared_remaining)] {
-        if !(v.fract() == 0.0 && v >= 0.0 && v <= MAX_GRANT) {
+        if !(v.fract() == 0.0 && (0.0..=MAX_GRANT).contains(&v)) {
             return Err(format!(
                 "{name} must be an integer from 0 to {MAX_GRANT}, got {v}"
             ));
         }
     }
-    if !(retry_after_ms >= 0.0 && retry_after_ms <= 1e15) {
+    if !(0.0..=1e15).contains(&retry_after_ms) {
         return Err(format!(
             "retryAfterMs must be from 0 to 1000000000000000, got {retry_after_ms}"
         ));
