@@ -403,3 +403,15 @@ test("Fastify: errors: 'next' follows the route's own error handler, not the ins
   assert.deepEqual([own.statusCode, own.json()], [401, { own: 'credentials_required' }])
   await app.close()
 })
+
+test("every failure code has express-jwt's name when it is a 401, and keeps ours otherwise", () => {
+  const { expressJwtCode } = require('../js/unauthorized-error')
+  const table = require('../js/error-codes.json')
+  const own = { missing_authorization: 'credentials_required', token_revoked: 'revoked_token' }
+  for (const [code, { status }] of Object.entries(table)) {
+    const expected = own[code] ?? (code === 'invalid_authorization_format' ? 'credentials_bad_format' : status === 401 ? 'invalid_token' : code)
+    assert.equal(expressJwtCode(code, 'Bearer x.y.z'), expected, code)
+  }
+  assert.equal(expressJwtCode('invalid_authorization_format', 'Digest username="a"'), 'credentials_bad_scheme')
+  assert.equal(expressJwtCode('invalid_authorization_format', 'Basic'), 'credentials_bad_format', 'a scheme without credentials is malformed')
+})
