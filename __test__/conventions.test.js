@@ -403,3 +403,64 @@ test("Fastify: errors: 'next' follows the route's own error handler, not the ins
   assert.deepEqual([own.statusCode, own.json()], [401, { own: 'credentials_required' }])
   await app.close()
 })
+
+test("every failure code has express-jwt's name when it is a 401, and keeps ours otherwise", () => {
+  const { expressJwtCode } = require('../js/unauthorized-error')
+  const table = require('../js/error-codes.json')
+  const own = { missing_authorization: 'credentials_required', token_revoked: 'revoked_token' }
+  for (const [code, { status }] of Object.entries(table)) {
+    const expected = own[code] ?? (code === 'invalid_authorization_format' ? 'credentials_bad_format' : status === 401 ? 'invalid_token' : code)
+    assert.equal(expressJwtCode(code, 'Bearer x.y.z'), expected, code)
+  }
+  assert.equal(expressJwtCode('invalid_authorization_format', 'Digest username="a"'), 'credentials_bad_scheme')
+  assert.equal(expressJwtCode('invalid_authorization_format', 'Basic'), 'credentials_bad_format', 'a scheme without credentials is malformed')
+})
+
+test('both engines take the same adapter decisions: action, status, body, headers and claims', async () => {
+  const options = (engine) => ({ engine, credentialsRequired: false, rateLimitHeaders: 'both', isRevoked: (req, claims) => claims.jti === 'gone' })
+  const make = (engine) => authShield({ ...CONFIG, rateLimitMax: 3, rateLimitRefill: 0.001 }, options(engine)).decision
+  const engines = { native: make('native'), js: make('js') }
+  const inputs = [
+    bearer(),
+    bearer({ ...CLAIMS, jti: 'gone' }),
+    bearer({ ...CLAIMS, exp: NOW - 1 }),
+    bearer(CLAIMS, 'another-secret-0123456789abcdefghij'),
+    'Basic Zm9vOmJhcg==',
+    'Bearer',
+    'Bearer a.b.c',
+    undefined,
+    // The bucket of 3 is spent by the first and second inputs and these two: the last one is a 429.
+    bearer(),
+    bearer(),
+  ]
+  const view = (d) => ({
+    action: d.action,
+    status: d.status,
+    body: d.body,
+    // A 429's wait comes from each engine's own clock, milliseconds apart: its whole seconds may
+    // differ by one (shadow mode tolerates the same); the rest must be equal.
+    headers: d.headers
+      .filter(([name]) => name !== 'X-Request-Id' && (d.status !== 429 || (name !== 'Retry-After' && name !== 'RateLimit-Reset')))
+      .map(([name, value]) => [name, d.status === 429 && name === 'RateLimit' ? value.replace(/;t=\d+$/, '') : value]),
+    claims: d.action === 'pass' ? (d.claims ?? null) : null,
+  })
+  const seenCodes = []
+  for (const authorization of inputs) {
+    const req = () => ({ method: 'GET', headers: authorization === undefined ? {} : { authorization } })
+    const [n, j] = [await engines.native.decide(req(), '/'), await engines.js.decide(req(), '/')]
+    assert.deepEqual(view(j), view(n), String(authorization))
+    seenCodes.push(n.action === 'pass' ? 'pass' : n.result.errorCode)
+  }
+  assert.deepEqual(seenCodes, [
+    'pass',
+    'token_revoked',
+    'token_expired',
+    'invalid_signature',
+    'pass',
+    'invalid_authorization_format',
+    'malformed_token',
+    'pass',
+    'pass',
+    'rate_limited',
+  ])
+})

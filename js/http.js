@@ -165,9 +165,10 @@ class AuthDecision {
       if (recover !== undefined) {
         const verdict = () => this.verdict(result, authorization)
         const { getToken, cookie } = this.options
+        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, true))
         return Promise.resolve()
           .then(() => recover(result, req))
-          .then((again) => (again === true ? Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, true)) : verdict()), verdict)
+          .then((repaired) => (repaired === true ? again() : verdict()), verdict)
       }
     }
     const d = this.verdict(result, authorization)
@@ -184,7 +185,9 @@ class AuthDecision {
     }
     // Optional auth: anonymous requests (no credentials, or another scheme's, as express-jwt
     // lets `Basic …` through) pass without a challenge; a bad bearer token is still refused.
-    if (!credentialsRequired && (result.errorCode === 'missing_authorization' || (result.errorCode === 'invalid_authorization_format' && isOtherScheme(authorization)))) {
+    const code = result.errorCode
+    const noCredentials = code === 'missing_authorization' || (code === 'invalid_authorization_format' && isOtherScheme(authorization))
+    if (!credentialsRequired && noCredentials) {
       return new Pass(requestId, [['X-Request-Id', requestId]], ANONYMOUS, undefined)
     }
     return {

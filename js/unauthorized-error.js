@@ -4,21 +4,7 @@
 // error handlers already test for (`err.name === 'UnauthorizedError'`, `err.code` in its
 // vocabulary, `err.status`, `err.inner`), with our own code, status and headers kept.
 
-// Failures of the token itself: express-jwt calls them all `invalid_token`.
-const TOKEN_CODES = new Set([
-  'token_too_large',
-  'malformed_token',
-  'unsupported_algorithm',
-  'invalid_signature',
-  'invalid_claims',
-  'token_not_yet_valid',
-  'token_expired',
-  'missing_expiration',
-  'invalid_audience',
-  'invalid_issuer',
-  'missing_subject',
-  'wrong_token_type',
-])
+const { TABLE } = require('./errors')
 
 // An Authorization value with a scheme other than Bearer (RFC 7235 §2.1 auth-scheme SP ...).
 const OTHER_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ +\S/
@@ -30,8 +16,9 @@ function isOtherScheme(authorization) {
 }
 
 /**
- * express-jwt's code for a failure where it has one, else ours (tenant checks and rate
- * limiting have no express-jwt counterpart).
+ * express-jwt's code for a failure where it has one, else ours. Every other 401 is a failure
+ * of the token itself, which express-jwt calls `invalid_token` (codes added later included);
+ * tenant checks (400, 403) and rate limiting (429) have no express-jwt counterpart.
  */
 function expressJwtCode(errorCode, authorization) {
   if (errorCode === 'missing_authorization') return 'credentials_required'
@@ -39,7 +26,8 @@ function expressJwtCode(errorCode, authorization) {
     return isOtherScheme(authorization) ? 'credentials_bad_scheme' : 'credentials_bad_format'
   }
   if (errorCode === 'token_revoked') return 'revoked_token'
-  return TOKEN_CODES.has(errorCode) ? 'invalid_token' : errorCode
+  const entry = TABLE[errorCode]
+  return entry !== undefined && entry.status === 401 ? 'invalid_token' : errorCode
 }
 
 /** The error an onError hook receives: `status`, `code`, `message` and the whole `result`. */
