@@ -28,7 +28,7 @@ pub enum AuthError {
 }
 
 impl AuthError {
-    pub const ALL: [AuthError; 18] = [
+    pub const ALL: &[AuthError] = &[
         AuthError::MissingAuthorization,
         AuthError::InvalidAuthorizationFormat,
         AuthError::TokenTooLarge,
@@ -124,7 +124,7 @@ mod tests {
             serde_json::from_str(include_str!("../js/error-codes.json")).unwrap();
         let table = table.as_object().unwrap();
         assert_eq!(table.len(), AuthError::ALL.len());
-        for err in AuthError::ALL {
+        for &err in AuthError::ALL {
             let entry = &table[err.code()];
             assert_eq!(entry["status"], err.status(), "{}", err.code());
             assert_eq!(entry["message"], err.message(), "{}", err.code());
