@@ -3,7 +3,9 @@
 // Four processes share one identity's limit through a real redis-server (node-redis and
 // ioredis, both engines): together they admit at least the bucket's capacity and never more
 // than the documented bound, rateLimitMax + rateLimitRefill × elapsed + N × lease
-// (docs/scale-out.md).
+// (docs/scale-out.md). And redis-server killed with SIGKILL under them, then restarted: every
+// process keeps serving from its local share, sees the outage and the recovery, and exits
+// cleanly.
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
@@ -71,4 +73,34 @@ describe('a limit shared by 4 processes through Redis', { skip: redisSkip() }, (
       })
     }
   }
+
+  it('4 processes survive SIGKILL of redis-server and its restart: fallback, then recovery', async () => {
+    const authorization = `Bearer ${token({ sub: 'outage', exp: Math.floor(Date.now() / 1000) + 600 }, SECRET)}`
+    const options = {
+      url: redis.url,
+      kind: 'ioredis',
+      engine: 'native',
+      prefix: 'outage:',
+      lease: 10,
+      secret: SECRET,
+      max: 1000,
+      refill: 1000,
+      durationMs: 4000, // room for the restart and the first probe on a loaded machine
+      authorization,
+      storeOptions: { timeoutMs: 200, retryIntervalMs: 100, outageShare: 0.25 },
+    }
+    const workers = await Promise.all(Array.from({ length: PROCESSES }, (_, i) => startWorker({ ...options, kind: CLIENT_KINDS[i % 2], engine: i < 2 ? 'native' : 'js' })))
+    for (const w of workers) w.go()
+    await new Promise((r) => setTimeout(r, 800))
+    await redis.kill()
+    await new Promise((r) => setTimeout(r, 800))
+    await redis.restart()
+    const results = await Promise.all(workers.map((w) => w.result))
+    for (const r of results) {
+      assert.ok(r.outages >= 1, `no outage seen: ${JSON.stringify(r)}`)
+      assert.ok(r.recoveries >= 1, `no recovery seen: ${JSON.stringify(r)}`)
+      assert.ok(r.admittedWhileDown > 0, `nothing served while Redis was down: ${JSON.stringify(r)}`)
+      assert.ok(r.admitted > r.admittedWhileDown, `nothing served from Redis: ${JSON.stringify(r)}`)
+    }
+  })
 })

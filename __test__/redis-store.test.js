@@ -236,8 +236,9 @@ describe('auth-shield/redis through an outage (SIGKILL, restart)', { skip: redis
           assert.equal(store.available, false)
           assert.ok(store.stats.fallbackGrants > 0)
           await assert.rejects(store.consume('k', 1, { capacity: 2, refillPerSec: 1 }), { code: 'ERR_AUTH_SHIELD_STORE_UNAVAILABLE' })
-          await redis.restart()
+          // Listening before the restart: the store may find Redis again before restart() returns.
           const recovered = once(store, 'recovered')
+          await redis.restart()
           await Promise.race([recovered, new Promise((_, reject) => setTimeout(() => reject(new Error('no recovery within 10 s')), 10_000).unref())])
           assert.equal(store.available, true)
           const trips = store.stats.roundTrips

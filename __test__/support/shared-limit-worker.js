@@ -4,7 +4,8 @@
 // connected it prints `ready` and waits for a line on stdin; then for `durationMs` it
 // authenticates one identity as fast as it can through a
 // store of its own, awaiting `store.flush()` when its lease is pending, as the middleware does.
-// Prints one JSON line: admitted, refused, waits, and the first/last attempt times.
+// Prints one JSON line: admitted (and while Redis was down), refused, waits, outage and recovery
+// events, and the first/last attempt times.
 
 const { createRedisStore } = require('../../redis')
 const { connectClient } = require('./redis-clients')
@@ -13,10 +14,12 @@ async function main() {
   const o = JSON.parse(process.argv[2])
   const { Authenticator } = o.engine === 'js' ? require('../../js') : require('../..')
   const conn = await connectClient(o.kind, o.url)
-  const store = createRedisStore(conn.client, { prefix: o.prefix, lease: o.lease })
+  const store = createRedisStore(conn.client, { prefix: o.prefix, lease: o.lease, ...o.storeOptions })
   const auth = new Authenticator({ accessSecret: o.secret, rateLimitMax: o.max, rateLimitRefill: o.refill })
   store.attach(auth)
-  const counts = { admitted: 0, refused: 0, waits: 0, first: 0, last: 0 }
+  const counts = { admitted: 0, refused: 0, waits: 0, first: 0, last: 0, admittedWhileDown: 0, outages: 0, recoveries: 0 }
+  store.on('outage', () => counts.outages++)
+  store.on('recovered', () => counts.recoveries++)
   process.stdout.write('ready\n')
   await new Promise((r) => process.stdin.once('data', r))
   process.stdin.pause()
@@ -31,6 +34,7 @@ async function main() {
     }
     if (r.authenticated) {
       counts.admitted++
+      if (!store.available) counts.admittedWhileDown++
       counts.last = Date.now()
     } else if (r.errorCode === 'rate_limited') counts.refused++
     else if (r.errorCode !== 'rate_limit_pending') throw new Error(`unexpected ${r.errorCode}`)

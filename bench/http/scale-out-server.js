@@ -1,8 +1,9 @@
 'use strict'
 // Child process of the scale-out section: node:http or Express with auth-shield (native
 // engine), its limits in memory (the default) or shared through Redis (auth-shield/redis with
-// node-redis). Reports its port over IPC; answers { requests, waited } when asked ('stats'):
-// `waited` counts requests that had to wait for Redis (a lease fetched on the request path).
+// node-redis). Reports its port over IPC; answers { requests, waited, cpuUs } when asked
+// ('stats'): `waited` counts requests that had to wait for Redis (a lease fetched on the request
+// path), `cpuUs` is this process's CPU time so far (user + system, microseconds).
 
 const http = require('node:http')
 const { loadNative } = require('../lib/ours')
@@ -61,7 +62,8 @@ async function main() {
   process.on('message', (m) => {
     // Express waits through the middleware's recovery, which the store counts.
     const waited = framework === 'express' && store !== null ? store.stats.recoveries : counts.waited
-    if (m === 'stats') process.send({ requests: counts.requests, waited })
+    const cpu = process.cpuUsage()
+    if (m === 'stats') process.send({ requests: counts.requests, waited, cpuUs: cpu.user + cpu.system })
   })
   server.keepAliveTimeout = 60_000
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }))

@@ -53,10 +53,13 @@ function renderScaleOut(section) {
     `${formatRps(r.rps.min)} – ${formatRps(r.rps.max)}`,
     r.store ? formatPercent(r.ofMemory.median) : '100 %',
     r.store ? `${(r.waitedShare.median * 100).toFixed(3)} %` : '–',
+    `${r.cpuUsPerRequest.median.toFixed(1)} µs`,
+    r.store ? formatPercent(r.cpuShareOfMemory.median) : '100 %',
     formatLatency(r.p50Ms.median),
     formatLatency(r.p99Ms.median),
   ])
-  return [section.title, renderTable(['server', 'req/s', 'min – max', 'of in-memory', 'waited for Redis', 'p50', 'p99'], rows)].join('\n')
+  const headers = ['server', 'req/s', 'min – max', 'of in-memory', 'waited for Redis', 'server CPU/req', 'CPU share', 'p50', 'p99']
+  return [section.title, renderTable(headers, rows), '(CPU share: in-memory CPU per request ÷ this one\'s, the req/s share a CPU-bound server keeps)'].join('\n')
 }
 
 function renderTargets(targets, quick) {

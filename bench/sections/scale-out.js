@@ -2,9 +2,11 @@
 // Scale-out: node:http and Express with auth-shield's limits in memory (the default) against
 // the same servers with limits shared through Redis (auth-shield/redis, a redis-server of the
 // bench's own on loopback). A steady workload: 50 identities, each connection cycling through
-// them. Reports req/s with the store as a share of in-memory (paired per round), and the share
-// of requests that waited for Redis during the measured runs (after a warm-up, so each
-// identity's first lease is already held). Skipped, with one line, without redis-server.
+// them. Reports req/s with the store as a share of in-memory (paired per round), the server's CPU
+// time per request (and in-memory's as a share of it: the throughput share a CPU-bound server
+// keeps, steadier than req/s on a busy machine), and the share of requests that waited for
+// Redis during the measured runs (after a warm-up, so each identity's first lease is already
+// held). Skipped, with one line, without redis-server.
 
 const path = require('node:path')
 const http = require('node:http')
@@ -95,6 +97,9 @@ async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connect
           p50: result.latency.p50,
           p99: result.latency.p99,
           waitedShare: served > 0 ? (after.waited - before.waited) / served : 0,
+          // Server CPU per request: what the store costs the server, less swayed by a busy
+          // machine than req/s (which also measures autocannon and redis-server's share).
+          cpuUsPerRequest: served > 0 ? (after.cpuUs - before.cpuUs) / served : 0,
         })
       }
     }
@@ -113,6 +118,9 @@ async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connect
           p99Ms: summarize(own.map((s) => s.p99)),
           ofMemory: pairedRatio(own.map((s) => s.rps), memory.map((s) => s.rps)),
           waitedShare: summarize(own.map((s) => s.waitedShare)),
+          cpuUsPerRequest: summarize(own.map((s) => s.cpuUsPerRequest)),
+          // In-memory CPU per request ÷ this one's: the req/s share a CPU-bound server would keep.
+          cpuShareOfMemory: pairedRatio(memory.map((s) => s.cpuUsPerRequest), own.map((s) => s.cpuUsPerRequest)),
           samples: own,
         }
       }),

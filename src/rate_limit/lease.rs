@@ -347,6 +347,23 @@ mod tests {
     }
 
     #[test]
+    fn bad_lease_arguments_name_the_argument_and_its_bounds() {
+        assert_eq!(
+            check_lease_options(0.0, 10.0),
+            Err("lease must be an integer from 1 to 1000000, got 0".into())
+        );
+        assert_eq!(
+            check_lease_options(5.0, 2.5),
+            Err("maxKeys must be an integer from 1 to 100000000, got 2.5".into())
+        );
+        assert!(check_lease_options(1.0, 1.0).is_ok());
+        assert!(check_grant(0.0, 0.0, 0.0).is_ok());
+        assert!(check_grant(1.5, 0.0, 0.0).is_err());
+        assert!(check_grant(1.0, -1.0, 0.0).is_err());
+        assert!(check_grant(1.0, 0.0, f64::NAN).is_err());
+    }
+
+    #[test]
     fn a_flood_of_keys_stays_within_the_bound() {
         let t = LeaseTable::new(100, 10, false, 1000);
         for i in 0..100_000u64 {
