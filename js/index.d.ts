@@ -36,6 +36,16 @@ export declare class Authenticator {
   get refreshTtlSec(): number
   /** Number of rate-limit buckets currently held in memory. */
   get rateLimitBuckets(): number
+  /** Refuses the token `(options.iss, jti)` with `token_revoked` until `expiresAtSec` (docs/revocation.md). */
+  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions | null): void
+  /** Refuses the tokens of `sub` issued before `options.before` (default now) with `token_revoked`. */
+  revokeSubject(sub: string, options?: RevokeSubjectOptions | null): void
+  /** Live revocations held (expired ones are dropped first). */
+  get revocationCount(): number
+  /** Whether tokens not known to be revoked are refused with `revocation_unavailable`. */
+  get revocationUnavailable(): boolean
+  /** Sets `revocationUnavailable` (a revocation feed does, with `onStale: 'closed'`). */
+  setRevocationUnavailable(unavailable: boolean): void
 }
 
 /** One-shot form: the config is validated per call; equal configs share keys and buckets. */

@@ -18,13 +18,15 @@ pub enum AuthError {
     InvalidIssuer,
     MissingSubject,
     WrongTokenType,
+    TokenRevoked,
+    RevocationUnavailable,
     InvalidTenant,
     TenantMismatch,
     RateLimited,
 }
 
 impl AuthError {
-    pub const ALL: [AuthError; 17] = [
+    pub const ALL: [AuthError; 19] = [
         AuthError::MissingAuthorization,
         AuthError::InvalidAuthorizationFormat,
         AuthError::TokenTooLarge,
@@ -39,6 +41,8 @@ impl AuthError {
         AuthError::InvalidIssuer,
         AuthError::MissingSubject,
         AuthError::WrongTokenType,
+        AuthError::TokenRevoked,
+        AuthError::RevocationUnavailable,
         AuthError::InvalidTenant,
         AuthError::TenantMismatch,
         AuthError::RateLimited,
@@ -61,6 +65,8 @@ impl AuthError {
             AuthError::InvalidIssuer => "invalid_issuer",
             AuthError::MissingSubject => "missing_subject",
             AuthError::WrongTokenType => "wrong_token_type",
+            AuthError::TokenRevoked => "token_revoked",
+            AuthError::RevocationUnavailable => "revocation_unavailable",
             AuthError::InvalidTenant => "invalid_tenant",
             AuthError::TenantMismatch => "tenant_mismatch",
             AuthError::RateLimited => "rate_limited",
@@ -73,6 +79,7 @@ impl AuthError {
             AuthError::InvalidTenant => 400,
             AuthError::TenantMismatch => 403,
             AuthError::RateLimited => 429,
+            AuthError::RevocationUnavailable => 503,
             _ => 401,
         }
     }
@@ -94,6 +101,8 @@ impl AuthError {
             AuthError::InvalidIssuer => "Invalid token issuer",
             AuthError::MissingSubject => "Token has no subject",
             AuthError::WrongTokenType => "Wrong token type",
+            AuthError::TokenRevoked => "Token has been revoked",
+            AuthError::RevocationUnavailable => "Revocation list is unavailable",
             AuthError::InvalidTenant => "Invalid tenant id",
             AuthError::TenantMismatch => "Token tenant does not match the requested tenant",
             AuthError::RateLimited => "Too many requests",
