@@ -114,6 +114,14 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
     }
   }
 
+  test('4 processes each enforce every revocation made in another (propagation measured)', async (t) => {
+    const { measurePropagation } = require('../bench/revocation-propagation')
+    const r = await measurePropagation({ redisUrl: redis.url, processes: 4, revocations: 25, timeoutMs: 5000 })
+    assert.equal(r.samples, 100)
+    // Figures only (timings are for bench/, never asserted): see docs/revocation.md.
+    t.diagnostic(`propagation p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`)
+  })
+
   for (const [clientName, connect] of Object.entries(CLIENTS)) {
     test(`${clientName}: Redis killed (SIGKILL) and restarted: closed refuses while stale, open admits, nothing acknowledged is lost`, async () => {
       const prefix = `kill:${clientName}`
