@@ -188,3 +188,18 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
     })
   }
 })
+
+test('RevocationFeed refuses bad options and misuse with typed errors, before any I/O', async () => {
+  // A real, unconnected client: nothing is sent before start().
+  const client = createClient()
+  assert.throws(() => new RevocationFeed({}), { name: 'TypeError' })
+  assert.throws(() => new RevocationFeed(client, { onStale: 'maybe' }), { name: 'TypeError', message: /onStale/ })
+  assert.throws(() => new RevocationFeed(client, { maxRevocationLagMs: 5 }), { name: 'RangeError', message: /maxRevocationLagMs/ })
+  assert.throws(() => new RevocationFeed(client, { maxLen: '10' }), { name: 'TypeError', message: /maxLen/ })
+  assert.throws(() => new RevocationFeed(client, { maxLenn: 10 }), { name: 'TypeError', message: /maxLenn/ })
+  assert.throws(() => new RevocationFeed(client, { onError: 1 }), { name: 'TypeError', message: /onError/ })
+  const feed = new RevocationFeed(client)
+  assert.throws(() => feed.attach({}), { name: 'TypeError' })
+  await assert.rejects(feed.revokeToken('j', 1), { code: 'ERR_AUTH_SHIELD_NOT_ATTACHED' })
+  await assert.rejects(feed.start(), { code: 'ERR_AUTH_SHIELD_NOT_ATTACHED' })
+})

@@ -221,7 +221,10 @@ class RevocationFeed {
     if (this.#targets.length === 0) throw storeError('attach an Authenticator before start()', 'ERR_AUTH_SHIELD_NOT_ATTACHED')
     this.#running = true
     try {
-      this.#reader = await withTimeout(this.#commands.duplicate(), this.#options.commandTimeoutMs, 'opening the stream connection')
+      const opening = Promise.resolve(this.#commands.duplicate())
+      // A connection that opens after the timeout is closed, not leaked.
+      opening.then((c) => this.#reader !== c && !this.#running && c.close().catch(() => {}), () => {})
+      this.#reader = await withTimeout(opening, this.#options.commandTimeoutMs, 'opening the stream connection')
       await this.#reload()
     } catch (err) {
       this.#running = false
