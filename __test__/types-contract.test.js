@@ -34,7 +34,7 @@ test('the failure-code table is importable as auth-shield/error-codes.json and a
   assert.deepEqual(require('auth-shield/js/error-codes.json'), TABLE)
   for (const [code, { status, message }] of Object.entries(TABLE)) {
     assert.match(code, /^[a-z_]+$/)
-    assert.ok([400, 401, 403, 429].includes(status), code)
+    assert.ok([400, 401, 403, 429, 503].includes(status), code)
     assert.equal(typeof message, 'string')
   }
 })

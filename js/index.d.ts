@@ -4,10 +4,12 @@
 import type { AuthConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, TenantSource, TokenClaims } from '../index'
 import type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant } from '../index'
 import type { RateLimiterOptions, RateLimitDecision } from '../index'
+import type { RevokeTokenOptions, RevokeSubjectOptions } from '../index'
 
 export type { AuthConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, TenantSource, TokenClaims }
 export type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant }
 export type { RateLimiterOptions, RateLimitDecision }
+export type { RevokeTokenOptions, RevokeSubjectOptions }
 
 /**
  * The auth chain in plain JavaScript (node:crypto HMAC-SHA256 and randomUUID, a Map token bucket):
