@@ -287,7 +287,7 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   // sequences below).
   const reached = [...checker.codes.keys()].sort()
   // Codes reached only by the sequences below (or by their own suites), not by the generator.
-  const notGenerated = new Set(['rate_limited', 'token_revoked', 'rate_limit_pending'])
+  const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending'])
   const expected = ['ok', ...Object.keys(require('../js/error-codes.json'))].filter((c) => !notGenerated.has(c)).sort()
   assert.deepEqual(reached, expected)
   for (const [code, n] of checker.codes) assert.ok(n >= 10, `${code} reached only ${n} times`)
@@ -481,4 +481,129 @@ test('a refresh token presented as access is wrong_token_type in both engines, w
   const { n, j } = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
   const refresh = pairOf(configs[0]).n.signRefreshToken({ sub: 'u' })
   for (const engine of [n, j]) assert.equal(engine.authenticate(`Bearer ${refresh}`).errorCode, 'invalid_signature')
+})
+
+// Revocation (docs/revocation.md): the same verdicts, codes and thrown errors from both deny lists.
+test('revocations give the same verdicts in both engines: jti, subject cut-off, no iat, expiry, bound', () => {
+  const rng = random(14)
+  const config = { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, rateLimitMax: 0, issuer: ['auth.example', 'legacy'], maxRevocations: 40 }
+  const pair = pairOf(config)
+  const tokens = []
+  for (let i = 0; i < 300; i++) {
+    const claims = { sub: `user-${rng.int(12)}`, exp: NOW + 1 + rng.int(900), iss: rng.pick(['auth.example', 'legacy']) }
+    if (rng.chance(0.9)) claims.jti = `jti-${rng.int(60)}`
+    if (rng.chance(0.85)) claims.iat = NOW - 500 + rng.int(1000)
+    tokens.push(token(claims, ACCESS))
+  }
+  const verdicts = () => {
+    for (const t of tokens) {
+      assert.deepStrictEqual(withoutRequestId(pair.j.authenticate(`Bearer ${t}`)), withoutRequestId(pair.n.authenticate(`Bearer ${t}`)))
+      assert.deepStrictEqual(pair.j.verifyAccessToken(t), pair.n.verifyAccessToken(t))
+    }
+  }
+  const both = (fn) => {
+    let a, b
+    try {
+      fn(pair.n)
+    } catch (err) {
+      a = err
+    }
+    try {
+      fn(pair.j)
+    } catch (err) {
+      b = err
+    }
+    assert.equal(b?.constructor, a?.constructor)
+    assert.equal(b?.code, a?.code)
+    assert.equal(b?.message, a?.message)
+    assert.equal(pair.j.revocationCount, pair.n.revocationCount)
+    return a
+  }
+  verdicts()
+  const codes = new Set()
+  for (let i = 0; i < 80; i++) {
+    const iss = rng.pick([undefined, 'auth.example', 'legacy', 'other'])
+    if (rng.chance(0.6)) {
+      // Some already expired (not held), some live.
+      const jti = `jti-${rng.int(60)}`
+      const exp = NOW - 10 + rng.int(900)
+      both((e) => e.revokeToken(jti, exp, { iss }))
+    } else {
+      const before = rng.chance(0.3) ? undefined : NOW - 500 + rng.int(1000)
+      const sub = `user-${rng.int(12)}`
+      both((e) => e.revokeSubject(sub, { before, iss }))
+    }
+    if (i % 10 === 0) verdicts()
+  }
+  verdicts()
+  for (const t of tokens) codes.add(pair.n.authenticate(`Bearer ${t}`).errorCode)
+  assert.ok(codes.has('token_revoked') && codes.has(undefined), [...codes].join())
+  // Past maxRevocations both refuse the same way, and keep what they hold.
+  assert.equal(pair.n.revocationCount, 40)
+  assert.equal(both((e) => e.revokeToken('one-more', NOW + 60)).code, 'ERR_AUTH_SHIELD_REVOCATION_LIMIT')
+  verdicts()
+  // Bad arguments: the same class, code and message.
+  const BAD = [
+    (e) => e.revokeToken(1, NOW),
+    (e) => e.revokeToken('', NOW),
+    (e) => e.revokeToken('j'),
+    (e) => e.revokeToken('j', '1'),
+    (e) => e.revokeToken('j', NaN),
+    (e) => e.revokeToken('j', -1),
+    (e) => e.revokeToken('j', 1e14),
+    (e) => e.revokeToken('é'.repeat(129), NOW),
+    (e) => e.revokeToken('j', NOW, 'x'),
+    (e) => e.revokeToken('j', NOW, { iss: 5 }),
+    (e) => e.revokeToken('j', NOW, { iss: 'i'.repeat(257) }),
+    (e) => e.revokeSubject(undefined),
+    (e) => e.revokeSubject(''),
+    (e) => e.revokeSubject('u', { before: 'now' }),
+    (e) => e.revokeSubject('u', { before: Infinity }),
+    (e) => e.revokeSubject('u', 7),
+    (e) => e.setRevocationUnavailable('yes'),
+  ]
+  for (const bad of BAD) assert.ok(both(bad), String(bad))
+})
+
+test('a revocation feed marking the list unavailable refuses unrevoked tokens with revocation_unavailable (503) in both engines', () => {
+  const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
+  const revoked = token({ sub: 'u', jti: 'r', iat: NOW, exp: NOW + 60 }, ACCESS)
+  const fine = token({ sub: 'u', jti: 'f', iat: NOW, exp: NOW + 60 }, ACCESS)
+  const expired = token({ sub: 'u', jti: 'r', iat: NOW - 120, exp: NOW - 60 }, ACCESS)
+  for (const e of [pair.n, pair.j]) {
+    e.revokeToken('r', NOW + 60)
+    e.setRevocationUnavailable(true)
+    assert.equal(e.revocationUnavailable, true)
+  }
+  for (const [t, code] of [
+    [revoked, 'token_revoked'],
+    [fine, 'revocation_unavailable'],
+    [expired, 'token_expired'],
+  ]) {
+    const a = pair.n.authenticate(`Bearer ${t}`)
+    assert.deepStrictEqual(withoutRequestId(pair.j.authenticate(`Bearer ${t}`)), withoutRequestId(a))
+    assert.equal(a.errorCode, code)
+    assert.deepStrictEqual(pair.j.verifyAccessToken(t), pair.n.verifyAccessToken(t))
+  }
+  assert.equal(pair.n.authenticate(`Bearer ${fine}`).errorStatus, 503)
+  for (const e of [pair.n, pair.j]) e.setRevocationUnavailable(false)
+  assert.equal(pair.n.authenticate(`Bearer ${fine}`).authenticated, true)
+  assert.equal(pair.j.authenticate(`Bearer ${fine}`).authenticated, true)
+})
+
+test('revocations are dropped by both engines once their tokens expire', async () => {
+  // The system clock: entries expire 1 s from now (tolerance 0), then make room.
+  const pair = pairOf({ accessSecret: ACCESS, rateLimitMax: 0, accessTtlSec: 1, refreshTtlSec: 1, maxRevocations: 2 })
+  const now = Math.floor(Date.now() / 1000)
+  for (const e of [pair.n, pair.j]) {
+    e.revokeToken('a', now + 1)
+    e.revokeSubject('u', { before: now })
+    assert.equal(e.revocationCount, 2)
+    assert.throws(() => e.revokeToken('b', now + 60), { code: 'ERR_AUTH_SHIELD_REVOCATION_LIMIT' })
+  }
+  await new Promise((resolve) => setTimeout(resolve, (now + 2) * 1000 - Date.now() + 50))
+  for (const e of [pair.n, pair.j]) {
+    e.revokeToken('b', now + 60)
+    assert.equal(e.revocationCount, 1)
+  }
 })

@@ -307,6 +307,27 @@ describe('token API in process', () => {
     assert.equal((await post('/api/auth/refresh', { refreshToken: fresh.refreshToken })).status, 200)
   })
 
+  test('logout revokes the presented access token (and the refresh token sent with it); logout-all every token of the user', async () => {
+    const first = await registerAndLogin('logan')
+    const second = (await post('/api/auth/get-user-token', { UserName: 'logan', Password: 'correct horse battery' })).body
+    assertError(await post('/api/auth/logout'), 401, 'missing_authorization')
+    const out = await post('/api/auth/logout', { refreshToken: first.refreshToken }, bearer(first.accessToken))
+    assert.equal(out.status, 204)
+    assertError(await request(base, 'GET', '/api/me', { headers: bearer(first.accessToken) }), 401, 'token_revoked')
+    assertError(await post('/api/auth/refresh', { refreshToken: first.refreshToken }), 401, 'token_revoked')
+    // The other login of the same user is untouched.
+    assert.equal((await request(base, 'GET', '/api/me', { headers: bearer(second.accessToken) })).status, 200)
+    assertError(await post('/api/auth/logout', { refreshToken: 5 }, bearer(second.accessToken)), 400, 'invalid_field')
+
+    assert.equal((await post('/api/auth/logout-all', undefined, bearer(second.accessToken))).status, 204)
+    assertError(await request(base, 'GET', '/api/me', { headers: bearer(second.accessToken) }), 401, 'token_revoked')
+    assertError(await post('/api/auth/refresh', { refreshToken: second.refreshToken }), 401, 'token_revoked')
+    // The cut-off is the next second: a login after it works again.
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20))
+    const again = (await post('/api/auth/get-user-token', { UserName: 'logan', Password: 'correct horse battery' })).body
+    assert.equal((await request(base, 'GET', '/api/me', { headers: bearer(again.accessToken) })).status, 200)
+  })
+
   test('refresh refuses missing, malformed, tampered and access tokens', async () => {
     const { accessToken, refreshToken } = await registerAndLogin('dave')
     assertError(await post('/api/auth/refresh', {}), 400, 'missing_field')

@@ -75,6 +75,12 @@ const PROBES = {
     assert.equal(auth.verifyAccessToken(token({ sub: 'u1' }, SECRET)).errorCode, 'missing_expiration'),
   requireSubject: (auth) =>
     assert.equal(auth.verifyAccessToken(token({ exp: NOW + 60 }, SECRET)).errorCode, 'missing_subject'),
+  maxRevocations: (auth) => {
+    // Default 100000 live revocations; the next one is refused, the held ones kept.
+    for (let i = 0; i < 100000; i++) auth.revokeToken(`j${i}`, NOW + 60)
+    assert.equal(auth.revocationCount, 100000)
+    assert.throws(() => auth.revokeToken('one-more', NOW + 60), { name: 'RangeError', code: 'ERR_AUTH_SHIELD_REVOCATION_LIMIT' })
+  },
   allowShortSecret: (_auth, Authenticator) =>
     assert.throws(() => new Authenticator({ accessSecret: 'x'.repeat(31) }), { name: 'RangeError' }),
 }

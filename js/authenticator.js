@@ -14,6 +14,7 @@ const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
 const { LeaseTable, MAX_LEASE } = require('./lease-table')
+const { Revocations } = require('./revocation')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/authenticator.rs).
 const MAX_LEASE_KEYS = 1e8
@@ -44,6 +45,10 @@ class Core {
     this.authorizationCap = settings.maxTokenBytes + AUTHORIZATION_SLACK
     // Leases of a shared limit once a store is attached (js/lease-table.js); null until then.
     this.leases = null
+    // A subject entry outlives every token issued before its cut-off (src/authenticator.rs).
+    const retentionSec = Math.max(settings.accessTtlSec, settings.refreshTtlSec) + settings.clockToleranceSec
+    this.revocations = new Revocations(settings.maxRevocations, settings.clockToleranceSec, retentionSec)
+    this.defaultIssuer = settings.issuers.length > 0 ? settings.issuers[0] : ''
   }
 
   /** Seconds since the epoch, whole, or the fixed test clock. */
@@ -78,6 +83,8 @@ class Core {
     if (token instanceof Failure) return token
     const claims = this.accessRules.verify(token, this.accessKey, this.now())
     if (claims instanceof Failure) return this.explain('access', token, claims)
+    const revoked = this.revocations.check(claims)
+    if (revoked !== undefined) return fail(revoked)
     const tenant = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
     if (tenant instanceof Failure) return tenant
     const userId = claims.sub === undefined ? '' : claims.sub
@@ -105,10 +112,14 @@ class Core {
       key = this.refreshKey
       rules = this.refreshRules
     }
-    const claims =
+    let claims =
       Buffer.byteLength(token) > this.settings.maxTokenBytes
         ? new Failure('token_too_large')
         : this.explain(kind, token, rules.verify(token, key, this.now()))
+    if (!(claims instanceof Failure)) {
+      const revoked = this.revocations.check(claims)
+      if (revoked !== undefined) claims = fail(revoked)
+    }
     // Every key always present (undefined where it does not apply), in the native order.
     if (claims instanceof Failure) {
       const { status, message } = TABLE[claims.code]
@@ -219,6 +230,31 @@ class Authenticator {
 
   verifyAccessToken(token) {
     return this.#core.verify(token, 'access')
+  }
+
+  /** Refuses the token `(options.iss, jti)` until `expiresAtSec` (docs/revocation.md). */
+  revokeToken(jti, expiresAtSec, options) {
+    const core = this.#core
+    core.revocations.revokeToken(jti, expiresAtSec, options, core.defaultIssuer, core.now())
+  }
+
+  /** Refuses the tokens of `sub` issued before `options.before` (default now). */
+  revokeSubject(sub, options) {
+    const core = this.#core
+    core.revocations.revokeSubject(sub, options, core.defaultIssuer, core.now())
+  }
+
+  get revocationCount() {
+    return this.#core.revocations.count(this.#core.now())
+  }
+
+  get revocationUnavailable() {
+    return this.#core.revocations.unavailable
+  }
+
+  setRevocationUnavailable(unavailable) {
+    if (typeof unavailable !== 'boolean') throw typeError('unavailable must be a boolean')
+    this.#core.revocations.unavailable = unavailable
   }
 
   get rateLimitMax() {

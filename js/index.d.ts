@@ -4,10 +4,12 @@
 import type { AuthConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, TenantSource, TokenClaims } from '../index'
 import type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant } from '../index'
 import type { RateLimiterOptions, RateLimitDecision } from '../index'
+import type { RevokeTokenOptions, RevokeSubjectOptions } from '../index'
 
 export type { AuthConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, TenantSource, TokenClaims }
 export type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant }
 export type { RateLimiterOptions, RateLimitDecision }
+export type { RevokeTokenOptions, RevokeSubjectOptions }
 
 /**
  * The auth chain in plain JavaScript (node:crypto HMAC-SHA256 and randomUUID, a Map token bucket):
@@ -44,6 +46,16 @@ export declare class Authenticator {
   grantLease(key: string, tokens: number, sharedRemaining: number, retryAfterMs: number): void
   /** Identities whose leases are held (0 without a store). */
   get sharedLimitKeys(): number
+  /** Refuses the token `(options.iss, jti)` with `token_revoked` until `expiresAtSec` (docs/revocation.md). */
+  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions | null): void
+  /** Refuses the tokens of `sub` issued before `options.before` (default now) with `token_revoked`. */
+  revokeSubject(sub: string, options?: RevokeSubjectOptions | null): void
+  /** Live revocations held (expired ones are dropped first). */
+  get revocationCount(): number
+  /** Whether tokens not known to be revoked are refused with `revocation_unavailable`. */
+  get revocationUnavailable(): boolean
+  /** Sets `revocationUnavailable` (a revocation feed does, with `onStale: 'closed'`). */
+  setRevocationUnavailable(unavailable: boolean): void
 }
 
 /** One-shot form: the config is validated per call; equal configs share keys and buckets. */

@@ -8,11 +8,13 @@ use std::sync::OnceLock;
 use crate::bearer::{extract_bearer, is_b64token};
 use crate::clock::unix_seconds_at;
 use crate::error::AuthError;
+use crate::helpers::error::HelperError;
 use crate::input::InputError;
 use crate::issue::{issue, Issue};
 use crate::jwt::{signed_with, Claim, Claims, HmacKey, TokenKind, Verifier};
 use crate::rate_limit::{monotonic_nanos, Decision, LeaseDecision, LeaseTable, RateLimiter};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
+use crate::revocation::{Revocations, TokenIds};
 use crate::settings::Settings;
 use crate::tenant::{HostLabel, TenantRules, TenantSource};
 
@@ -105,6 +107,7 @@ pub struct Authenticator {
     /// Leases of a shared limit, once a store is attached (docs/scale-out.md); they replace the
     /// local buckets from then on.
     leases: OnceLock<LeaseTable>,
+    revocations: Revocations,
 }
 
 thread_local! {
@@ -128,7 +131,19 @@ impl Authenticator {
                 settings.max_token_bytes(),
             )
         };
+        // A subject entry must outlive every token issued before its cut-off: the longest
+        // lifetime this authenticator issues, plus the leeway `exp` is checked with.
+        let retention_sec = settings
+            .ttl_sec(TokenKind::Access)
+            .max(settings.ttl_sec(TokenKind::Refresh))
+            + settings.clock_tolerance_sec();
+        let revocations = Revocations::new(
+            settings.max_revocations(),
+            settings.clock_tolerance_sec(),
+            retention_sec,
+        );
         Authenticator {
+            revocations,
             access: verifier(TokenKind::Access, settings.access_secret().expose()),
             refresh: settings
                 .refresh_secret()
@@ -243,6 +258,7 @@ impl Authenticator {
                 }
                 other => self.explain(TokenKind::Access, token, other),
             })?;
+        self.revocations.check(token_ids(&claims))?;
         let tenant_source = self.tenant_rules.resolve(
             claims.tenant_id.as_str().map(str::as_bytes),
             tenant_header,
@@ -324,8 +340,58 @@ impl Authenticator {
         Some(
             verifier
                 .verify(token, self.now_sec(), scratch)
-                .map_err(|err| self.explain(kind, token, err)),
+                .map_err(|err| self.explain(kind, token, err))
+                .and_then(|claims| {
+                    self.revocations.check(token_ids(&claims))?;
+                    Ok(claims)
+                }),
         )
+    }
+
+    /// The issuer a revocation names when the caller gives none: the one signed tokens get
+    /// (the first configured), else none (tokens without `iss`).
+    fn default_issuer(&self) -> &str {
+        self.settings.issuers().first().map_or("", String::as_str)
+    }
+
+    /// Refuses the token `(iss, jti)` until it expires (`expires_at_sec`, its `exp`).
+    pub fn revoke_token(
+        &self,
+        jti: &str,
+        expires_at_sec: f64,
+        iss: Option<&str>,
+    ) -> Result<(), HelperError> {
+        let iss = iss.unwrap_or_else(|| self.default_issuer());
+        self.revocations
+            .revoke_token(iss, jti, expires_at_sec, self.now_sec())
+    }
+
+    /// Refuses the tokens of `(iss, sub)` issued before `before` (default: now).
+    pub fn revoke_subject(
+        &self,
+        sub: &str,
+        before: Option<f64>,
+        iss: Option<&str>,
+    ) -> Result<(), HelperError> {
+        let now = self.now_sec();
+        let iss = iss.unwrap_or_else(|| self.default_issuer());
+        self.revocations
+            .revoke_subject(iss, sub, before.unwrap_or(now), now)
+    }
+
+    /// Live revocations held, after dropping the expired ones.
+    pub fn revocation_count(&self) -> usize {
+        self.revocations.len(self.now_sec())
+    }
+
+    /// Marks the deny list as possibly incomplete (a revocation feed past its allowed lag
+    /// with `onStale: 'closed'`): tokens not known to be revoked get `revocation_unavailable`.
+    pub fn set_revocation_unavailable(&self, unavailable: bool) {
+        self.revocations.set_unavailable(unavailable);
+    }
+
+    pub fn revocation_unavailable(&self) -> bool {
+        self.revocations.unavailable()
     }
 
     /// Makes a failure of `kind`'s check precise: a signature that `kind`'s key refuses but
@@ -359,6 +425,15 @@ impl Authenticator {
             jti,
         };
         issue(&self.settings, claims_json, token).map_err(IssueError::Claims)
+    }
+}
+
+fn token_ids<'c>(claims: &'c Claims<'_>) -> TokenIds<'c> {
+    TokenIds {
+        iss: claims.iss.as_str(),
+        jti: claims.jti.as_str(),
+        sub: claims.sub.as_str(),
+        iat: claims.iat.as_num(),
     }
 }
 

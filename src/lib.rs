@@ -16,6 +16,7 @@ pub mod issue;
 pub mod jwt;
 pub mod rate_limit;
 pub mod request_id;
+pub mod revocation;
 pub mod schema;
 pub mod secret;
 pub mod settings;

@@ -31,6 +31,8 @@ pub struct Settings {
     require_subject: bool,
     /// A fixed "now" in seconds since the epoch (tests, replays); `None` reads the system clock.
     clock_timestamp: Option<f64>,
+    /// Most live revocations held (see `crate::revocation`).
+    max_revocations: usize,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -75,6 +77,7 @@ impl Settings {
             require_expiration: false,
             require_subject: false,
             clock_timestamp: None,
+            max_revocations: 0,
         }
     }
 
@@ -101,6 +104,7 @@ impl Settings {
             ("requireExpiration", Bool(b)) => self.require_expiration = b,
             ("requireSubject", Bool(b)) => self.require_subject = b,
             ("clockTimestamp", Number(n)) => self.clock_timestamp = Some(n),
+            ("maxRevocations", Number(n)) => self.max_revocations = n as usize,
             // Only steers validation of the secrets; nothing to keep.
             ("allowShortSecret", Bool(_)) => {}
             _ => return Err(()),
@@ -157,6 +161,10 @@ impl Settings {
     pub fn require_subject(&self) -> bool {
         self.require_subject
     }
+    pub fn max_revocations(&self) -> usize {
+        self.max_revocations
+    }
+
     pub fn clock_timestamp(&self) -> Option<f64> {
         self.clock_timestamp
     }
@@ -208,6 +216,7 @@ impl Settings {
             self.refresh_ttl_sec,
             self.max_token_bytes as f64,
             self.clock_timestamp.unwrap_or(f64::NAN),
+            self.max_revocations as f64,
         ] {
             field(&n.to_bits().to_le_bytes());
         }

@@ -33,6 +33,7 @@ export type ErrorCode =
   | 'missing_subject'
   | 'wrong_token_type'
   | 'token_revoked'
+  | 'revocation_unavailable'
   | 'invalid_tenant'
   | 'tenant_mismatch'
   | 'rate_limited'
@@ -92,6 +93,26 @@ export interface AuthConfig {
   clockTimestamp?: number | null | undefined
   /** Accept secrets shorter than 32 bytes (legacy systems only). Default false. */
   allowShortSecret?: boolean | null | undefined
+  /**
+   * Most live revocations (revoked tokens and subjects together) held in memory, 1..10000000.
+   * Default 100000. Past it `revokeToken` / `revokeSubject` throw a `RangeError` with code
+   * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` (an entry is never evicted before its token expires).
+   */
+  maxRevocations?: number | null | undefined
+}
+
+/** Options of `authenticator.revokeToken`. */
+export interface RevokeTokenOptions {
+  /** The token's `iss`. Default: the first configured `issuer`, else none (tokens without `iss`). */
+  iss?: string | null | undefined
+}
+
+/** Options of `authenticator.revokeSubject`. */
+export interface RevokeSubjectOptions {
+  /** Tokens with `iat` before this (NumericDate seconds), and tokens without `iat`, are refused. Default: now. */
+  before?: number | null | undefined
+  /** The tokens' `iss`. Default: the first configured `issuer`, else none. */
+  iss?: string | null | undefined
 }
 
 /**

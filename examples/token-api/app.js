@@ -16,6 +16,7 @@ const { requestId } = require('./request-id')
 const { authRoutes } = require('./routes/auth')
 const { keyRoutes } = require('./routes/keys')
 const { otpRoutes } = require('./routes/otp')
+const { logoutRoutes } = require('./routes/logout')
 const { createThrottles } = require('./throttle')
 
 function me(req, res) {
@@ -41,6 +42,7 @@ function createApp({ config, db, authenticate, otpStore, passwords, log, throttl
   app.get('/health', requestId, (req, res) => {
     res.json({ status: 'ok', database: db.ping() ? 'ok' : 'error', engine: authenticate.engine, pid: process.pid })
   })
+  for (const [path, handlers] of logoutRoutes({ authenticator, signedIn, jsonBody: body })) app.post(path, ...handlers)
   app.use('/api/auth', requestId, authRoutes({ db, authenticator, passwords, jsonBody: body, throttles }))
   app.get('/api/me', signedIn, me)
   app.use('/api', keyRoutes({ db, secret: config.apiKeySecret, signedIn, jsonBody: body }))

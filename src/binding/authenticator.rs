@@ -9,8 +9,10 @@ use super::args;
 use super::config::read_settings;
 use super::fast_call;
 use super::js_error::{self, ArgError, ErrorClass, HelperError, HelperResult};
+use super::js_error::to_js;
 use super::one_shot::shared_core;
 use super::request::{self, Handle};
+use super::revocation;
 use super::tokens;
 use crate::authenticator::Authenticator as Core;
 use crate::jwt::TokenKind;
@@ -151,6 +153,63 @@ impl Authenticator {
     #[napi(catch_unwind, getter)]
     pub fn refresh_ttl_sec(&self) -> f64 {
         self.core.settings().ttl_sec(TokenKind::Refresh)
+    }
+
+    /// Refuses the token whose `jti` claim is `jti` (and whose `iss` is `options.iss`, default
+    /// the first configured `issuer`, else none) with `token_revoked` until `expiresAtSec` (its
+    /// `exp`, NumericDate seconds) plus `clockToleranceSec`. Throws a `RangeError` with code
+    /// `ERR_AUTH_SHIELD_REVOCATION_LIMIT` when `maxRevocations` live revocations are held.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "jti: string, expiresAtSec: number, options?: RevokeTokenOptions"
+    )]
+    pub fn revoke_token(
+        &self,
+        env: Env,
+        jti: Unknown,
+        expires_at_sec: Option<Unknown>,
+        options: Option<Unknown>,
+    ) -> Result<()> {
+        to_js(
+            &env,
+            revocation::revoke_token(&self.core, jti, expires_at_sec, options),
+        )
+    }
+
+    /// Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
+    /// (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
+    /// the longest token lifetime (`max(accessTtlSec, refreshTtlSec) + clockToleranceSec`).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sub: string, options?: RevokeSubjectOptions"
+    )]
+    pub fn revoke_subject(&self, env: Env, sub: Unknown, options: Option<Unknown>) -> Result<()> {
+        to_js(&env, revocation::revoke_subject(&self.core, sub, options))
+    }
+
+    /// Live revocations held (expired ones are dropped first).
+    #[napi(catch_unwind, getter)]
+    pub fn revocation_count(&self) -> u32 {
+        self.core.revocation_count() as u32
+    }
+
+    /// Whether tokens not known to be revoked are refused with `revocation_unavailable` (set by
+    /// a revocation feed past `maxRevocationLagMs` with `onStale: 'closed'`).
+    #[napi(catch_unwind, getter)]
+    pub fn revocation_unavailable(&self) -> bool {
+        self.core.revocation_unavailable()
+    }
+
+    /// Sets `revocationUnavailable`.
+    #[napi(catch_unwind, ts_args_type = "unavailable: boolean")]
+    pub fn set_revocation_unavailable(&self, env: Env, unavailable: Option<Unknown>) -> Result<()> {
+        let flag = to_js(&env, super::args::boolean(&unavailable, "unavailable"))?;
+        let flag = to_js(
+            &env,
+            flag.ok_or_else(|| super::js_error::HelperError::arg_type("unavailable", "a boolean")),
+        )?;
+        self.core.set_revocation_unavailable(flag);
+        Ok(())
     }
 
     /// Number of rate-limit buckets currently held in memory.

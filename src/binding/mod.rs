@@ -13,5 +13,6 @@ pub mod one_shot;
 pub mod rate_limiter;
 pub mod request;
 pub mod result;
+pub mod revocation;
 pub mod tenant;
 pub mod tokens;

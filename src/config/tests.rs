@@ -30,6 +30,7 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "audience" => json!(Some(s.audiences()).filter(|l| !l.is_empty())),
         "baseDomain" => json!(s.base_domain()),
         "clockTimestamp" => json!(s.clock_timestamp()),
+        "maxRevocations" => json!(s.max_revocations() as f64),
         _ => return None,
     })
 }

@@ -1,0 +1,90 @@
+'use strict'
+
+// The in-process deny list (docs/revocation.md), both engines: what a revocation refuses, which
+// issuer it names, and its memory bound under a flood.
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const native = require('..')
+const js = require('../js')
+const { token, NOW } = require('./support/tokens')
+
+const ACCESS = 'revocation-access-secret-0123456789ab'
+const REFRESH = 'revocation-refresh-secret-0123456789a'
+const ENGINES = [
+  ['native', native],
+  ['js', js],
+]
+
+for (const [name, engine] of ENGINES) {
+  test(`${name}: revokeToken refuses the access and refresh tokens it names, with token_revoked (401)`, () => {
+    const auth = new engine.Authenticator({ accessSecret: ACCESS, refreshSecret: REFRESH, rateLimitMax: 0 })
+    const access = auth.signAccessToken({ sub: 'u' })
+    const refresh = auth.signRefreshToken({ sub: 'u' })
+    const a = auth.verifyAccessToken(access)
+    const r = auth.verifyRefreshToken(refresh)
+    assert.equal(auth.revokeToken(a.jti, a.expiresAt), undefined)
+    auth.revokeToken(r.jti, r.expiresAt)
+    const result = auth.authenticate(`Bearer ${access}`)
+    assert.deepEqual([result.authenticated, result.errorCode, result.errorStatus, result.error], [false, 'token_revoked', 401, 'Token has been revoked'])
+    assert.equal(auth.verifyRefreshToken(refresh).errorCode, 'token_revoked')
+    assert.equal(auth.authenticate(`Bearer ${auth.signAccessToken({ sub: 'u' })}`).authenticated, true)
+    assert.equal(auth.revocationCount, 2)
+  })
+
+  test(`${name}: a revocation names the first configured issuer unless options.iss says otherwise`, () => {
+    const auth = new engine.Authenticator({ accessSecret: ACCESS, issuer: ['main', 'legacy'], clockTimestamp: NOW, rateLimitMax: 0 })
+    const main = token({ sub: 'u', jti: 'j', iss: 'main', exp: NOW + 60 }, ACCESS)
+    const legacy = token({ sub: 'u', jti: 'j', iss: 'legacy', exp: NOW + 60 }, ACCESS)
+    auth.revokeToken('j', NOW + 60)
+    assert.equal(auth.authenticate(`Bearer ${main}`).errorCode, 'token_revoked')
+    assert.equal(auth.authenticate(`Bearer ${legacy}`).authenticated, true)
+    auth.revokeSubject('u', { before: NOW + 1, iss: 'legacy' })
+    assert.equal(auth.authenticate(`Bearer ${legacy}`).errorCode, 'token_revoked')
+  })
+
+  test(`${name}: revokeSubject refuses tokens issued before the cut-off and those without iat, not later ones`, () => {
+    const auth = new engine.Authenticator({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
+    const at = (iat) => `Bearer ${token({ sub: 'u', exp: NOW + 60, ...(iat === undefined ? {} : { iat }) }, ACCESS)}`
+    auth.revokeSubject('u') // before: now
+    assert.equal(auth.authenticate(at(NOW - 1)).errorCode, 'token_revoked')
+    assert.equal(auth.authenticate(at(undefined)).errorCode, 'token_revoked')
+    assert.equal(auth.authenticate(at(NOW)).authenticated, true)
+    assert.equal(auth.authenticate(`Bearer ${token({ sub: 'v', exp: NOW + 60 }, ACCESS)}`).authenticated, true)
+  })
+
+  test(`${name}: a flood of revocations stays within maxRevocations, refusing the excess and keeping the held ones`, () => {
+    const max = 50_000
+    // Six times the bound here (each refusal builds an Error, slow on a debug build); the core's
+    // unit test (src/revocation.rs) floods two million.
+    const flood = 300_000
+    const auth = new engine.Authenticator({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, maxRevocations: max })
+    global.gc?.()
+    const rss = process.memoryUsage().rss
+    let refused = 0
+    for (let i = 0; i < flood; i++) {
+      try {
+        // jti of a UUID's length, like the ones auth-shield issues.
+        if (i % 10 === 0) auth.revokeSubject(`subject-${String(i).padStart(28, '0')}`, { before: NOW })
+        else auth.revokeToken(`${String(i).padStart(36, '0')}`, NOW + 3600)
+      } catch (err) {
+        assert.equal(err.code, 'ERR_AUTH_SHIELD_REVOCATION_LIMIT')
+        refused++
+      }
+    }
+    assert.equal(auth.revocationCount, max)
+    assert.equal(refused, flood - max)
+    const grown = process.memoryUsage().rss - rss
+    // docs/revocation.md: at most ~(key bytes + 160) bytes per entry; 36-byte keys here.
+    assert.ok(grown < max * (37 + 160) + 32 * 1024 * 1024, `rss grew ${(grown / 1048576).toFixed(1)} MiB for ${max} entries`)
+    assert.equal(auth.authenticate(`Bearer ${token({ sub: 'x', jti: String(1).padStart(36, '0'), exp: NOW + 60 }, ACCESS)}`).errorCode, 'token_revoked')
+  })
+}
+
+test('Authenticator.shared instances of one config share their deny list', () => {
+  const config = { accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, maxRevocations: 7 }
+  const a = native.Authenticator.shared(config)
+  const b = native.Authenticator.shared({ ...config })
+  a.revokeToken('shared-jti', NOW + 60)
+  assert.equal(b.authenticate(`Bearer ${token({ sub: 'u', jti: 'shared-jti', exp: NOW + 60 }, ACCESS)}`).errorCode, 'token_revoked')
+})

@@ -1,0 +1,375 @@
+'use strict'
+
+// Revocations shared through Redis (docs/revocation.md). A revocation is written to the current
+// set (two sorted sets: revoked tokens scored by `exp`, revoked subjects scored by `before`) and
+// appended to a stream, in one Lua script so the two never disagree. Every process loads the set
+// at start together with the stream's last id (one script: no gap between them), then follows
+// the stream with XREAD BLOCK on a connection of its own and applies each entry to the native
+// deny list of the authenticators attached to it. Checking a token never does I/O.
+//
+// After a failed or stalled read the feed resumes from its last id; if that id may have been
+// trimmed off the stream (MAXLEN), it reloads the whole set instead. Past `maxRevocationLagMs`
+// without a successful read the feed is stale: `onStale: 'open'` (the default) keeps enforcing
+// what it knows and admits the rest; `'closed'` makes the authenticators refuse every token not
+// already refused with `revocation_unavailable` (503) until a read succeeds again.
+
+const { commandClient } = require('./commands')
+const { typeError, rangeError } = require('../errors')
+
+const DEFAULTS = {
+  prefix: 'auth-shield:revocations',
+  maxLen: 100_000,
+  maxRevocationLagMs: 5_000,
+  onStale: 'open',
+  commandTimeoutMs: 2_000,
+}
+// One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.
+const GRACE_SEC = 86_400
+const RETRY_MS = 100
+
+// KEYS: set, stream. ARGV: member, score, maxLen, kind. Keeps the later score; appends the entry.
+const WRITE = `
+local cur = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if (not cur) or tonumber(cur) < tonumber(ARGV[2]) then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
+return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'k', ARGV[4], 'm', ARGV[1], 'v', ARGV[2])`
+
+// KEYS: tokens, subjects, stream. ARGV: oldest token exp kept, oldest subject cut-off kept.
+// Prunes what no process can still need, then returns the stream's last id and both sets.
+const SNAPSHOT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2])
+local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
+local id = '0-0'
+if last[1] then id = last[1][1] end
+return { id, redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES'), redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES') }`
+
+function storeError(message, code, cause) {
+  const err = new Error(message, cause === undefined ? undefined : { cause })
+  err.code = code
+  return err
+}
+
+/** `promise`, or a rejection after `ms`; the late outcome of `promise` is swallowed. */
+function withTimeout(promise, ms, what) {
+  let timer
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(storeError(`${what} got no answer from Redis within ${ms} ms`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT')), ms)
+  })
+  promise.catch(() => {})
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** Stream ids compared as numbers (`ms-seq`). */
+function idLess(a, b) {
+  const [am, as] = a.split('-').map(BigInt)
+  const [bm, bs] = b.split('-').map(BigInt)
+  return am < bm || (am === bm && as < bs)
+}
+
+/**
+ * The entries of an XREAD reply for one stream, whatever shape the client gives it: RESP2
+ * `[[name, entries]]`, ioredis' `[name, entries]`, or node-redis' RESP3 map `{ name: entries }`.
+ */
+function streamEntries(reply) {
+  if (reply === null || reply === undefined) return []
+  if (reply instanceof Map) return [...reply.values()][0] ?? []
+  if (!Array.isArray(reply)) return Object.values(reply)[0] ?? []
+  if (Array.isArray(reply[0])) return reply[0][1] ?? []
+  return reply[1] ?? []
+}
+
+/** An entry's fields, from a flat `[f, v, …]` list or a map. */
+function fieldsOf(fields) {
+  const f = {}
+  if (Array.isArray(fields)) {
+    for (let i = 0; i < fields.length; i += 2) f[String(fields[i])] = String(fields[i + 1])
+  } else if (fields instanceof Map) {
+    for (const [k, v] of fields) f[String(k)] = String(v)
+  } else if (fields) {
+    for (const k of Object.keys(fields)) f[k] = String(fields[k])
+  }
+  return f
+}
+
+function readFeedOptions(options) {
+  if (options === undefined || options === null) options = {}
+  if (typeof options !== 'object') throw typeError('options must be an object')
+  const o = { ...DEFAULTS }
+  for (const key of Object.keys(options)) {
+    if (options[key] === undefined) continue
+    if (!(key in DEFAULTS) && key !== 'subjectRetentionSec' && key !== 'onApplied' && key !== 'onError') {
+      throw typeError(`options.${key} is not a known option`)
+    }
+    o[key] = options[key]
+  }
+  if (typeof o.prefix !== 'string' || o.prefix === '') throw typeError('options.prefix must be a non-empty string')
+  const int = (name, min, max) => {
+    if (typeof o[name] !== 'number') throw typeError(`options.${name} must be a number`)
+    if (!Number.isInteger(o[name]) || o[name] < min || o[name] > max) {
+      throw rangeError(`options.${name} must be an integer from ${min} to ${max}`)
+    }
+  }
+  int('maxLen', 100, 1e8)
+  int('maxRevocationLagMs', 100, 86_400_000)
+  int('commandTimeoutMs', 10, 600_000)
+  if (o.subjectRetentionSec !== undefined) int('subjectRetentionSec', 1, 3.2e9)
+  if (o.onStale !== 'open' && o.onStale !== 'closed') throw typeError("options.onStale must be 'open' or 'closed'")
+  for (const name of ['onApplied', 'onError']) {
+    if (o[name] !== undefined && typeof o[name] !== 'function') throw typeError(`options.${name} must be a function`)
+  }
+  return o
+}
+
+/**
+ * Follows the shared revocations of one Redis (docs/revocation.md).
+ *
+ *   const feed = new RevocationFeed(client, { onStale: 'closed' }).attach(authenticator)
+ *   await feed.start()
+ *   await authenticator.revokeToken(jti, exp)   // now written to Redis, enforced everywhere
+ */
+class RevocationFeed {
+  #commands
+  #reader = null
+  #options
+  #keys
+  #targets = [] // { authenticator, revokeToken, revokeSubject } with the local (unwrapped) methods
+  #lastId = null
+  #lastReadAt = 0
+  #running = false
+  #loop = null
+  #staleTimer = null
+  #stale = false
+  #stats = { applied: 0, reloads: 0, readErrors: 0, refused: 0, written: 0 }
+
+  /** `client`: a connected node-redis or ioredis client, or a `commandClient` of one. */
+  constructor(client, options) {
+    this.#commands = client && typeof client.send === 'function' && typeof client.duplicate === 'function' ? client : commandClient(client)
+    this.#options = readFeedOptions(options)
+    const p = this.#options.prefix
+    this.#keys = { tokens: `${p}:tokens`, subjects: `${p}:subjects`, stream: `${p}:stream` }
+  }
+
+  /**
+   * Applies the shared revocations to `authenticator` (either engine) and makes its
+   * `revokeToken` / `revokeSubject` write through this feed: they then return a Promise that
+   * resolves once Redis has acknowledged (the local deny list is updated at once, before it).
+   */
+  attach(authenticator) {
+    if (!authenticator || typeof authenticator.revokeToken !== 'function' || typeof authenticator.setRevocationUnavailable !== 'function') {
+      throw typeError('attach needs an auth-shield Authenticator (native or auth-shield/js)')
+    }
+    if (this.#targets.some((t) => t.authenticator === authenticator)) return this
+    if (this.#running) throw storeError('attach every Authenticator before start(), which loads the set into them', 'ERR_AUTH_SHIELD_ALREADY_STARTED')
+    const target = {
+      authenticator,
+      revokeToken: authenticator.revokeToken.bind(authenticator),
+      revokeSubject: authenticator.revokeSubject.bind(authenticator),
+    }
+    this.#targets.push(target)
+    // Own, configurable properties: `detach` (close) restores the prototype's methods.
+    Object.defineProperty(authenticator, 'revokeToken', {
+      value: (jti, expiresAtSec, options) => this.revokeToken(jti, expiresAtSec, options),
+      writable: true,
+      configurable: true,
+    })
+    Object.defineProperty(authenticator, 'revokeSubject', {
+      value: (sub, options) => this.revokeSubject(sub, options),
+      writable: true,
+      configurable: true,
+    })
+    if (this.#stale && this.#options.onStale === 'closed') authenticator.setRevocationUnavailable(true)
+    return this
+  }
+
+  /** Whether the feed is past `maxRevocationLagMs` without a successful read. */
+  get stale() {
+    return this.#stale
+  }
+
+  /** Counters: entries applied, full reloads, failed reads, entries refused at a bound, writes. */
+  stats() {
+    return { ...this.#stats, stale: this.#stale, lastId: this.#lastId }
+  }
+
+  /** Revokes the token `(options.iss, jti)` in every attached authenticator, then in Redis. */
+  revokeToken(jti, expiresAtSec, options) {
+    return this.#write('t', (t) => t.revokeToken(jti, expiresAtSec, options), [options?.iss ?? null, jti], expiresAtSec)
+  }
+
+  /** Revokes the tokens of `sub` issued before `options.before` (default now), everywhere. */
+  revokeSubject(sub, options) {
+    const before = (typeof options === 'object' && options !== null ? options.before : undefined) ?? Math.floor(Date.now() / 1000)
+    // The cut-off is fixed here, so every process applies the same one; a bad `options` is
+    // left as is for the authenticator to refuse with its usual error.
+    const local = options === undefined || options === null ? { before } : typeof options === 'object' ? { ...options, before } : options
+    return this.#write('s', (t) => t.revokeSubject(sub, local), [options?.iss ?? null, sub], before)
+  }
+
+  async #write(kind, applyLocally, member, score) {
+    if (this.#targets.length === 0) throw storeError('attach an Authenticator before revoking', 'ERR_AUTH_SHIELD_NOT_ATTACHED')
+    // Local first: validates the arguments (same errors as without a store) and enforces at once.
+    for (const target of this.#targets) applyLocally(target)
+    const key = kind === 't' ? this.#keys.tokens : this.#keys.subjects
+    const args = ['EVAL', WRITE, '2', key, this.#keys.stream, JSON.stringify(member), String(score), String(this.#options.maxLen), kind]
+    await withTimeout(this.#commands.send(args), this.#options.commandTimeoutMs, 'the revocation write')
+    this.#stats.written++
+  }
+
+  /** Loads the current set, then follows the stream in the background. Resolves once loaded. */
+  async start() {
+    if (this.#running) return
+    if (this.#targets.length === 0) throw storeError('attach an Authenticator before start()', 'ERR_AUTH_SHIELD_NOT_ATTACHED')
+    this.#running = true
+    try {
+      const opening = Promise.resolve(this.#commands.duplicate())
+      // A connection that opens after the timeout is closed, not leaked.
+      opening.then((c) => this.#reader !== c && !this.#running && c.close().catch(() => {}), () => {})
+      this.#reader = await withTimeout(opening, this.#options.commandTimeoutMs, 'opening the stream connection')
+      await this.#reload()
+    } catch (err) {
+      this.#running = false
+      await this.#closeReader()
+      throw err
+    }
+    this.#lastReadAt = Date.now()
+    const { maxRevocationLagMs } = this.#options
+    this.#staleTimer = setInterval(() => this.#checkStale(), Math.max(10, Math.min(250, maxRevocationLagMs / 4)))
+    this.#staleTimer.unref()
+    this.#loop = this.#follow()
+  }
+
+  /** Stops following and closes the feed's own connection (never the caller's client). */
+  async close() {
+    this.#running = false
+    clearInterval(this.#staleTimer)
+    await this.#closeReader()
+    await this.#loop
+    for (const { authenticator } of this.#targets) {
+      delete authenticator.revokeToken
+      delete authenticator.revokeSubject
+    }
+    this.#targets = []
+  }
+
+  async #closeReader() {
+    const reader = this.#reader
+    this.#reader = null
+    if (reader !== null) await reader.close().catch(() => {})
+  }
+
+  #retentionSec() {
+    if (this.#options.subjectRetentionSec !== undefined) return this.#options.subjectRetentionSec
+    const ttl = Math.max(...this.#targets.map(({ authenticator: a }) => Math.max(a.accessTtlSec, a.refreshTtlSec)))
+    return ttl + GRACE_SEC
+  }
+
+  async #reload() {
+    const now = Math.floor(Date.now() / 1000)
+    const args = ['EVAL', SNAPSHOT, '3', this.#keys.tokens, this.#keys.subjects, this.#keys.stream, String(now - GRACE_SEC), String(now - this.#retentionSec())]
+    const [id, tokens, subjects] = await withTimeout(this.#reader.send(args), this.#options.commandTimeoutMs, 'loading the revocations')
+    for (let i = 0; i < tokens.length; i += 2) this.#apply('t', String(tokens[i]), String(tokens[i + 1]))
+    for (let i = 0; i < subjects.length; i += 2) this.#apply('s', String(subjects[i]), String(subjects[i + 1]))
+    this.#lastId = String(id)
+    this.#stats.reloads++
+  }
+
+  #apply(kind, member, value) {
+    let iss, id
+    try {
+      ;[iss, id] = JSON.parse(member)
+    } catch {
+      return // not ours
+    }
+    const score = Number(value)
+    const options = iss === null ? undefined : { iss }
+    for (const target of this.#targets) {
+      try {
+        if (kind === 't') target.revokeToken(id, score, options)
+        else target.revokeSubject(id, { ...options, before: score })
+        this.#stats.applied++
+      } catch (err) {
+        // At maxRevocations (or an entry another version wrote): reported, never thrown here.
+        this.#stats.refused++
+        this.#report(err)
+      }
+    }
+  }
+
+  #report(err) {
+    if (this.#options.onError === undefined) return
+    try {
+      this.#options.onError(err)
+    } catch {
+      // A broken hook must not stop the feed.
+    }
+  }
+
+  #checkStale() {
+    const late = Date.now() - this.#lastReadAt > this.#options.maxRevocationLagMs
+    if (late !== this.#stale) this.#setStale(late)
+  }
+
+  #setStale(stale) {
+    this.#stale = stale
+    if (this.#options.onStale === 'closed') {
+      for (const { authenticator } of this.#targets) authenticator.setRevocationUnavailable(stale)
+    }
+  }
+
+  #fresh() {
+    this.#lastReadAt = Date.now()
+    if (this.#stale) this.#setStale(false)
+  }
+
+  async #follow() {
+    const { maxRevocationLagMs, commandTimeoutMs } = this.#options
+    // Shorter than the allowed lag, so a healthy but quiet stream is never stale.
+    const blockMs = Math.max(10, Math.min(1000, Math.floor(maxRevocationLagMs / 2)))
+    let resume = false
+    while (this.#running) {
+      try {
+        if (resume || Date.now() - this.#lastReadAt > blockMs + commandTimeoutMs) await this.#resume()
+        resume = false
+        const reply = await withTimeout(
+          this.#reader.send(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', this.#keys.stream, this.#lastId]),
+          blockMs + commandTimeoutMs,
+          'the stream read',
+        )
+        if (!this.#running) break
+        const entries = streamEntries(reply)
+        for (const [id, fields] of entries) {
+          const f = fieldsOf(fields)
+          this.#apply(f.k, f.m, f.v)
+          this.#lastId = String(id)
+        }
+        this.#fresh()
+        if (entries.length > 0 && this.#options.onApplied) {
+          try {
+            this.#options.onApplied(entries.length)
+          } catch (err) {
+            this.#report(err)
+          }
+        }
+      } catch (err) {
+        if (!this.#running) break
+        this.#stats.readErrors++
+        this.#report(err)
+        resume = true
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref())
+      }
+    }
+  }
+
+  /** After a failed or stalled read: reload when the last id may have been trimmed away. */
+  async #resume() {
+    const first = await withTimeout(
+      this.#reader.send(['XRANGE', this.#keys.stream, '-', '+', 'COUNT', '1']),
+      this.#options.commandTimeoutMs,
+      'the stream check',
+    )
+    const firstId = first && first[0] ? String(first[0][0]) : null
+    if (firstId !== null && this.#lastId !== firstId && idLess(this.#lastId, firstId)) await this.#reload()
+  }
+}
+
+module.exports = { RevocationFeed }

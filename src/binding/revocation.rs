@@ -1,0 +1,72 @@
+//! Reads the arguments of `revokeToken` / `revokeSubject`; the core (`crate::revocation`) owns
+//! the rules, the bounds and the error messages past the argument types.
+
+use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, Object, Unknown};
+use napi::{JsValue, ValueType};
+
+use super::args::{self, is_nullish, kind};
+use super::js_error::{HelperError, HelperResult};
+use crate::authenticator::Authenticator as Core;
+use crate::revocation::MAX_PART_BYTES;
+
+/// `revokeToken(jti, expiresAtSec, options?)`.
+pub fn revoke_token(
+    core: &Core,
+    jti: Unknown,
+    expires_at_sec: Option<Unknown>,
+    options: Option<Unknown>,
+) -> HelperResult<()> {
+    let jti = args::string(&jti, "jti", MAX_PART_BYTES)?;
+    let exp = args::number(&expires_at_sec, "expiresAtSec")?
+        .ok_or_else(|| HelperError::arg_type("expiresAtSec", "a number"))?;
+    let options = read_options(&options)?;
+    let iss = options.string("iss")?;
+    core.revoke_token(&jti, exp, iss.as_deref())
+}
+
+/// `revokeSubject(sub, options?)`.
+pub fn revoke_subject(core: &Core, sub: Unknown, options: Option<Unknown>) -> HelperResult<()> {
+    let sub = args::string(&sub, "sub", MAX_PART_BYTES)?;
+    let options = read_options(&options)?;
+    let before = options.number("before")?;
+    let iss = options.string("iss")?;
+    core.revoke_subject(&sub, before, iss.as_deref())
+}
+
+struct Options(Option<Object<'static>>);
+
+fn read_options(v: &Option<Unknown>) -> HelperResult<Options> {
+    if is_nullish(v) {
+        return Ok(Options(None));
+    }
+    let v = v.as_ref().expect("not nullish");
+    if kind(v) != ValueType::Object {
+        return Err(HelperError::arg_type("options", "an object"));
+    }
+    // SAFETY: `v` is a live handle of the current call, just checked to be an object.
+    unsafe { Object::from_napi_value(v.value().env, v.raw()) }
+        .map(|o| Options(Some(o)))
+        .map_err(|_| HelperError::arg_type("options", "an object"))
+}
+
+impl Options {
+    fn field(&self, name: &str) -> HelperResult<Option<Unknown<'_>>> {
+        let Some(o) = &self.0 else { return Ok(None) };
+        o.get_named_property_unchecked::<Unknown>(name)
+            .map(Some)
+            .map_err(|_| HelperError::arg_type(&format!("options.{name}"), "readable"))
+    }
+
+    fn string(&self, name: &str) -> HelperResult<Option<String>> {
+        let v = self.field(name)?;
+        if is_nullish(&v) {
+            return Ok(None);
+        }
+        let label = format!("options.{name}");
+        args::string(v.as_ref().expect("not nullish"), &label, MAX_PART_BYTES).map(Some)
+    }
+
+    fn number(&self, name: &str) -> HelperResult<Option<f64>> {
+        args::number(&self.field(name)?, &format!("options.{name}"))
+    }
+}
