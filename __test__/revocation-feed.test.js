@@ -81,11 +81,11 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
           const b = await make()
           const token = a.signAccessToken({ sub: 'alice' })
           const other = a.signAccessToken({ sub: 'bob' })
-          const { jti, expiresAt } = a.verifyAccessToken(token)
+          const { jti, expiresAtSec } = a.verifyAccessToken(token)
           assert.equal(b.authenticate(`Bearer ${token}`).authenticated, true)
 
           // Written through the feed: a Promise, and enforced locally before it resolves.
-          const written = a.revokeToken(jti, expiresAt)
+          const written = a.revokeToken(jti, expiresAtSec)
           assert.ok(written instanceof Promise)
           assert.equal(a.authenticate(`Bearer ${token}`).errorCode, 'token_revoked')
           await written
@@ -98,7 +98,7 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
           await eventually(() => a.authenticate(`Bearer ${other}`).errorCode === 'token_revoked', 2000, 'a enforces the subject')
 
           // Bad arguments reject with the authenticator's own errors, and write nothing.
-          await assert.rejects(a.revokeToken('', expiresAt), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
+          await assert.rejects(a.revokeToken('', expiresAtSec), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
           await assert.rejects(a.revokeSubject('bob', 7), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
 
           // A process started now loads both from the set.
@@ -144,13 +144,13 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
         const during = writer.signAccessToken({ sub: 'u2' })
         const fine = writer.signAccessToken({ sub: 'u3' })
         const jtiOf = (t) => writer.verifyAccessToken(t)
-        await writer.revokeToken(jtiOf(before).jti, jtiOf(before).expiresAt) // acknowledged
+        await writer.revokeToken(jtiOf(before).jti, jtiOf(before).expiresAtSec) // acknowledged
         await eventually(() => closed.authenticate(`Bearer ${before}`).errorCode === 'token_revoked', 2000, 'propagated')
         await eventually(() => open.authenticate(`Bearer ${before}`).errorCode === 'token_revoked', 2000, 'propagated')
 
         await redis.kill()
         // A write while Redis is gone: enforced locally at once, then rejected (not acknowledged).
-        const pending = writer.revokeToken(jtiOf(during).jti, jtiOf(during).expiresAt)
+        const pending = writer.revokeToken(jtiOf(during).jti, jtiOf(during).expiresAtSec)
         assert.equal(writer.authenticate(`Bearer ${during}`).errorCode, 'token_revoked')
         await assert.rejects(pending, { code: 'ERR_AUTH_SHIELD_STORE_TIMEOUT' })
 

@@ -79,7 +79,7 @@ async function measurePropagation({ redisUrl, processes = 4, revocations = 200, 
     const samples = []
     for (let id = 0; id < revocations; id++) {
       const token = auth.signAccessToken({ sub: `user-${id}` })
-      const { jti, expiresAt } = auth.verifyAccessToken(token)
+      const { jti, expiresAtSec } = auth.verifyAccessToken(token)
       await Promise.all(children.map((c) => new Promise((resolve) => {
         const on = (m) => m.watching === id && (c.off('message', on), resolve())
         c.on('message', on)
@@ -91,7 +91,7 @@ async function measurePropagation({ redisUrl, processes = 4, revocations = 200, 
         c.on('message', on)
       }))
       const t0 = now()
-      await auth.revokeToken(jti, expiresAt)
+      await auth.revokeToken(jti, expiresAtSec)
       for (const at of await Promise.all(enforced)) samples.push(at - t0)
     }
     const sorted = [...samples].sort((a, b) => a - b)

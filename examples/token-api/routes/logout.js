@@ -23,10 +23,10 @@ function logoutRoutes({ authenticator, signedIn, jsonBody }) {
       throw new ApiError(400, 'invalid_field', 'refreshToken must be a string')
     }
     const access = authenticator.verifyAccessToken(presentedToken(req))
-    await authenticator.revokeToken(access.jti, access.expiresAt)
+    await authenticator.revokeToken(access.jti, access.expiresAtSec)
     if (refreshToken !== undefined) {
       const refresh = authenticator.verifyRefreshToken(refreshToken)
-      if (refresh.valid && refresh.userId === access.userId) await authenticator.revokeToken(refresh.jti, refresh.expiresAt)
+      if (refresh.valid && refresh.userId === access.userId) await authenticator.revokeToken(refresh.jti, refresh.expiresAtSec)
     }
     res.status(204).end()
   }
