@@ -122,6 +122,57 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
     t.diagnostic(`propagation p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`)
   })
 
+  test('a follower stopped while its last id is trimmed off the stream reloads the set and misses nothing', async () => {
+    const { fork } = require('node:child_process')
+    const path = require('node:path')
+    const prefix = 'trim'
+    const child = fork(path.join(__dirname, 'support', 'revocation-follower.js'), {
+      env: { ...process.env, REDIS_URL: redis.url, AUTH_CONFIG: JSON.stringify(CONFIG), FEED_OPTIONS: JSON.stringify({ prefix, commandTimeoutMs: 60_000 }) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
+    const ask = (token) =>
+      new Promise((resolve) => {
+        child.once('message', resolve)
+        child.send({ check: token })
+      })
+    const conn = await CLIENTS['node-redis'](redis)
+    const writer = new native.Authenticator(CONFIG)
+    const feed = new RevocationFeed(conn.client, { prefix, maxLen: 100 }).attach(writer)
+    try {
+      await new Promise((resolve, reject) => {
+        child.once('exit', (code) => reject(new Error(`follower exited (${code})`)))
+        child.once('message', (m) => m.ready && resolve())
+      })
+      await feed.start()
+      const trimmed = writer.signAccessToken({ sub: 'trimmed' })
+      const { jti, expiresAt } = writer.verifyAccessToken(trimmed)
+      assert.equal((await ask(trimmed)).code, null)
+
+      child.kill('SIGSTOP')
+      // The first entry wakes the follower's blocked read (its reply waits in the socket);
+      // the revocation after it is trimmed before the follower can ask for it.
+      await writer.revokeToken('wake-up', expiresAt)
+      await writer.revokeToken(jti, expiresAt)
+      for (let i = 0; i < 400; i++) await writer.revokeToken(`filler-${i}`, expiresAt)
+      // MAXLEN ~ 100 trimmed the oldest entries, the revocation among them.
+      assert.ok((await conn.client.sendCommand(['XLEN', `${prefix}:stream`])) < 400)
+      await sleep(2500) // longer than a read blocks plus the stall margin
+      child.kill('SIGCONT')
+
+      let answer
+      const deadline = Date.now() + 5000
+      while ((answer = await ask(trimmed)).code !== 'token_revoked' && Date.now() < deadline) await sleep(20)
+      assert.equal(answer.code, 'token_revoked', 'the trimmed revocation came back through a reload')
+      assert.ok(answer.stats.reloads >= 2, `reloads: ${answer.stats.reloads}`)
+    } finally {
+      child.kill('SIGCONT')
+      if (child.connected) child.send({ stop: true })
+      if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve))
+      await feed.close()
+      await conn.close()
+    }
+  })
+
   for (const [clientName, connect] of Object.entries(CLIENTS)) {
     test(`${clientName}: Redis killed (SIGKILL) and restarted: closed refuses while stale, open admits, nothing acknowledged is lost`, async () => {
       const prefix = `kill:${clientName}`

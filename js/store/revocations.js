@@ -26,6 +26,8 @@ const DEFAULTS = {
 // One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.
 const GRACE_SEC = 86_400
 const RETRY_MS = 100
+// How much longer than its BLOCK time a read may take before the feed suspects a gap.
+const STALL_MS = 1000
 
 // KEYS: set, stream. ARGV: member, score, maxLen, kind. Keeps the later score; appends the entry.
 const WRITE = `
@@ -330,12 +332,20 @@ class RevocationFeed {
       try {
         if (resume || Date.now() - this.#lastReadAt > blockMs + commandTimeoutMs) await this.#resume()
         resume = false
+        const started = Date.now()
         const reply = await withTimeout(
           this.#reader.send(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', this.#keys.stream, this.#lastId]),
           blockMs + commandTimeoutMs,
           'the stream read',
         )
         if (!this.#running) break
+        // A read that took far longer than it blocks (this process was stopped or starved):
+        // entries after the last id may have been trimmed meanwhile. Check before applying,
+        // while the last id still says where we were; after a reload the reply is stale.
+        if (Date.now() - started > blockMs + STALL_MS && (await this.#resume())) {
+          this.#fresh()
+          continue
+        }
         const entries = streamEntries(reply)
         for (const [id, fields] of entries) {
           const f = fieldsOf(fields)
@@ -360,7 +370,7 @@ class RevocationFeed {
     }
   }
 
-  /** After a failed or stalled read: reload when the last id may have been trimmed away. */
+  /** After a failed or stalled read: reload (true) when the last id may have been trimmed away. */
   async #resume() {
     const first = await withTimeout(
       this.#reader.send(['XRANGE', this.#keys.stream, '-', '+', 'COUNT', '1']),
@@ -368,7 +378,11 @@ class RevocationFeed {
       'the stream check',
     )
     const firstId = first && first[0] ? String(first[0][0]) : null
-    if (firstId !== null && this.#lastId !== firstId && idLess(this.#lastId, firstId)) await this.#reload()
+    if (firstId !== null && this.#lastId !== firstId && idLess(this.#lastId, firstId)) {
+      await this.#reload()
+      return true
+    }
+    return false
   }
 }
 
