@@ -7,6 +7,10 @@
 //   const store = createRedisStore(redisClient)
 //   app.use('/api', authShield({ accessSecret }, { store }))
 
-const { createRedisStore, RedisStore } = require('./js/store/redis-store')
+//   const feed = new RevocationFeed(redisClient)   // revocations shared the same way: docs/revocation.md
+//   feed.attach(authenticator); await feed.start()
 
-module.exports = { createRedisStore, RedisStore }
+const { createRedisStore, RedisStore } = require('./js/store/redis-store')
+const { RevocationFeed } = require('./js/store/revocations')
+
+module.exports = { createRedisStore, RedisStore, RevocationFeed }

@@ -1,6 +1,6 @@
 'use strict'
 
-// `auth-shield/redis`: limits (and, wired at merge, revocations) shared by every process
+// `auth-shield/redis`: limits shared by every process
 // through Redis, with no I/O on the request path. docs/scale-out.md is the reference.
 //
 //   const { createRedisStore } = require('auth-shield/redis')
@@ -19,8 +19,9 @@ const { commandClient } = require('./commands')
 const { LEASE_SCRIPT, LEASE_SCRIPT_SHA } = require('./lease-script')
 const { RateLimiter } = require('../rate-limit')
 const { typeError, rangeError } = require('../errors')
-// REVOCATION: the revocation helper's RevocationFeed (js/store/revocations.js) is composed here
-// at merge: `const { RevocationFeed } = require('./revocations')`, see `attach` and `close`.
+// Revocations are shared by their own object, RevocationFeed (js/store/revocations.js, also
+// exported by auth-shield/redis): it loads the whole set into every authenticator attached
+// before its start(), which this store's per-middleware attach cannot promise.
 
 const PENDING_CODE = 'rate_limit_pending'
 const MAX_KEY_BYTES = 1024
@@ -131,8 +132,6 @@ class RedisStore extends EventEmitter {
       this.stats.recoveries++
       return this.flush().then(() => true)
     }
-    // REVOCATION: `this.revocations = new RevocationFeed(this.#commands, …)` goes here at merge.
-    this.revocations = null
   }
 
   /** `'node-redis'` or `'ioredis'`. */
@@ -182,7 +181,6 @@ class RedisStore extends EventEmitter {
       this.#timer = setInterval(() => this.#renew(), this.options.renewIntervalMs)
       this.#timer.unref()
     }
-    // REVOCATION: `this.revocations?.attach(authenticator)` (the feed applies revocations to it).
     return this
   }
 
@@ -319,7 +317,6 @@ class RedisStore extends EventEmitter {
     this.#closed = true
     if (this.#timer !== null) clearInterval(this.#timer)
     this.#timer = null
-    // REVOCATION: `await this.revocations?.close()`.
   }
 }
 
