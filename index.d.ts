@@ -251,6 +251,8 @@ export declare class Authenticator {
    * JWK and `KeyObject` keys into them (`js/keys.js`). Returns the new `keySetGeneration`.
    */
   setKeys(keys: ReadonlyArray<KeyInput>): number
+  /** Tokens held by the verified-token cache (at most `verifiedTokenCacheSize`). */
+  get verifiedTokenCacheEntries(): number
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
   get keySetGeneration(): number
   /**

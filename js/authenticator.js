@@ -8,7 +8,8 @@
 const { randomUUID } = require('node:crypto')
 const { readSettings } = require('./config')
 const { extractBearer } = require('./bearer')
-const { ClaimRules, signedWith } = require('./jwt')
+const { ClaimRules, signedWith, decodeKnownGood } = require('./jwt')
+const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
 const { Hs256Key } = require('./hs256')
 const { KeySet } = require('./key-set')
 const { normalizeKeys } = require('./keys')
@@ -34,6 +35,11 @@ class Core {
     this.accessSigningKey = settings.accessSecret === null ? null : new Hs256Key(settings.accessSecret)
     this.refreshKey = settings.refreshSecret ? new Hs256Key(settings.refreshSecret) : null
     this.refreshKeys = settings.refreshSecret ? KeySet.hs256(settings.refreshSecret) : null
+    // Access tokens verified before (js/verified-cache.js): on by default for key sets with an
+    // asymmetric key, for HMAC-only sets only when its size is given.
+    const cacheSize = settings.verifiedTokenCacheSize
+    this.cache = cacheSize === 0 ? null : new VerifiedCache(cacheSize === null ? DEFAULT_CAPACITY : cacheSize)
+    this.cacheHmac = cacheSize !== null
     this.accessRules = new ClaimRules(settings, 'access')
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
@@ -74,7 +80,7 @@ class Core {
   runChain(authorization, tenantHeader, host) {
     const token = extractBearer(authorization, this.settings.maxTokenBytes)
     if (token instanceof Failure) return token
-    const claims = this.accessRules.verify(token, this.accessKeys, this.now())
+    const claims = this.verifyAccess(token, this.now())
     if (claims instanceof Failure) return this.explain('access', token, claims)
     const tenant = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
     if (tenant instanceof Failure) return tenant
@@ -92,6 +98,22 @@ class Core {
     return { userId, email: claims.email, role: claims.role, tenant, remaining }
   }
 
+  /** Access-token verification through the cache when it serves the key set (src/authenticator.rs `verify_access`). */
+  verifyAccess(token, now) {
+    const keys = this.accessKeys
+    const cache = this.cache
+    if (cache === null || (keys.allHmac && !this.cacheHmac)) return this.accessRules.verify(token, keys, now)
+    const digest = digestOf(token)
+    if (cache.hit(digest, keys.generation, now)) {
+      // Known good under this key set: the signature is skipped, never the claim checks.
+      const claims = decodeKnownGood(token)
+      return claims instanceof Failure ? claims : this.accessRules.validate(claims, now)
+    }
+    const claims = this.accessRules.verify(token, keys, now)
+    if (!(claims instanceof Failure)) cache.insert(digest, keys.generation, claims.exp)
+    return claims
+  }
+
   verify(token, kind) {
     if (typeof token !== 'string') throw typeError('token must be a string')
     let key = this.accessKeys
@@ -104,7 +126,7 @@ class Core {
     const claims =
       Buffer.byteLength(token) > this.settings.maxTokenBytes
         ? new Failure('token_too_large')
-        : this.explain(kind, token, rules.verify(token, key, this.now()))
+        : this.explain(kind, token, kind === 'access' ? this.verifyAccess(token, this.now()) : rules.verify(token, key, this.now()))
     // Every key always present (undefined where it does not apply), in the native order.
     if (claims instanceof Failure) {
       const { status, message } = TABLE[claims.code]
@@ -151,6 +173,7 @@ class Core {
   setKeys(keys) {
     const entries = normalizeKeys(keys, { label: 'keys', allowShortSecret: this.settings.allowShortSecret })
     this.accessKeys = new KeySet(entries, this.accessKeys.generation + 1)
+    if (this.cache !== null) this.cache.clear()
     return this.accessKeys.generation
   }
 
@@ -210,6 +233,11 @@ class Authenticator {
    */
   setKeys(keys) {
     return this.#core.setKeys(keys)
+  }
+
+  /** Tokens held by the verified-token cache (at most verifiedTokenCacheSize). */
+  get verifiedTokenCacheEntries() {
+    return this.#core.cache === null ? 0 : this.#core.cache.size
   }
 
   /** Counts key-set replacements: 0 after construction, +1 per setKeys. */

@@ -15,6 +15,7 @@ use crate::rate_limit::{monotonic_nanos, Decision, RateLimiter};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
 use crate::settings::{AccessKeys, Settings};
 use crate::tenant::{HostLabel, TenantRules, TenantSource};
+use crate::verified_cache::{VerifiedCache, DEFAULT_CAPACITY};
 
 /// What one authentication produced. Strings borrow from the request or the decoded token.
 pub struct Outcome<'a> {
@@ -107,6 +108,10 @@ pub struct Authenticator {
     /// Signs access tokens: the `accessSecret` shorthand only.
     access_signing: Option<HmacKey>,
     refresh: Option<(Verifier, HmacKey)>,
+    /// Access tokens verified before (src/verified_cache.rs); `None` when off.
+    cache: Option<VerifiedCache>,
+    /// Whether the cache also serves HMAC-only key sets (only when its size was given).
+    cache_hmac: bool,
     tenant_rules: TenantRules,
     limiter: Option<RateLimiter>,
 }
@@ -140,6 +145,12 @@ impl Authenticator {
                 .map(|s| (verifier(TokenKind::Refresh), HmacKey::new(s.expose()))),
             tenant_rules: settings.tenant_rules(),
             limiter,
+            cache: VerifiedCache::new(
+                settings
+                    .verified_token_cache_size()
+                    .unwrap_or(DEFAULT_CAPACITY),
+            ),
+            cache_hmac: settings.verified_token_cache_size().is_some(),
             settings,
         }
     }
@@ -167,7 +178,33 @@ impl Authenticator {
             .unwrap_or_else(PoisonError::into_inner);
         let generation = slot.generation() + 1;
         *slot = Arc::new(KeySet::new(specs, generation));
+        // Cleared under the write lock: no request can verify against the old set meanwhile.
+        if let Some(cache) = &self.cache {
+            cache.clear();
+        }
         generation
+    }
+
+    /// Tokens held by the verified-token cache.
+    pub fn verified_token_cache_len(&self) -> usize {
+        self.cache.as_ref().map_or(0, VerifiedCache::len)
+    }
+
+    /// Access-token verification, through the cache when it serves `keys` (on by default for
+    /// key sets with an asymmetric key, for HMAC-only sets only when its size was given).
+    fn verify_access<'s>(
+        &self,
+        token: &[u8],
+        keys: &KeySet,
+        now: f64,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<Claims<'s>, AuthError> {
+        match &self.cache {
+            Some(cache) if self.cache_hmac || !keys.all_hmac() => {
+                self.access.verify_cached(token, keys, cache, now, scratch)
+            }
+            _ => self.access.verify(token, keys, now, scratch),
+        }
     }
 
     /// Reads, checks and installs `items` (raw keys as the binding read them).
@@ -249,8 +286,7 @@ impl Authenticator {
             .read()
             .unwrap_or_else(PoisonError::into_inner);
         let mut claims = self
-            .access
-            .verify(token, &**keys, self.now_sec_at(mono), payload)
+            .verify_access(token, &keys, self.now_sec_at(mono), payload)
             .map_err(|err| match err {
                 // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
                 AuthError::MalformedToken if !is_b64token(token) => {
@@ -317,7 +353,7 @@ impl Authenticator {
     ) -> Option<Result<Claims<'s>, AuthError>> {
         let now = self.now_sec();
         let verdict = match kind {
-            TokenKind::Access => self.access.verify(token, &*self.keys(), now, scratch),
+            TokenKind::Access => self.verify_access(token, &self.keys(), now, scratch),
             TokenKind::Refresh => {
                 let (verifier, key) = self.refresh.as_ref()?;
                 verifier.verify(token, key, now, scratch)

@@ -20,3 +20,4 @@ pub mod schema;
 pub mod secret;
 pub mod settings;
 pub mod tenant;
+pub mod verified_cache;

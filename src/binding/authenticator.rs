@@ -97,6 +97,12 @@ impl Authenticator {
         Ok(generation.min(u32::MAX as u64) as u32)
     }
 
+    /// Tokens held by the verified-token cache (at most `verifiedTokenCacheSize`).
+    #[napi(catch_unwind, getter)]
+    pub fn verified_token_cache_entries(&self) -> u32 {
+        self.core.verified_token_cache_len() as u32
+    }
+
     /// Counts key-set replacements: 0 after construction, +1 per `setKeys`.
     #[napi(catch_unwind, getter)]
     pub fn key_set_generation(&self) -> u32 {

@@ -9,6 +9,7 @@ use super::key::HmacKey;
 use super::key_set::{KeySet, VerificationKey};
 use super::validate::ClaimRules;
 use crate::error::AuthError;
+use crate::verified_cache::VerifiedCache;
 
 /// The key a header selected.
 pub enum Selected<'k> {
@@ -94,6 +95,32 @@ impl Verifier {
         self.rules.validate(&claims, now)?;
         Ok(claims)
     }
+
+    /// [`Verifier::verify`] through the verified-token cache: a hit skips the header, key
+    /// selection and signature (the token string was verified under this key set), never the
+    /// claim checks; only successes are remembered.
+    pub fn verify_cached<'s>(
+        &self,
+        token: &[u8],
+        keys: &KeySet,
+        cache: &VerifiedCache,
+        now: f64,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<Claims<'s>, AuthError> {
+        if token.len() > self.max_token_bytes {
+            return Err(AuthError::TokenTooLarge);
+        }
+        let digest = VerifiedCache::digest(token);
+        if cache.hit(&digest, keys.generation(), now) {
+            let claims = decode_known_good(token, scratch)?;
+            self.rules.validate(&claims, now)?;
+            return Ok(claims);
+        }
+        let claims = decode_verified(token, keys, scratch)?;
+        self.rules.validate(&claims, now)?;
+        cache.insert(digest, keys.generation(), claims.exp.as_num());
+        Ok(claims)
+    }
 }
 
 /// Decodes `token` and checks its structure, key and signature; the claims borrow from
@@ -137,6 +164,18 @@ pub fn decode_verified<'s>(
         return Err(AuthError::InvalidSignature);
     }
     Ok(claims)
+}
+
+/// The claims of a token known to have passed [`decode_verified`] under the key set in force
+/// (a verified-token cache hit): only the payload is decoded.
+pub fn decode_known_good<'s>(
+    token: &[u8],
+    scratch: &'s mut Vec<u8>,
+) -> Result<Claims<'s>, AuthError> {
+    let (_, payload_b64, _) = split_compact(token)?;
+    scratch.clear();
+    base64url::decode_into(payload_b64, scratch).ok_or(AuthError::MalformedToken)?;
+    Claims::parse(scratch).ok_or(AuthError::MalformedToken)
 }
 
 /// Whether `token` carries a valid signature by one of `keys` (claims unchecked). Only asked
