@@ -54,7 +54,21 @@ export interface PublicKeyInput {
   kid?: string | undefined
   alg: 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'EdDSA' | 'Ed25519'
   /** A PEM string, a JWK object, a `KeyObject` or a WebCrypto `CryptoKey` (a private key gives its public half). */
-  publicKey: string | import('node:crypto').JsonWebKey | import('node:crypto').KeyObject | import('node:crypto').webcrypto.CryptoKey
+  publicKey: string | JwkInput | import('node:crypto').KeyObject | import('node:crypto').webcrypto.CryptoKey
+}
+
+/** A JWK as an identity provider publishes it; only `kty`, `crv`, `n`, `e`, `x`, `y` are read (`alg` and `use` are checked). */
+export interface JwkInput {
+  kty: string
+  crv?: string | undefined
+  n?: string | undefined
+  e?: string | undefined
+  x?: string | undefined
+  y?: string | undefined
+  alg?: string | undefined
+  use?: string | undefined
+  kid?: string | undefined
+  [member: string]: unknown
 }
 
 /** One verification key, bound to one `alg` (docs/keys.md). */
