@@ -469,6 +469,57 @@ mod tests {
     }
 
     #[test]
+    fn set_keys_swaps_the_whole_set_while_other_threads_verify() {
+        use crate::jwt::{Alg, KeySpec};
+        use crate::secret::Secret;
+        let spec = |kid: &str, key: &[u8]| KeySpec {
+            kid: Some(kid.into()),
+            alg: Alg::Hs256,
+            key: Secret::from(key),
+        };
+        let a = vec![spec("a", &[1; 32])];
+        let b = vec![spec("b", &[2; 32]), spec("a", &[3; 32])];
+        let core = std::sync::Arc::new(core(None));
+        core.set_keys(&a);
+        let token = {
+            let input = format!(
+                "{}.{}",
+                crate::jwt::base64url::encode(br#"{"alg":"HS256","kid":"a"}"#),
+                crate::jwt::base64url::encode(br#"{"sub":"u","exp":9999999999}"#)
+            );
+            let tag = HmacKey::new(&[1; 32]).sign(input.as_bytes());
+            format!("{input}.{}", crate::jwt::base64url::encode(tag.as_ref()))
+        };
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let (core, stop, token) = (core.clone(), stop.clone(), token.clone());
+                std::thread::spawn(move || {
+                    let mut seen = [0usize; 2];
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        // Set a accepts the token; set b has a key "a" of other bytes: refused.
+                        match code(&core, &token) {
+                            None => seen[0] += 1,
+                            Some("invalid_signature") => seen[1] += 1,
+                            other => panic!("a mixed or broken key set answered {other:?}"),
+                        }
+                    }
+                    seen
+                })
+            })
+            .collect();
+        for i in 0..2000u64 {
+            let generation = core.set_keys(if i % 2 == 0 { &b } else { &a });
+            assert_eq!(generation, i + 2);
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for r in readers {
+            r.join().unwrap();
+        }
+        assert_eq!(core.keys().generation(), 2001);
+    }
+
+    #[test]
     fn refresh_without_a_refresh_secret_is_refused() {
         let core = core(None);
         assert_eq!(
