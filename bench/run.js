@@ -2,7 +2,7 @@
 'use strict'
 // `npm run bench` — see bench/README.md for the method.
 //   --quick            fewer, shorter rounds (CI; under a minute)
-//   --only=a,b         sections: per-call, verify, http, scale-out, helpers
+//   --only=a,b         sections: per-call, verify, keys, http, scale-out, helpers
 //   --out=DIR          where to write the JSON and SVG (default bench/results)
 
 const fs = require('node:fs')
@@ -20,8 +20,9 @@ const { runVerifyOnly } = require('./sections/verify-only')
 const { runHttp } = require('./sections/http')
 const { runArgon2, runUuid } = require('./sections/helpers')
 const { runScaleOut } = require('./sections/scale-out')
+const { runKeys } = require('./sections/keys')
 
-const SECTIONS = ['per-call', 'verify', 'http', 'scale-out', 'helpers']
+const SECTIONS = ['per-call', 'verify', 'keys', 'http', 'scale-out', 'helpers']
 
 const MODES = {
   full: {
@@ -45,7 +46,7 @@ function parseArgs(argv) {
     else if (arg.startsWith('--only=')) args.only = arg.slice(7).split(',')
     else if (arg.startsWith('--out=')) args.out = path.resolve(arg.slice(6))
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--only=per-call,verify,http,scale-out,helpers] [--out=DIR]\n')
+      process.stdout.write('usage: npm run bench -- [--quick] [--only=per-call,verify,keys,http,scale-out,helpers] [--out=DIR]\n')
       process.exit(0)
     } else throw new Error(`unknown argument ${arg} (try --help)`)
   }
@@ -78,6 +79,22 @@ function evaluateTargets(sections) {
   if (sections.verifyOnly) {
     const r = sections.verifyOnly.cachedVerifyVsFusedCall
     targets.push({ name: 'full chain vs fast-jwt cached verify', measured: `${formatRatio(r.median)} (its time ÷ ours)`, goal: '> 1×', met: r.median > 1 })
+  }
+  // Issue 13: asymmetric keys, uncached against the fastest JS chain, and a cache hit against
+  // the HS256 authenticate time.
+  for (const { alg, authenticate } of sections.keys || []) {
+    const faster = { ES256: 1.2, EdDSA: 1.2, RS256: 1, PS256: null }[alg]
+    const r = authenticate.fastestJsVsUncached
+    if (faster !== null) {
+      targets.push({
+        name: `${alg} authenticate (cache off) vs fastest JS chain (${authenticate.fastestJs})`,
+        measured: `${formatRatio(r.median)} (its time ÷ ours)`,
+        goal: `≥ ${faster}×`,
+        met: r.median >= faster,
+      })
+    }
+    const hit = authenticate.cachedVsHs256
+    targets.push({ name: `${alg} authenticate, cache hit vs HS256 authenticate`, measured: `${formatRatio(hit.median)} (its time ÷ HS256's)`, goal: '≤ 1.5×', met: hit.median <= 1.5 })
   }
   if (sections.http) {
     for (const [framework, goal] of [['node', 0.75], ['express', 0.9]]) {
@@ -142,6 +159,11 @@ async function main() {
     sections.verifyOnly = await runVerifyOnly(ours, fx, mode.micro)
     progressDone()
     print(renderTimed(sections.verifyOnly))
+  }
+  if (args.only.includes('keys')) {
+    sections.keys = await runKeys(ours, fx, mode.micro)
+    progressDone()
+    for (const { authenticate, verify } of sections.keys) print(`${renderTimed(authenticate)}\n\n${renderTimed(verify)}`)
   }
   if (args.only.includes('http')) {
     sections.http = await runHttp(fx, mode.http)

@@ -8,8 +8,11 @@
 const { randomUUID } = require('node:crypto')
 const { readSettings } = require('./config')
 const { extractBearer } = require('./bearer')
-const { ClaimRules, signedWith } = require('./jwt')
+const { ClaimRules, signedWith, decodeKnownGood } = require('./jwt')
+const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
 const { Hs256Key } = require('./hs256')
+const { KeySet } = require('./key-set')
+const { normalizeKeys } = require('./keys')
 const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
@@ -20,7 +23,7 @@ const { Revocations } = require('./revocation')
 const MAX_LEASE_KEYS = 1e8
 const MAX_GRANT = 4294967295
 const MAX_GRANT_KEY_BYTES = 1 << 20
-const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, rustNumber } = require('./errors')
+const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, rustNumber } = require('./errors')
 const { resultTemplates } = require('./schema')
 
 // Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
@@ -33,8 +36,17 @@ const HOST_CAP = 1024
 class Core {
   constructor(settings) {
     this.settings = settings
-    this.accessKey = new Hs256Key(settings.accessSecret)
+    // Replaced whole by setKeys: a request reads this once, so it sees one set, never a mix.
+    this.accessKeys = settings.keys === null ? KeySet.hs256(settings.accessSecret) : new KeySet(settings.keys, 0)
+    // Signs access tokens: the accessSecret shorthand only.
+    this.accessSigningKey = settings.accessSecret === null ? null : new Hs256Key(settings.accessSecret)
     this.refreshKey = settings.refreshSecret ? new Hs256Key(settings.refreshSecret) : null
+    this.refreshKeys = settings.refreshSecret ? KeySet.hs256(settings.refreshSecret) : null
+    // Access tokens verified before (js/verified-cache.js): on by default for key sets with an
+    // asymmetric key, for HMAC-only sets only when its size is given.
+    const cacheSize = settings.verifiedTokenCacheSize
+    this.cache = cacheSize === 0 ? null : new VerifiedCache(cacheSize === null ? DEFAULT_CAPACITY : cacheSize)
+    this.cacheHmac = cacheSize !== null
     this.accessRules = new ClaimRules(settings, 'access')
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
@@ -81,7 +93,7 @@ class Core {
   runChain(authorization, tenantHeader, host) {
     const token = extractBearer(authorization, this.settings.maxTokenBytes)
     if (token instanceof Failure) return token
-    const claims = this.accessRules.verify(token, this.accessKey, this.now())
+    const claims = this.verifyAccess(token, this.now())
     if (claims instanceof Failure) return this.explain('access', token, claims)
     const revoked = this.revocations.check(claims)
     if (revoked !== undefined) return fail(revoked)
@@ -103,19 +115,35 @@ class Core {
     return { userId, email: claims.email, role: claims.role, tenant, remaining }
   }
 
+  /** Access-token verification through the cache when it serves the key set (src/authenticator.rs `verify_access`). */
+  verifyAccess(token, now) {
+    const keys = this.accessKeys
+    const cache = this.cache
+    if (cache === null || (keys.allHmac && !this.cacheHmac)) return this.accessRules.verify(token, keys, now)
+    const digest = digestOf(token)
+    if (cache.hit(digest, keys.generation, now)) {
+      // Known good under this key set: the signature is skipped, never the claim checks.
+      const claims = decodeKnownGood(token)
+      return claims instanceof Failure ? claims : this.accessRules.validate(claims, now)
+    }
+    const claims = this.accessRules.verify(token, keys, now)
+    if (!(claims instanceof Failure)) cache.insert(digest, keys.generation, claims.exp)
+    return claims
+  }
+
   verify(token, kind) {
     if (typeof token !== 'string') throw typeError('token must be a string')
-    let key = this.accessKey
+    let key = this.accessKeys
     let rules = this.accessRules
     if (kind === 'refresh') {
-      if (this.refreshKey === null) throw noRefreshSecret('verifyRefreshToken')
-      key = this.refreshKey
+      if (this.refreshKeys === null) throw noRefreshSecret('verifyRefreshToken')
+      key = this.refreshKeys
       rules = this.refreshRules
     }
     let claims =
       Buffer.byteLength(token) > this.settings.maxTokenBytes
         ? new Failure('token_too_large')
-        : this.explain(kind, token, rules.verify(token, key, this.now()))
+        : this.explain(kind, token, kind === 'access' ? this.verifyAccess(token, this.now()) : rules.verify(token, key, this.now()))
     if (!(claims instanceof Failure)) {
       const revoked = this.revocations.check(claims)
       if (revoked !== undefined) claims = fail(revoked)
@@ -158,12 +186,21 @@ class Core {
    */
   explain(kind, token, verdict) {
     if (!(verdict instanceof Failure) || verdict.code !== 'invalid_signature') return verdict
-    const other = kind === 'access' ? this.refreshKey : this.accessKey
+    const other = kind === 'access' ? this.refreshKeys : this.accessKeys
     return other !== null && signedWith(token, other) ? fail('wrong_token_type') : verdict
   }
 
+  /** Replaces the access-token keys at once (src/authenticator.rs `set_keys`); the new generation. */
+  setKeys(keys) {
+    const entries = normalizeKeys(keys, { label: 'keys', allowShortSecret: this.settings.allowShortSecret })
+    this.accessKeys = new KeySet(entries, this.accessKeys.generation + 1)
+    if (this.cache !== null) this.cache.clear()
+    return this.accessKeys.generation
+  }
+
   sign(claims, kind) {
-    let key = this.accessKey
+    let key = this.accessSigningKey
+    if (kind === 'access' && key === null) throw noAccessSecret()
     if (kind === 'refresh') {
       if (this.refreshKey === null) throw noRefreshSecret('signRefreshToken')
       key = this.refreshKey
@@ -209,6 +246,29 @@ class Authenticator {
 
   constructor(config) {
     this.#core = new Core(readSettings(config))
+  }
+
+  /**
+   * Replaces the access-token keys at once, with the constructor's checks; returns the new
+   * keySetGeneration.
+   */
+  setKeys(keys) {
+    return this.#core.setKeys(keys)
+  }
+
+  /** Tokens held by the verified-token cache (at most verifiedTokenCacheSize). */
+  get verifiedTokenCacheEntries() {
+    return this.#core.cache === null ? 0 : this.#core.cache.size
+  }
+
+  /** Counts key-set replacements: 0 after construction, +1 per setKeys. */
+  get keySetGeneration() {
+    return this.#core.accessKeys.generation
+  }
+
+  /** `{ keys }`: the public JWK of each asymmetric verification key (never an HMAC secret). */
+  jwks() {
+    return this.#core.accessKeys.jwks()
   }
 
   /** Runs the whole chain for one request; nothing a client sends makes it throw. */

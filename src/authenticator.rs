@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use crate::bearer::{extract_bearer, is_b64token};
 use crate::clock::unix_seconds_at;
@@ -11,12 +11,13 @@ use crate::error::AuthError;
 use crate::helpers::error::HelperError;
 use crate::input::InputError;
 use crate::issue::{issue, Issue};
-use crate::jwt::{signed_with, Claim, Claims, HmacKey, TokenKind, Verifier};
+use crate::jwt::{signed_with, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
 use crate::rate_limit::{monotonic_nanos, Decision, LeaseDecision, LeaseTable, RateLimiter};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
 use crate::revocation::{Revocations, TokenIds};
-use crate::settings::Settings;
+use crate::settings::{AccessKeys, Settings};
 use crate::tenant::{HostLabel, TenantRules, TenantSource};
+use crate::verified_cache::{VerifiedCache, DEFAULT_CAPACITY};
 
 /// What one authentication produced. Strings borrow from the request or the decoded token.
 pub struct Outcome<'a> {
@@ -96,12 +97,23 @@ pub enum IssueError {
     Claims(InputError),
     /// Refresh tokens need `refreshSecret`.
     NoRefreshSecret,
+    /// Access tokens are signed with `accessSecret`; a `keys` config has no signing key.
+    NoAccessSecret,
 }
 
 pub struct Authenticator {
     settings: Settings,
     access: Verifier,
-    refresh: Option<Verifier>,
+    /// The access-token keys; `set_keys` swaps the whole set. A request takes the read lock
+    /// once (one uncontended atomic), so it sees the old set or the new one, never a mix.
+    access_keys: RwLock<Arc<KeySet>>,
+    /// Signs access tokens: the `accessSecret` shorthand only.
+    access_signing: Option<HmacKey>,
+    refresh: Option<(Verifier, HmacKey)>,
+    /// Access tokens verified before (src/verified_cache.rs); `None` when off.
+    cache: Option<VerifiedCache>,
+    /// Whether the cache also serves HMAC-only key sets (only when its size was given).
+    cache_hmac: bool,
     tenant_rules: TenantRules,
     limiter: Option<RateLimiter>,
     /// Leases of a shared limit, once a store is attached (docs/scale-out.md); they replace the
@@ -124,12 +136,11 @@ impl Authenticator {
                 settings.rate_limit_max_keys(),
             )
         });
-        let verifier = |kind: TokenKind, secret: &[u8]| {
-            Verifier::new(
-                HmacKey::new(secret),
-                settings.claim_rules(kind),
-                settings.max_token_bytes(),
-            )
+        let verifier =
+            |kind: TokenKind| Verifier::new(settings.claim_rules(kind), settings.max_token_bytes());
+        let keys = match settings.access_keys() {
+            AccessKeys::Secret(secret) => KeySet::hs256(secret.expose()),
+            AccessKeys::Keys(specs) => KeySet::new(specs, 0),
         };
         // A subject entry must outlive every token issued before its cut-off: the longest
         // lifetime this authenticator issues, plus the leeway `exp` is checked with.
@@ -144,13 +155,21 @@ impl Authenticator {
         );
         Authenticator {
             revocations,
-            access: verifier(TokenKind::Access, settings.access_secret().expose()),
+            access: verifier(TokenKind::Access),
+            access_keys: RwLock::new(Arc::new(keys)),
+            access_signing: settings.access_secret().map(|s| HmacKey::new(s.expose())),
             refresh: settings
                 .refresh_secret()
-                .map(|s| verifier(TokenKind::Refresh, s.expose())),
+                .map(|s| (verifier(TokenKind::Refresh), HmacKey::new(s.expose()))),
             tenant_rules: settings.tenant_rules(),
             limiter,
             leases: OnceLock::new(),
+            cache: VerifiedCache::new(
+                settings
+                    .verified_token_cache_size()
+                    .unwrap_or(DEFAULT_CAPACITY),
+            ),
+            cache_hmac: settings.verified_token_cache_size().is_some(),
             settings,
         }
     }
@@ -178,6 +197,60 @@ impl Authenticator {
 
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// The access-token key set in force.
+    pub fn keys(&self) -> Arc<KeySet> {
+        Arc::clone(
+            &self
+                .access_keys
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Replaces the access-token keys at once with `specs` (validated by the caller, as for
+    /// the constructor); returns the new set's generation.
+    pub fn set_keys(&self, specs: &[KeySpec]) -> u64 {
+        let mut slot = self
+            .access_keys
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let generation = slot.generation() + 1;
+        *slot = Arc::new(KeySet::new(specs, generation));
+        // Cleared under the write lock: no request can verify against the old set meanwhile.
+        if let Some(cache) = &self.cache {
+            cache.clear();
+        }
+        generation
+    }
+
+    /// Tokens held by the verified-token cache.
+    pub fn verified_token_cache_len(&self) -> usize {
+        self.cache.as_ref().map_or(0, VerifiedCache::len)
+    }
+
+    /// Access-token verification, through the cache when it serves `keys` (on by default for
+    /// key sets with an asymmetric key, for HMAC-only sets only when its size was given).
+    fn verify_access<'s>(
+        &self,
+        token: &[u8],
+        keys: &KeySet,
+        now: f64,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<Claims<'s>, AuthError> {
+        match &self.cache {
+            Some(cache) if self.cache_hmac || !keys.all_hmac() => {
+                self.access.verify_cached(token, keys, cache, now, scratch)
+            }
+            _ => self.access.verify(token, keys, now, scratch),
+        }
+    }
+
+    /// Reads, checks and installs `items` (raw keys as the binding read them).
+    pub fn replace_keys(&self, items: Vec<crate::config::RawValue>) -> Result<u64, InputError> {
+        let specs = crate::config::read_keys(items, "keys", self.settings.allow_short_secret())?;
+        Ok(self.set_keys(&specs))
     }
 
     pub fn limiter(&self) -> Option<&RateLimiter> {
@@ -248,9 +321,12 @@ impl Authenticator {
         let token = extract_bearer(authorization, self.settings.max_token_bytes())?;
         // One clock read serves the expiry checks and the rate limiter.
         let mono = monotonic_nanos();
+        let keys = self
+            .access_keys
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         let mut claims = self
-            .access
-            .verify(token, self.now_sec_at(mono), payload)
+            .verify_access(token, &keys, self.now_sec_at(mono), payload)
             .map_err(|err| match err {
                 // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
                 AuthError::MalformedToken if !is_b64token(token) => {
@@ -258,6 +334,7 @@ impl Authenticator {
                 }
                 other => self.explain(TokenKind::Access, token, other),
             })?;
+        drop(keys);
         self.revocations.check(token_ids(&claims))?;
         let tenant_source = self.tenant_rules.resolve(
             claims.tenant_id.as_str().map(str::as_bytes),
@@ -319,14 +396,6 @@ impl Authenticator {
         })
     }
 
-    /// The key and rules for `kind`; `None` for refresh tokens without a refresh secret.
-    fn verifier(&self, kind: TokenKind) -> Option<&Verifier> {
-        match kind {
-            TokenKind::Access => Some(&self.access),
-            TokenKind::Refresh => self.refresh.as_ref(),
-        }
-    }
-
     /// Verifies a bare token of `kind`: size, signature, claims and type (an access token may
     /// also carry no type unless `requireTokenType`; a refresh token must say `"refresh"`).
     /// The same path as the request chain's. `None` when no refresh secret is configured.
@@ -336,10 +405,16 @@ impl Authenticator {
         token: &[u8],
         scratch: &'s mut Vec<u8>,
     ) -> Option<Result<Claims<'s>, AuthError>> {
-        let verifier = self.verifier(kind)?;
+        let now = self.now_sec();
+        let verdict = match kind {
+            TokenKind::Access => self.verify_access(token, &self.keys(), now, scratch),
+            TokenKind::Refresh => {
+                let (verifier, key) = self.refresh.as_ref()?;
+                verifier.verify(token, key, now, scratch)
+            }
+        };
         Some(
-            verifier
-                .verify(token, self.now_sec(), scratch)
+            verdict
                 .map_err(|err| self.explain(kind, token, err))
                 .and_then(|claims| {
                     self.revocations.check(token_ids(&claims))?;
@@ -402,25 +477,35 @@ impl Authenticator {
         if err != AuthError::InvalidSignature {
             return err;
         }
-        let other = match kind {
-            TokenKind::Access => self.refresh.as_ref(),
-            TokenKind::Refresh => Some(&self.access),
+        let by_other = match kind {
+            TokenKind::Access => self
+                .refresh
+                .as_ref()
+                .is_some_and(|(_, key)| signed_with(token, key)),
+            TokenKind::Refresh => signed_with(token, &*self.keys()),
         };
-        match other {
-            Some(other) if signed_with(token, other.key()) => AuthError::WrongTokenType,
-            _ => err,
+        if by_other {
+            AuthError::WrongTokenType
+        } else {
+            err
         }
     }
 
     /// Signs `claims_json` (a JSON object) as a token of `kind`, adding `iat`, `exp`, `jti`,
     /// `type` and the configured `iss` / `aud`.
     pub fn issue(&self, kind: TokenKind, claims_json: &str) -> Result<String, IssueError> {
-        let verifier = self.verifier(kind).ok_or(IssueError::NoRefreshSecret)?;
+        let key = match kind {
+            TokenKind::Access => self
+                .access_signing
+                .as_ref()
+                .ok_or(IssueError::NoAccessSecret)?,
+            TokenKind::Refresh => &self.refresh.as_ref().ok_or(IssueError::NoRefreshSecret)?.1,
+        };
         let jti = new_request_id();
         let jti = std::str::from_utf8(&jti).unwrap_or_default();
         let token = Issue {
             kind,
-            key: verifier.key(),
+            key,
             now: self.now_sec(),
             jti,
         };
@@ -497,6 +582,57 @@ mod tests {
             .issue(TokenKind::Refresh, r#"{"sub":"u"}"#)
             .unwrap();
         assert_eq!(code(&core(None), &refresh), Some("invalid_signature"));
+    }
+
+    #[test]
+    fn set_keys_swaps_the_whole_set_while_other_threads_verify() {
+        use crate::jwt::{Alg, KeySpec};
+        use crate::secret::Secret;
+        let spec = |kid: &str, key: &[u8]| KeySpec {
+            kid: Some(kid.into()),
+            alg: Alg::Hs256,
+            key: Secret::from(key),
+        };
+        let a = vec![spec("a", &[1; 32])];
+        let b = vec![spec("b", &[2; 32]), spec("a", &[3; 32])];
+        let core = std::sync::Arc::new(core(None));
+        core.set_keys(&a);
+        let token = {
+            let input = format!(
+                "{}.{}",
+                crate::jwt::base64url::encode(br#"{"alg":"HS256","kid":"a"}"#),
+                crate::jwt::base64url::encode(br#"{"sub":"u","exp":9999999999}"#)
+            );
+            let tag = HmacKey::new(&[1; 32]).sign(input.as_bytes());
+            format!("{input}.{}", crate::jwt::base64url::encode(tag.as_ref()))
+        };
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let (core, stop, token) = (core.clone(), stop.clone(), token.clone());
+                std::thread::spawn(move || {
+                    let mut seen = [0usize; 2];
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        // Set a accepts the token; set b has a key "a" of other bytes: refused.
+                        match code(&core, &token) {
+                            None => seen[0] += 1,
+                            Some("invalid_signature") => seen[1] += 1,
+                            other => panic!("a mixed or broken key set answered {other:?}"),
+                        }
+                    }
+                    seen
+                })
+            })
+            .collect();
+        for i in 0..2000u64 {
+            let generation = core.set_keys(if i % 2 == 0 { &b } else { &a });
+            assert_eq!(generation, i + 2);
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for r in readers {
+            r.join().unwrap();
+        }
+        assert_eq!(core.keys().generation(), 2001);
     }
 
     #[test]

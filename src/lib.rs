@@ -21,3 +21,4 @@ pub mod schema;
 pub mod secret;
 pub mod settings;
 pub mod tenant;
+pub mod verified_cache;

@@ -64,6 +64,26 @@ const misspelt: AuthConfig = { accessSecret: secret, acessSecret: secret }
 // @ts-expect-error accessSecret is required
 const missing: AuthConfig = { issuer: 'x' }
 
+// keys instead of accessSecret: PEM, JWK or KeyObject public keys, HMAC secrets, each bound to its alg.
+const keyed: AuthConfig = {
+  keys: [
+    { kid: 'rsa', alg: 'RS256', publicKey: '-----BEGIN PUBLIC KEY-----\n...' },
+    { alg: 'ES256', publicKey: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' } },
+    { kid: 'hmac', alg: 'HS512', secret: Buffer.alloc(64) },
+  ],
+  verifiedTokenCacheSize: 1000,
+}
+// @ts-expect-error accessSecret and keys are exclusive
+const bothSources: AuthConfig = { accessSecret: secret, keys: [{ alg: 'HS256', secret }] }
+// @ts-expect-error ES512 is not a supported alg
+const es512: AuthConfig = { keys: [{ alg: 'ES512', publicKey: 'pem' }] }
+const rotating = new Authenticator(keyed)
+const generation: number = rotating.setKeys([{ kid: 'ed', alg: 'EdDSA', publicKey: 'pem' }])
+const served: string | undefined = rotating.jwks().keys[0]?.kid
+const cachedCount: number = rotating.verifiedTokenCacheEntries + rotating.keySetGeneration
+const jsRotating = new jsEngine.Authenticator(keyed)
+const jsGeneration: number = jsRotating.setKeys(keyed.keys ?? []) + jsRotating.keySetGeneration
+
 const auth = new Authenticator(config)
 const claims: TokenClaims = { sub: 'user-1', email: 'a@example.com', role: 'admin', tenant_id: 'acme', plan: 'pro' }
 // @ts-expect-error iat is set by auth-shield
