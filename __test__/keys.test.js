@@ -65,7 +65,7 @@ test('verifies the RFC 7515 A.2 RS256 example with its key as a JWK, an SPKI PEM
     for (const [, auth] of both({ ...rfc, keys: [{ alg: 'RS256', publicKey }] })) {
       const result = auth.verifyAccessToken(v.token)
       assert.equal(result.valid, true, result.errorCode)
-      assert.equal(result.expiresAt, 1300819380)
+      assert.equal(result.expiresAtSec, 1300819380)
     }
   }
   // The same key bound to PS256 refuses the RS256 token: the algorithm is part of the key.

@@ -145,15 +145,15 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
       })
       await feed.start()
       const trimmed = writer.signAccessToken({ sub: 'trimmed' })
-      const { jti, expiresAt } = writer.verifyAccessToken(trimmed)
+      const { jti, expiresAtSec } = writer.verifyAccessToken(trimmed)
       assert.equal((await ask(trimmed)).code, null)
 
       child.kill('SIGSTOP')
       // The first entry wakes the follower's blocked read (its reply waits in the socket);
       // the revocation after it is trimmed before the follower can ask for it.
-      await writer.revokeToken('wake-up', expiresAt)
-      await writer.revokeToken(jti, expiresAt)
-      for (let i = 0; i < 400; i++) await writer.revokeToken(`filler-${i}`, expiresAt)
+      await writer.revokeToken('wake-up', expiresAtSec)
+      await writer.revokeToken(jti, expiresAtSec)
+      for (let i = 0; i < 400; i++) await writer.revokeToken(`filler-${i}`, expiresAtSec)
       // MAXLEN ~ 100 trimmed the oldest entries, the revocation among them.
       assert.ok((await conn.client.sendCommand(['XLEN', `${prefix}:stream`])) < 400)
       await sleep(2500) // longer than a read blocks plus the stall margin
