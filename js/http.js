@@ -19,6 +19,7 @@ const OPTION_NAMES = new Set([
   'onMismatch',
   'retryAfterToleranceMs',
   'realm',
+  'jwks',
 ])
 
 /** Validated middleware options; `ignored` names keys owned by the host framework. */
@@ -110,6 +111,8 @@ class AuthDecision {
     this.engine = engineFor(source, options)
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
     this.recoveries = new Map()
+    // A remote key set (auth-shield/jwks): unknown_key waits for its one shared refresh.
+    if (options && options.jwks !== undefined) require('./jwks-source').useJwksSource(this, options.jwks)
   }
 
   /**

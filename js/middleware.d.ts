@@ -2,6 +2,7 @@
 
 import type { AuthConfig, AuthFailure, AuthResult, Authenticator as NativeAuthenticator, ErrorCode, TenantSource } from '../index'
 import type { Authenticator as JsAuthenticator } from './index'
+import type { RemoteJwks } from '../jwks'
 
 export type { ErrorCode, TenantSource }
 
@@ -73,6 +74,12 @@ export interface CommonOptions<Req> {
   retryAfterToleranceMs?: number
   /** `realm` of the WWW-Authenticate challenge. */
   realm?: string
+  /**
+   * A remote key set (`createRemoteJwks` from auth-shield/jwks): it feeds the Authenticator its
+   * keys, and a request failing with `unknown_key` waits for its one shared refresh, then
+   * authenticates once more.
+   */
+  jwks?: RemoteJwks
 }
 
 /** The error an `onError` hook receives. */
