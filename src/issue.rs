@@ -111,5 +111,7 @@ fn check_user_claims(payload: &Map<String, Value>) -> Result<(), InputError> {
     Ok(())
 }
 
+pub mod signing_key;
+
 #[cfg(test)]
 mod tests;
