@@ -3,7 +3,7 @@
 import type { KeyObject } from 'node:crypto'
 
 /** The signature algorithms a JWKS key may be bound to. */
-export type JwksAlgorithm = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'EdDSA'
+export type JwksAlgorithm = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'EdDSA' | 'Ed25519'
 
 export declare const SUPPORTED_ALGORITHMS: readonly JwksAlgorithm[]
 

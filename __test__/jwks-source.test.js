@@ -242,7 +242,7 @@ describe('auth-shield/jwks source', () => {
     assert.throws(() => createRemoteJwks(server.url, { maxKeys: 1e9 }), { name: 'RangeError' })
     assert.throws(() => createRemoteJwks(server.url, { algorithms: ['HS256'] }), { name: 'RangeError', message: /HS256/ })
     assert.throws(() => createRemoteJwks(server.url, { algorithms: [] }), { name: 'TypeError' })
-    assert.deepEqual(SUPPORTED_ALGORITHMS, ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'EdDSA'])
+    assert.deepEqual(SUPPORTED_ALGORITHMS, ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'EdDSA', 'Ed25519'])
   })
 
   it('attach() needs an object with setKeys', async () => {

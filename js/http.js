@@ -108,11 +108,13 @@ const SKIP = Object.freeze({ action: 'skip' })
 class AuthDecision {
   constructor(source, options, ignoredOptions) {
     this.options = readOptions(options, ignoredOptions)
-    this.engine = engineFor(source, options)
+    // A remote key set (auth-shield/jwks) gives a config without keys its keys, and makes
+    // unknown_key wait for its one shared refresh.
+    const jwks = options && options.jwks !== undefined ? require('./jwks-source') : null
+    this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options)
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
     this.recoveries = new Map()
-    // A remote key set (auth-shield/jwks): unknown_key waits for its one shared refresh.
-    if (options && options.jwks !== undefined) require('./jwks-source').useJwksSource(this, options.jwks)
+    if (jwks !== null) jwks.useJwksSource(this, options.jwks)
   }
 
   /**

@@ -21,14 +21,16 @@ const KTY_OF_ALG = {
   ES256: 'EC',
   ES384: 'EC',
   EdDSA: 'OKP',
+  Ed25519: 'OKP',
 }
 const SUPPORTED_ALGORITHMS = Object.freeze(Object.keys(KTY_OF_ALG))
 // The one curve of each EC/OKP algorithm, and the algorithm a curve implies when `alg` is absent.
-const CURVE_OF_ALG = { ES256: 'P-256', ES384: 'P-384', EdDSA: 'Ed25519' }
+const CURVE_OF_ALG = { ES256: 'P-256', ES384: 'P-384', EdDSA: 'Ed25519', Ed25519: 'Ed25519' }
 const ALG_OF_CURVE = { 'P-256': 'ES256', 'P-384': 'ES384', Ed25519: 'EdDSA' }
 // Coordinate sizes in bytes (RFC 7518 §6.2.1.2, RFC 8037 §2): a shorter or longer one is malformed.
 const COORDINATE_BYTES = { 'P-256': 32, 'P-384': 48, Ed25519: 32 }
 // Curves that exist but sign with an algorithm we do not support (skipped, not refused).
+// (`Ed25519` is RFC 9864's fully-specified name for EdDSA on Ed25519; a key without alg gets EdDSA.)
 const OTHER_CURVES = new Set(['P-521', 'Ed448', 'X25519', 'X448', 'secp256k1'])
 // The public members of each key type: the only ones passed on (and fingerprinted).
 const PUBLIC_MEMBERS = { RSA: ['n', 'e'], EC: ['crv', 'x', 'y'], OKP: ['crv', 'x'] }
@@ -43,7 +45,8 @@ const RSA_MAX_BITS = 8192
 // algorithm every such provider signs with; a key is never bound to two algorithms.
 const RSA_DEFAULT_ALG = 'RS256'
 const RSA_MAX_EXPONENT = 2n ** 33n - 1n
-const KID_MAX_CHARS = 256
+// The Authenticator's own bound on a kid (js/keys.js, src/jwt/key_set.rs).
+const KID_MAX_BYTES = 256
 
 /** A refused document or an unreachable source: `code` is one of the ERR_AUTH_SHIELD_JWKS_* codes. */
 function jwksError(code, message, cause) {
@@ -101,8 +104,8 @@ function readJwk(jwk, index, algorithms) {
   const at = `keys[${index}]`
   if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw invalid(`${at} is not an object`)
   const { kty, kid, use } = jwk
-  if (kid !== undefined && (typeof kid !== 'string' || kid.length === 0 || kid.length > KID_MAX_CHARS)) {
-    throw invalid(`${at}: kid must be a non-empty string of at most ${KID_MAX_CHARS} characters`)
+  if (kid !== undefined && (typeof kid !== 'string' || kid.length === 0 || Buffer.byteLength(kid) > KID_MAX_BYTES)) {
+    throw invalid(`${at}: kid must be a string of 1 to ${KID_MAX_BYTES} bytes`)
   }
   const name = kid === undefined ? at : `${at} (kid ${JSON.stringify(kid)})`
   if (kty !== 'RSA' && kty !== 'EC' && kty !== 'OKP') {

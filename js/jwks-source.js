@@ -29,7 +29,8 @@ const BOUNDS = {
   cacheMaxAgeMs: [1, 2 ** 31 - 1],
   timeoutMs: [1, 2 ** 31 - 1],
   maxBytes: [64, 16 * 1024 * 1024],
-  maxKeys: [1, 1000],
+  // The Authenticator takes at most 100 keys (js/keys.js).
+  maxKeys: [1, 100],
 }
 const OPTION_NAMES = new Set([...Object.keys(DEFAULTS), 'algorithms'])
 // After a failed fetch the next scheduled attempt waits this long at least (never a busy loop).
@@ -292,6 +293,26 @@ function isJwksSource(value) {
 }
 
 /**
+ * The adapters' `jwks` option, before the engine is built: a config with neither `keys` nor
+ * `accessSecret` gets the source's key set (so the source must be ready); anything else as is.
+ */
+function withSourceKeys(config, source) {
+  if (!isJwksSource(source)) throw typeError('options.jwks must be a source from createRemoteJwks (auth-shield/jwks)')
+  if (typeof config !== 'object' || config === null || typeof config.authenticate === 'function') return config
+  if (config.keys != null || config.accessSecret != null) return config
+  if (source.keys === null) {
+    const err = new Error('options.jwks has no key set yet: await jwks.ready() before building the middleware, or give config.keys')
+    err.code = 'ERR_AUTH_SHIELD_JWKS_NOT_READY'
+    throw err
+  }
+  const copy = {}
+  // Every enumerable key, inherited ones too, as the config readers see them.
+  for (const name in config) copy[name] = config[name]
+  copy.keys = source.keys
+  return copy
+}
+
+/**
  * The adapters' `jwks` option: the middleware's Authenticator(s) get the source's keys, and a
  * request failing with `unknown_key` waits for the one shared refresh, then authenticates again.
  */
@@ -302,4 +323,4 @@ function useJwksSource(decision, source) {
   decision.recover('unknown_key', () => source.refresh())
 }
 
-module.exports = { createRemoteJwks, RemoteJwks, isJwksSource, useJwksSource, DEFAULTS }
+module.exports = { createRemoteJwks, RemoteJwks, isJwksSource, withSourceKeys, useJwksSource, DEFAULTS }
