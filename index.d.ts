@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'token_too_large'
   | 'malformed_token'
   | 'unsupported_algorithm'
+  | 'unknown_key'
   | 'invalid_signature'
   | 'invalid_claims'
   | 'token_not_yet_valid'
@@ -39,17 +40,54 @@ export type ErrorCode =
 /** Secret bytes: a string (UTF-8) or a Buffer. At least 32 bytes unless `allowShortSecret`. */
 export type Secret = string | Buffer
 
+/** An HMAC verification key of `keys`: the secret must be at least as long as the hash (32, 48, 64 bytes). */
+export interface HmacKeyInput {
+  /** Names the key; a token whose header has a `kid` must name one of the configured keys. */
+  kid?: string | undefined
+  alg: 'HS256' | 'HS384' | 'HS512'
+  secret: string | Buffer | import('node:crypto').KeyObject
+}
+
+/** An asymmetric verification key of `keys`: RSA of 2048 to 8192 bits, P-256 / P-384, or Ed25519. */
+export interface PublicKeyInput {
+  /** Names the key; a token whose header has a `kid` must name one of the configured keys. */
+  kid?: string | undefined
+  alg: 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'EdDSA' | 'Ed25519'
+  /** A PEM string, a JWK object, a `KeyObject` or a WebCrypto `CryptoKey` (a private key gives its public half). */
+  publicKey: string | import('node:crypto').JsonWebKey | import('node:crypto').KeyObject | import('node:crypto').webcrypto.CryptoKey
+}
+
+/** One verification key, bound to one `alg` (docs/keys.md). */
+export type KeyInput = HmacKeyInput | PublicKeyInput
+
 /**
- * Options of `new Authenticator(config)` and `authenticateRequest(…, config)`. Unknown keys
- * and wrong types throw a `TypeError` naming the field, bad values a `RangeError`;
- * `null` / `undefined` mean the default, so `refreshSecret: process.env.JWT_REFRESH_SECRET`
- * compiles under `exactOptionalPropertyTypes`. `accessSecret` is required: under `strict`,
- * read it once and fail at startup when it is missing, e.g.
+ * Options of `new Authenticator(config)` and `authenticateRequest(…, config)`: `AuthConfigOptions`
+ * with exactly one of `accessSecret` and `keys`. Unknown keys and wrong types throw a `TypeError`
+ * naming the field, bad values a `RangeError`; `null` / `undefined` mean the default, so
+ * `refreshSecret: process.env.JWT_REFRESH_SECRET` compiles under `exactOptionalPropertyTypes`.
+ * Under `strict`, read the secret once and fail at startup when it is missing, e.g.
  * `const accessSecret = process.env.JWT_SECRET; if (!accessSecret) throw new Error('JWT_SECRET is not set')`.
  */
-export interface AuthConfig {
-  /** HS256 secret for access tokens (required). */
-  accessSecret: Secret
+export type AuthConfig = AuthConfigOptions &
+  (
+    | { accessSecret: Secret; keys?: null | undefined }
+    | { keys: ReadonlyArray<KeyInput>; accessSecret?: null | undefined }
+  )
+
+/** Every option of `AuthConfig`, in `js/schema.json` order. */
+export interface AuthConfigOptions {
+  /** HS256 secret for access tokens: the shorthand for `keys: [{ alg: 'HS256', secret }]`. */
+  accessSecret?: Secret | null | undefined
+  /**
+   * Verification keys for access tokens, each bound to one `alg` (at most 100, docs/keys.md).
+   * Not together with `accessSecret`; an authenticator built with `keys` only verifies.
+   */
+  keys?: ReadonlyArray<KeyInput> | null | undefined
+  /**
+   * Most verified tokens remembered, so a repeat skips the signature check; 0 turns the cache
+   * off. Default: 1000 when any key is asymmetric, 0 for HMAC-only key sets.
+   */
+  verifiedTokenCacheSize?: number | null | undefined
   /** HS256 secret for refresh tokens; needed by `signRefreshToken` / `verifyRefreshToken`. */
   refreshSecret?: Secret | null | undefined
   /** Accepted `iss` value(s); when set, tokens must carry one of them. Signed tokens get the first. */
@@ -206,6 +244,20 @@ export declare class Authenticator {
    * settings are kept; past that the shared set starts over.
    */
   static shared(config: AuthConfig): Authenticator
+  /**
+   * Replaces the access-token keys at once (requests see the old set or the new one, never
+   * a mix) and empties the verified-token cache; the same checks as the constructor's
+   * `keys`. Takes raw keys `{ kid?, alg, key: Buffer }`: the package entry point turns PEM,
+   * JWK and `KeyObject` keys into them (`js/keys.js`). Returns the new `keySetGeneration`.
+   */
+  setKeys(keys: ReadonlyArray<KeyInput>): number
+  /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
+  get keySetGeneration(): number
+  /**
+   * The public JWKS of the asymmetric verification keys (never an HMAC secret), in the
+   * order they were configured.
+   */
+  jwks(): PublicJwks
   /**
    * Runs the whole chain for one request. Each argument is a header value, `null` or
    * `undefined`; nothing a client can send makes it throw.
@@ -551,6 +603,27 @@ export interface PasswordOptions {
    * in the PHC string: pass the same secret to `verifyPassword`.
    */
   secret?: string | Buffer
+}
+
+/** The public JWK of one verification key (RFC 7517), as `jwks()` lists it. */
+export interface PublicJwk {
+  /** `RSA`, `EC` or `OKP`. */
+  kty: string
+  kid?: string
+  alg: string
+  /** Always `sig`. */
+  use: string
+  /** `P-256`, `P-384` or `Ed25519` (EC and OKP keys). */
+  crv?: string
+  n?: string
+  e?: string
+  x?: string
+  y?: string
+}
+
+/** `{ keys: [...] }`, ready to serve at `/.well-known/jwks.json`. */
+export interface PublicJwks {
+  keys: Array<PublicJwk>
 }
 
 /** What `consume` decided. */

@@ -26,8 +26,72 @@ try {
 // straight to that authenticator; any changed value (a Buffer's bytes included) builds a new
 // one, validated like any config.
 const nativeAuthenticateRequest = module.exports.authenticateRequest
-const { Authenticator } = module.exports
+const NativeAuthenticator = module.exports.Authenticator
 const authenticators = new WeakMap()
+
+// `keys` (docs/keys.md): the native core takes raw key material only. A config with keys is
+// read by the JS engine's reader first (js/config.js: the same checks, order and messages as
+// the native one, and PEM / JWK / KeyObject keys normalized with node:crypto by js/keys.js);
+// the native class then gets a copy whose keys are `{ kid, alg, key: Buffer }`. The class
+// itself is wrapped in a Proxy, so `new`, `shared`, `instanceof` and the instances' own fast
+// methods stay the native ones; only `setKeys` is wrapped on the prototype.
+const allowShortSecretOf = new WeakMap()
+
+function hasKeys(config) {
+  return typeof config === 'object' && config !== null && config.keys !== undefined && config.keys !== null
+}
+
+function nativeConfig(config) {
+  const settings = require('./js/config.js').readSettings(config)
+  const copy = {}
+  for (const name in config) copy[name] = config[name]
+  copy.keys = require('./js/keys.js').rawKeys(settings.keys)
+  return copy
+}
+
+// The Proxy's target is a stand-in function, not the native class: the class's own `shared`
+// is read-only and non-configurable, and a Proxy may not answer differently for such a
+// property of its target. `prototype` is the native one, so `instanceof` and subclassing
+// (`new.target`) behave as with the class itself.
+function AuthenticatorClass() {}
+AuthenticatorClass.prototype = NativeAuthenticator.prototype
+const Authenticator = new Proxy(AuthenticatorClass, {
+  construct(target, args, newTarget) {
+    const [config] = args
+    const instance = Reflect.construct(NativeAuthenticator, hasKeys(config) ? [nativeConfig(config)] : args, newTarget)
+    // Validated by now: an object whose allowShortSecret, if set, is a boolean.
+    allowShortSecretOf.set(instance, config.allowShortSecret === true)
+    return instance
+  },
+  apply() {
+    return NativeAuthenticator()
+  },
+  get(target, name) {
+    if (name === 'shared') return shared
+    if (name === 'prototype') return target.prototype
+    return Reflect.get(NativeAuthenticator, name)
+  },
+})
+
+function shared(config) {
+  return NativeAuthenticator.shared(hasKeys(config) ? nativeConfig(config) : config)
+}
+
+const nativeSetKeys = NativeAuthenticator.prototype.setKeys
+Object.defineProperty(NativeAuthenticator.prototype, 'setKeys', {
+  value: function setKeys(keys) {
+    const allowShortSecret = allowShortSecretOf.get(this)
+    // Not made through this entry point (a shared authenticator, which refuses, or one built
+    // from ./index.js, which takes raw keys): the native method as it is.
+    if (allowShortSecret === undefined) return nativeSetKeys.call(this, keys)
+    const { normalizeKeys, rawKeys } = require('./js/keys.js')
+    return nativeSetKeys.call(this, rawKeys(normalizeKeys(keys, { label: 'keys', allowShortSecret })))
+  },
+  writable: true,
+  configurable: true,
+  enumerable: false,
+})
+module.exports.Authenticator = Authenticator
 
 /** A copy of a value that a later change to the original cannot reach. */
 class Bytes {

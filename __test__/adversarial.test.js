@@ -110,11 +110,17 @@ test('algorithm confusion: a public key used as the HMAC secret does not verify'
 })
 
 test('header members that point elsewhere (jku, x5u, jwk, kid) are never followed', () => {
-  const header = JSON.stringify({ alg: 'HS256', jku: 'https://evil.example/jwks', x5u: 'https://evil.example/c', kid: '../../etc/passwd', jwk: { kty: 'oct', k: 'AAAA' } })
+  const header = JSON.stringify({ alg: 'HS256', jku: 'https://evil.example/jwks', x5u: 'https://evil.example/c', jwk: { kty: 'oct', k: 'AAAA' } })
   // Signed with our secret: accepted, the extra members ignored.
   accepts(withPayload(JSON.stringify(CLAIMS), header))
   // Signed with the key the header offers: refused.
   refuses('invalid_signature', bearer(rawToken(header, JSON.stringify(CLAIMS), Buffer.alloc(3))))
+  // A kid must name one of our keys (docs/keys.md); a path or a query is just no key's name.
+  for (const kid of ['../../etc/passwd', "' OR 1=1 --"]) {
+    const withKid = JSON.stringify({ ...JSON.parse(header), kid })
+    refuses('unknown_key', withPayload(JSON.stringify(CLAIMS), withKid))
+    refuses('unknown_key', bearer(rawToken(withKid, JSON.stringify(CLAIMS), Buffer.alloc(3))))
+  }
   // A critical extension we do not implement makes the token invalid (RFC 7515 §4.1.11).
   refuses('malformed_token', withPayload(JSON.stringify(CLAIMS), '{"alg":"HS256","crit":["exp"],"exp":1}'))
 })

@@ -10,10 +10,12 @@ const { readSettings } = require('./config')
 const { extractBearer } = require('./bearer')
 const { ClaimRules, signedWith } = require('./jwt')
 const { Hs256Key } = require('./hs256')
+const { KeySet } = require('./key-set')
+const { normalizeKeys } = require('./keys')
 const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
 const { RateLimiter } = require('./rate-limit')
-const { TABLE, Failure, fail, typeError, noRefreshSecret } = require('./errors')
+const { TABLE, Failure, fail, typeError, noRefreshSecret, noAccessSecret } = require('./errors')
 const { resultTemplates } = require('./schema')
 
 // Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
@@ -26,8 +28,12 @@ const HOST_CAP = 1024
 class Core {
   constructor(settings) {
     this.settings = settings
-    this.accessKey = new Hs256Key(settings.accessSecret)
+    // Replaced whole by setKeys: a request reads this once, so it sees one set, never a mix.
+    this.accessKeys = settings.keys === null ? KeySet.hs256(settings.accessSecret) : new KeySet(settings.keys, 0)
+    // Signs access tokens: the accessSecret shorthand only.
+    this.accessSigningKey = settings.accessSecret === null ? null : new Hs256Key(settings.accessSecret)
     this.refreshKey = settings.refreshSecret ? new Hs256Key(settings.refreshSecret) : null
+    this.refreshKeys = settings.refreshSecret ? KeySet.hs256(settings.refreshSecret) : null
     this.accessRules = new ClaimRules(settings, 'access')
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
@@ -68,7 +74,7 @@ class Core {
   runChain(authorization, tenantHeader, host) {
     const token = extractBearer(authorization, this.settings.maxTokenBytes)
     if (token instanceof Failure) return token
-    const claims = this.accessRules.verify(token, this.accessKey, this.now())
+    const claims = this.accessRules.verify(token, this.accessKeys, this.now())
     if (claims instanceof Failure) return this.explain('access', token, claims)
     const tenant = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
     if (tenant instanceof Failure) return tenant
@@ -88,11 +94,11 @@ class Core {
 
   verify(token, kind) {
     if (typeof token !== 'string') throw typeError('token must be a string')
-    let key = this.accessKey
+    let key = this.accessKeys
     let rules = this.accessRules
     if (kind === 'refresh') {
-      if (this.refreshKey === null) throw noRefreshSecret('verifyRefreshToken')
-      key = this.refreshKey
+      if (this.refreshKeys === null) throw noRefreshSecret('verifyRefreshToken')
+      key = this.refreshKeys
       rules = this.refreshRules
     }
     const claims =
@@ -137,12 +143,20 @@ class Core {
    */
   explain(kind, token, verdict) {
     if (!(verdict instanceof Failure) || verdict.code !== 'invalid_signature') return verdict
-    const other = kind === 'access' ? this.refreshKey : this.accessKey
+    const other = kind === 'access' ? this.refreshKeys : this.accessKeys
     return other !== null && signedWith(token, other) ? fail('wrong_token_type') : verdict
   }
 
+  /** Replaces the access-token keys at once (src/authenticator.rs `set_keys`); the new generation. */
+  setKeys(keys) {
+    const entries = normalizeKeys(keys, { label: 'keys', allowShortSecret: this.settings.allowShortSecret })
+    this.accessKeys = new KeySet(entries, this.accessKeys.generation + 1)
+    return this.accessKeys.generation
+  }
+
   sign(claims, kind) {
-    let key = this.accessKey
+    let key = this.accessSigningKey
+    if (kind === 'access' && key === null) throw noAccessSecret()
     if (kind === 'refresh') {
       if (this.refreshKey === null) throw noRefreshSecret('signRefreshToken')
       key = this.refreshKey
@@ -188,6 +202,24 @@ class Authenticator {
 
   constructor(config) {
     this.#core = new Core(readSettings(config))
+  }
+
+  /**
+   * Replaces the access-token keys at once, with the constructor's checks; returns the new
+   * keySetGeneration.
+   */
+  setKeys(keys) {
+    return this.#core.setKeys(keys)
+  }
+
+  /** Counts key-set replacements: 0 after construction, +1 per setKeys. */
+  get keySetGeneration() {
+    return this.#core.accessKeys.generation
+  }
+
+  /** `{ keys }`: the public JWK of each asymmetric verification key (never an HMAC secret). */
+  jwks() {
+    return this.#core.accessKeys.jwks()
   }
 
   /** Runs the whole chain for one request; nothing a client sends makes it throw. */

@@ -7,6 +7,7 @@
 
 const { OPTIONS, OPTION_BY_NAME } = require('./schema')
 const { typeError, rangeError, rustNumber, rustDebugString } = require('./errors')
+const { normalizeKeys } = require('./keys')
 
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 const MIN_SECRET_BYTES = 32
@@ -35,7 +36,13 @@ const READERS = {
   integer: readInteger,
   boolean: readBool,
   domain: readBaseDomain,
+  keySet: (v, { name }, settings) =>
+    normalizeKeys(v, { label: `config.${name}`, allowShortSecret: settings.allowShortSecret }),
 }
+
+// The same words as the native core's (src/config.rs BOTH_KEY_SOURCES).
+const BOTH_KEY_SOURCES =
+  "config.accessSecret and config.keys cannot be used together: put the secret in keys as { alg: 'HS256', secret }"
 
 function readSettings(config) {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
@@ -51,10 +58,13 @@ function readSettings(config) {
     const { name } = option
     const value = config[name]
     const read = value === undefined || value === null ? undefined : READERS[option.kind](value, option, settings)
-    // Only the access secret is required.
-    if (read === undefined && option.required) throw typeError(`config.${name} is required (a string or Buffer)`)
     settings[settingName(option)] = read === undefined ? defaultOf(option) : read
   }
+  // Exactly one source of access-token keys (docs/keys.md).
+  if (settings.accessSecret === null && settings.keys === null) {
+    throw typeError('config.accessSecret is required (a string or Buffer)')
+  }
+  if (settings.accessSecret !== null && settings.keys !== null) throw typeError(BOTH_KEY_SOURCES)
   return settings
 }
 
@@ -145,6 +155,10 @@ function fingerprint(settings) {
 
 function fingerprintOf(value) {
   if (Buffer.isBuffer(value)) return value.toString('hex')
+  // keys: what each key is, not its KeyObject (which JSON would write as {}).
+  if (Array.isArray(value) && value.length > 0 && typeof value[0] === 'object') {
+    return value.map(({ kid, alg, key }) => [kid === undefined ? null : kid, alg, key.toString('hex')])
+  }
   // -0 and 0 are different settings to a strict comparison; JSON would write both as 0.
   if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value)
   return value

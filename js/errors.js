@@ -40,6 +40,13 @@ function noRefreshSecret(method) {
   return err
 }
 
+/** `signAccessToken` on an Authenticator built with keys (src/binding/js_error.rs). */
+function noAccessSecret() {
+  const err = new Error('signAccessToken needs accessSecret: an Authenticator built with keys only verifies')
+  err.code = 'ERR_AUTH_SHIELD_NO_SIGNING_KEY'
+  return err
+}
+
 /**
  * An f64 written the way Rust's `Display` writes it (the native messages embed numbers so):
  * shortest round-trip digits, never an exponent, `inf`, `-inf`, `NaN`, and `-0`.
@@ -77,4 +84,14 @@ function rustDebugString(s) {
   return out + '"'
 }
 
-module.exports = { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, rustNumber, rustDebugString }
+module.exports = {
+  TABLE,
+  Failure,
+  fail,
+  typeError,
+  rangeError,
+  noRefreshSecret,
+  noAccessSecret,
+  rustNumber,
+  rustDebugString,
+}

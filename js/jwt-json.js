@@ -63,15 +63,24 @@ function skipRestOfArray(r) {
 function parseHeader(buf) {
   if (!isUtf8(buf)) return null
   const r = new Reader(buf)
-  const header = { alg: undefined, hasCrit: false }
+  const header = { alg: undefined, kid: undefined, hasCrit: false, badKid: false }
   let algSeen = false
+  let kidSeen = false
   try {
     r.topObject((key) => {
+      // A second alg or kid would let two parsers disagree on the key.
       if (key === 'alg') {
         if (algSeen) throw MALFORMED
         algSeen = true
         const v = claimValue(r)
         header.alg = typeof v === 'string' ? v : undefined
+      } else if (key === 'kid') {
+        if (kidSeen) throw MALFORMED
+        kidSeen = true
+        const v = claimValue(r)
+        // RFC 7515 §4.1.4: a kid is a string.
+        if (typeof v === 'string') header.kid = v
+        else header.badKid = true
       } else {
         r.ignoreValue()
         if (key === 'crit') header.hasCrit = true

@@ -1,12 +1,13 @@
 'use strict'
 
-// HS256 token verification and claim rules on node:crypto, with the structural checks that make
+// Token verification (key selection by js/key-set.js) and claim rules on node:crypto, with the structural checks that make
 // every verdict equal to the native core's (src/jwt/*.rs): strict base64url, the serde-equivalent
-// JSON reading of jwt-json.js, and one fixed check order: structure, algorithm, signature, claim
-// types, nbf, exp, missing exp, aud, iss, sub, type.
+// JSON reading of jwt-json.js, and one fixed check order: structure, header (alg, kid), claims
+// JSON, key selection, signature, claim types, nbf, exp, missing exp, aud, iss, sub, type.
 
 const { parseHeader, parseClaims } = require('./jwt-json')
-const { fail } = require('./errors')
+const { fail, Failure } = require('./errors')
+const { ALGS } = require('./keys')
 
 const EMPTY = Buffer.alloc(0)
 
@@ -51,32 +52,21 @@ class ClaimRules {
     // A refresh token must always say it is one.
     this.requireTokenType = settings.requireTokenType || expectedType === 'refresh'
     this.expectedType = expectedType
-    // The `header.` prefix of the last token whose header passed; no token starts with a NUL.
+    // The `header.` prefix of the last token whose header passed, and the key it selected in
+    // the key set it was selected from; no token starts with a NUL.
     this.acceptedHeader = '\0'
+    this.acceptedKey = null
+    this.acceptedKeys = null
   }
 
-  /** Verifies `token` with `key` (an Hs256Key) at `now` (seconds): its claims, or a Failure. */
-  verify(token, key, now) {
-    if (!COMPACT_JWS.test(token)) return fail('malformed_token')
-    const firstDot = token.indexOf('.')
-    const secondDot = token.indexOf('.', firstDot + 1)
-    // Tokens of one issuer share their header: the last accepted one is not read again.
-    const knownHeader = token.startsWith(this.acceptedHeader)
-    const headerJson = knownHeader ? EMPTY : decodeBase64url(token.slice(0, firstDot))
-    const payloadJson = headerJson && decodeBase64url(token.slice(firstDot + 1, secondDot))
-    const signature = payloadJson && decodeBase64url(token.slice(secondDot + 1))
-    if (signature === null) return fail('malformed_token')
-    if (!knownHeader) {
-      const header = parseHeader(headerJson)
-      if (header === null || header.hasCrit) return fail('malformed_token')
-      // Case-sensitive on purpose: "none", "hs256" and every other spelling are refused.
-      if (header.alg !== 'HS256') return fail('unsupported_algorithm')
-      // Bounded: one header segment, no longer than a token.
-      this.acceptedHeader = token.slice(0, firstDot + 1)
-    }
-    const claims = parseClaims(payloadJson)
-    if (claims === null) return fail('malformed_token')
-    if (!key.verifies(token.slice(0, secondDot), signature)) return fail('invalid_signature')
+  /** Verifies `token` with `keys` (a KeySet) at `now` (seconds): its claims, or a Failure. */
+  verify(token, keys, now) {
+    const claims = decodeVerified(token, keys, this)
+    return claims instanceof Failure ? claims : this.validate(claims, now)
+  }
+
+  /** The claim checks of src/jwt/validate.rs, on claims whose signature was verified. */
+  validate(claims, now) {
     if (!hasValidTypes(claims)) return fail('invalid_claims')
     const tolerance = this.tolerance
     if (claims.nbf !== undefined && claims.nbf > now + tolerance) return fail('token_not_yet_valid')
@@ -99,17 +89,51 @@ class ClaimRules {
 }
 
 /**
- * Whether `token`'s signature is `key`'s MAC of its signing input, nothing else checked
- * (src/jwt/verify.rs `signed_with`): asked only after another key refused the signature.
+ * Structure, header, claims JSON, key selection and signature (src/jwt/verify.rs
+ * `decode_verified`): the claims, or a Failure. `memo` (a ClaimRules, or null) remembers the
+ * last accepted header and the key it selected: tokens of one issuer share their header, and
+ * it is not read again while the key set is the same.
  */
-function signedWith(token, key) {
-  if (!COMPACT_JWS.test(token)) return false
-  const secondDot = token.lastIndexOf('.')
-  const segment = token.slice(secondDot + 1)
-  // 43 base64url characters are 32 bytes; anything longer cannot be an HS256 MAC.
-  if (segment.length !== 43) return false
-  const signature = decodeBase64url(segment)
-  return signature !== null && key.verifies(token.slice(0, secondDot), signature)
+function decodeVerified(token, keys, memo) {
+  if (!COMPACT_JWS.test(token)) return fail('malformed_token')
+  const firstDot = token.indexOf('.')
+  const secondDot = token.indexOf('.', firstDot + 1)
+  const knownHeader = memo !== null && memo.acceptedKeys === keys && token.startsWith(memo.acceptedHeader)
+  const headerJson = knownHeader ? EMPTY : decodeBase64url(token.slice(0, firstDot))
+  const payloadJson = headerJson && decodeBase64url(token.slice(firstDot + 1, secondDot))
+  const signature = payloadJson && decodeBase64url(token.slice(secondDot + 1))
+  if (signature === null) return fail('malformed_token')
+  let header = null
+  if (!knownHeader) {
+    header = parseHeader(headerJson)
+    if (header === null || header.hasCrit || header.badKid) return fail('malformed_token')
+    // Case-sensitive on purpose: "none", "hs256" and every other spelling are refused.
+    if (header.alg === undefined || !Object.hasOwn(ALGS, header.alg)) return fail('unsupported_algorithm')
+  }
+  const claims = parseClaims(payloadJson)
+  if (claims === null) return fail('malformed_token')
+  let key
+  if (knownHeader) key = memo.acceptedKey
+  else {
+    key = keys.select(header.alg, header.kid)
+    if (typeof key === 'string') return fail(key)
+    if (memo !== null) {
+      // Bounded: one header segment, no longer than a token.
+      memo.acceptedHeader = token.slice(0, firstDot + 1)
+      memo.acceptedKey = key
+      memo.acceptedKeys = keys
+    }
+  }
+  if (!key.verifies(token.slice(0, secondDot), signature)) return fail('invalid_signature')
+  return claims
+}
+
+/**
+ * Whether `token` carries a valid signature by one of `keys`, claims unchecked
+ * (src/jwt/verify.rs `signed_with`): asked only after another key set refused the signature.
+ */
+function signedWith(token, keys) {
+  return !(decodeVerified(token, keys, null) instanceof Failure)
 }
 
 /** A registered claim of the wrong JSON type is an error, not a claim to ignore. */
@@ -133,4 +157,4 @@ function isOptional(value, type) {
   return value === undefined || typeof value === type
 }
 
-module.exports = { ClaimRules, decodeSegment, signedWith }
+module.exports = { ClaimRules, decodeSegment, decodeVerified, signedWith }

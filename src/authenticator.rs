@@ -3,16 +3,17 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::bearer::{extract_bearer, is_b64token};
 use crate::clock::unix_seconds_at;
 use crate::error::AuthError;
 use crate::input::InputError;
 use crate::issue::{issue, Issue};
-use crate::jwt::{signed_with, Claim, Claims, HmacKey, TokenKind, Verifier};
+use crate::jwt::{signed_with, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
 use crate::rate_limit::{monotonic_nanos, Decision, RateLimiter};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
-use crate::settings::Settings;
+use crate::settings::{AccessKeys, Settings};
 use crate::tenant::{HostLabel, TenantRules, TenantSource};
 
 /// What one authentication produced. Strings borrow from the request or the decoded token.
@@ -93,12 +94,19 @@ pub enum IssueError {
     Claims(InputError),
     /// Refresh tokens need `refreshSecret`.
     NoRefreshSecret,
+    /// Access tokens are signed with `accessSecret`; a `keys` config has no signing key.
+    NoAccessSecret,
 }
 
 pub struct Authenticator {
     settings: Settings,
     access: Verifier,
-    refresh: Option<Verifier>,
+    /// The access-token keys; `set_keys` swaps the whole set. A request takes the read lock
+    /// once (one uncontended atomic), so it sees the old set or the new one, never a mix.
+    access_keys: RwLock<Arc<KeySet>>,
+    /// Signs access tokens: the `accessSecret` shorthand only.
+    access_signing: Option<HmacKey>,
+    refresh: Option<(Verifier, HmacKey)>,
     tenant_rules: TenantRules,
     limiter: Option<RateLimiter>,
 }
@@ -117,18 +125,19 @@ impl Authenticator {
                 settings.rate_limit_max_keys(),
             )
         });
-        let verifier = |kind: TokenKind, secret: &[u8]| {
-            Verifier::new(
-                HmacKey::new(secret),
-                settings.claim_rules(kind),
-                settings.max_token_bytes(),
-            )
+        let verifier =
+            |kind: TokenKind| Verifier::new(settings.claim_rules(kind), settings.max_token_bytes());
+        let keys = match settings.access_keys() {
+            AccessKeys::Secret(secret) => KeySet::hs256(secret.expose()),
+            AccessKeys::Keys(specs) => KeySet::new(specs, 0),
         };
         Authenticator {
-            access: verifier(TokenKind::Access, settings.access_secret().expose()),
+            access: verifier(TokenKind::Access),
+            access_keys: RwLock::new(Arc::new(keys)),
+            access_signing: settings.access_secret().map(|s| HmacKey::new(s.expose())),
             refresh: settings
                 .refresh_secret()
-                .map(|s| verifier(TokenKind::Refresh, s.expose())),
+                .map(|s| (verifier(TokenKind::Refresh), HmacKey::new(s.expose()))),
             tenant_rules: settings.tenant_rules(),
             limiter,
             settings,
@@ -137,6 +146,34 @@ impl Authenticator {
 
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// The access-token key set in force.
+    pub fn keys(&self) -> Arc<KeySet> {
+        Arc::clone(
+            &self
+                .access_keys
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Replaces the access-token keys at once with `specs` (validated by the caller, as for
+    /// the constructor); returns the new set's generation.
+    pub fn set_keys(&self, specs: &[KeySpec]) -> u64 {
+        let mut slot = self
+            .access_keys
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let generation = slot.generation() + 1;
+        *slot = Arc::new(KeySet::new(specs, generation));
+        generation
+    }
+
+    /// Reads, checks and installs `items` (raw keys as the binding read them).
+    pub fn replace_keys(&self, items: Vec<crate::config::RawValue>) -> Result<u64, InputError> {
+        let specs = crate::config::read_keys(items, "keys", self.settings.allow_short_secret())?;
+        Ok(self.set_keys(&specs))
     }
 
     pub fn limiter(&self) -> Option<&RateLimiter> {
@@ -207,9 +244,13 @@ impl Authenticator {
         let token = extract_bearer(authorization, self.settings.max_token_bytes())?;
         // One clock read serves the expiry checks and the rate limiter.
         let mono = monotonic_nanos();
+        let keys = self
+            .access_keys
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         let mut claims = self
             .access
-            .verify(token, self.now_sec_at(mono), payload)
+            .verify(token, &**keys, self.now_sec_at(mono), payload)
             .map_err(|err| match err {
                 // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
                 AuthError::MalformedToken if !is_b64token(token) => {
@@ -217,6 +258,7 @@ impl Authenticator {
                 }
                 other => self.explain(TokenKind::Access, token, other),
             })?;
+        drop(keys);
         let tenant_source = self.tenant_rules.resolve(
             claims.tenant_id.as_str().map(str::as_bytes),
             tenant_header,
@@ -264,14 +306,6 @@ impl Authenticator {
         })
     }
 
-    /// The key and rules for `kind`; `None` for refresh tokens without a refresh secret.
-    fn verifier(&self, kind: TokenKind) -> Option<&Verifier> {
-        match kind {
-            TokenKind::Access => Some(&self.access),
-            TokenKind::Refresh => self.refresh.as_ref(),
-        }
-    }
-
     /// Verifies a bare token of `kind`: size, signature, claims and type (an access token may
     /// also carry no type unless `requireTokenType`; a refresh token must say `"refresh"`).
     /// The same path as the request chain's. `None` when no refresh secret is configured.
@@ -281,12 +315,15 @@ impl Authenticator {
         token: &[u8],
         scratch: &'s mut Vec<u8>,
     ) -> Option<Result<Claims<'s>, AuthError>> {
-        let verifier = self.verifier(kind)?;
-        Some(
-            verifier
-                .verify(token, self.now_sec(), scratch)
-                .map_err(|err| self.explain(kind, token, err)),
-        )
+        let now = self.now_sec();
+        let verdict = match kind {
+            TokenKind::Access => self.access.verify(token, &*self.keys(), now, scratch),
+            TokenKind::Refresh => {
+                let (verifier, key) = self.refresh.as_ref()?;
+                verifier.verify(token, key, now, scratch)
+            }
+        };
+        Some(verdict.map_err(|err| self.explain(kind, token, err)))
     }
 
     /// Makes a failure of `kind`'s check precise: a signature that `kind`'s key refuses but
@@ -297,25 +334,35 @@ impl Authenticator {
         if err != AuthError::InvalidSignature {
             return err;
         }
-        let other = match kind {
-            TokenKind::Access => self.refresh.as_ref(),
-            TokenKind::Refresh => Some(&self.access),
+        let by_other = match kind {
+            TokenKind::Access => self
+                .refresh
+                .as_ref()
+                .is_some_and(|(_, key)| signed_with(token, key)),
+            TokenKind::Refresh => signed_with(token, &*self.keys()),
         };
-        match other {
-            Some(other) if signed_with(token, other.key()) => AuthError::WrongTokenType,
-            _ => err,
+        if by_other {
+            AuthError::WrongTokenType
+        } else {
+            err
         }
     }
 
     /// Signs `claims_json` (a JSON object) as a token of `kind`, adding `iat`, `exp`, `jti`,
     /// `type` and the configured `iss` / `aud`.
     pub fn issue(&self, kind: TokenKind, claims_json: &str) -> Result<String, IssueError> {
-        let verifier = self.verifier(kind).ok_or(IssueError::NoRefreshSecret)?;
+        let key = match kind {
+            TokenKind::Access => self
+                .access_signing
+                .as_ref()
+                .ok_or(IssueError::NoAccessSecret)?,
+            TokenKind::Refresh => &self.refresh.as_ref().ok_or(IssueError::NoRefreshSecret)?.1,
+        };
         let jti = new_request_id();
         let jti = std::str::from_utf8(&jti).unwrap_or_default();
         let token = Issue {
             kind,
-            key: verifier.key(),
+            key,
             now: self.now_sec(),
             jti,
         };

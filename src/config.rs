@@ -5,9 +5,10 @@
 //! (unknown keys, then `allowShortSecret`, then the options in schema order), so a config one
 //! engine refuses, the other refuses the same way.
 
+use crate::jwt::key_set::{key_name, validate_specs, KeySpec};
 use crate::schema::{schema, OptionKind, OptionSpec};
 use crate::secret::Secret;
-use crate::settings::{Setting, Settings, MIN_SECRET_BYTES};
+use crate::settings::{AccessKeys, Setting, Settings, MIN_SECRET_BYTES};
 
 /// Why a config was refused: an unknown option or a wrong kind (`Type`), a bad value (`Range`).
 pub type ConfigError = crate::input::InputError;
@@ -23,6 +24,8 @@ pub enum RawValue {
     Bytes(Secret),
     /// An array, item by item.
     List(Vec<RawValue>),
+    /// An object inside an array (a key of `keys`): the named members that were read.
+    Fields(Vec<(&'static str, RawValue)>),
     /// Anything else (objects, functions, symbols, BigInts).
     Other,
 }
@@ -117,14 +120,32 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
             None => {}
         }
     }
-    let access = given
-        .iter()
-        .position(|(spec, _)| spec.name == "accessSecret")
-        .map(|i| given.remove(i).1);
-    let Some(Setting::Secret(access_secret)) = access else {
-        return Err(internal("accessSecret"));
+    let take = |given: &mut Vec<(&OptionSpec, Setting)>, name: &str| {
+        let i = given.iter().position(|(spec, _)| spec.name == name)?;
+        Some(given.remove(i).1)
     };
-    let mut settings = Settings::unfilled(access_secret);
+    let access_secret = match take(&mut given, "accessSecret") {
+        Some(Setting::Secret(s)) => Some(s),
+        Some(_) => return Err(internal("accessSecret")),
+        None => None,
+    };
+    let keys = match take(&mut given, "keys") {
+        Some(Setting::Keys(k)) => Some(k),
+        Some(_) => return Err(internal("keys")),
+        None => None,
+    };
+    let keys = match (access_secret, keys) {
+        (Some(secret), None) => AccessKeys::Secret(secret),
+        (None, Some(keys)) => AccessKeys::Keys(keys),
+        (None, None) => {
+            return Err(ConfigError::Type(
+                "config.accessSecret is required (a string or Buffer)".into(),
+            ))
+        }
+        // Two sources of HS256 keys would leave it unclear which one signs and which verify.
+        (Some(_), Some(_)) => return Err(ConfigError::Type(BOTH_KEY_SOURCES.into())),
+    };
+    let mut settings = Settings::unfilled(keys, allow_short);
     for spec in &schema.options {
         if let Some(default) = default_of(spec) {
             settings
@@ -140,6 +161,9 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
     Ok(settings)
 }
 
+/// The same words as the JS engine's (js/config.js).
+pub const BOTH_KEY_SOURCES: &str = "config.accessSecret and config.keys cannot be used together: put the secret in keys as { alg: 'HS256', secret }";
+
 /// A schema option that the Rust settings do not know: caught by the tests, never by users.
 fn internal(name: &str) -> ConfigError {
     ConfigError::Type(format!("config.{name} is not supported by this build"))
@@ -152,7 +176,7 @@ pub(crate) fn default_of(spec: &OptionSpec) -> Option<Setting> {
         OptionKind::Number | OptionKind::Integer => d.as_f64().map(Setting::Number),
         OptionKind::Boolean => d.as_bool().map(Setting::Bool),
         OptionKind::Domain => d.as_str().map(|s| Setting::Text(s.to_owned())),
-        OptionKind::Secret | OptionKind::StringList => None,
+        OptionKind::Secret | OptionKind::StringList | OptionKind::KeySet => None,
     }
 }
 
@@ -163,6 +187,7 @@ fn expected(kind: OptionKind) -> &'static str {
         OptionKind::Number | OptionKind::Integer => "a number",
         OptionKind::Boolean => "a boolean",
         OptionKind::Domain => "a string",
+        OptionKind::KeySet => "an array of keys",
     }
 }
 
@@ -197,8 +222,47 @@ fn check(spec: &OptionSpec, value: RawValue, allow_short: bool) -> Checked<Setti
         }
         (OptionKind::Boolean, RawValue::Bool(b)) => Ok(Setting::Bool(b)),
         (OptionKind::Domain, RawValue::Text(s)) => domain(&s, name),
+        (OptionKind::KeySet, RawValue::List(items)) => {
+            read_keys(items, &format!("config.{name}"), allow_short).map(Setting::Keys)
+        }
         _ => Err(wrong_kind()),
     }
+}
+
+/// Reads raw keys (`{ kid?, alg, key }`, `key` a Buffer) and validates them; `label` names the
+/// list in errors (`config.keys`, or `keys` for `setKeys`).
+pub fn read_keys(items: Vec<RawValue>, label: &str, allow_short: bool) -> Checked<Vec<KeySpec>> {
+    let mut specs = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let RawValue::Fields(fields) = item else {
+            return Err(ConfigError::Type(format!(
+                "{label}[{i}] must be an object {{ kid?, alg, key }}"
+            )));
+        };
+        let (mut kid, mut alg, mut key) = (None, None, None);
+        for (field, value) in fields {
+            match (field, value) {
+                (_, RawValue::Absent) => {}
+                ("kid", RawValue::Text(t)) => kid = Some(t),
+                ("alg", RawValue::Text(t)) => alg = Some(t),
+                ("key", RawValue::Bytes(b)) => key = Some(b),
+                (field, _) => {
+                    let name = key_name(label, i, kid.as_deref());
+                    let kind = if field == "key" {
+                        "a Buffer"
+                    } else {
+                        "a string"
+                    };
+                    return Err(ConfigError::Type(format!("{name}.{field} must be {kind}")));
+                }
+            }
+        }
+        let name = key_name(label, i, kid.as_deref());
+        let alg = alg.ok_or_else(|| ConfigError::Type(format!("{name}.alg is required")))?;
+        let key = key.ok_or_else(|| ConfigError::Type(format!("{name}.key is required")))?;
+        specs.push((kid, alg, key));
+    }
+    validate_specs(specs, label, allow_short)
 }
 
 fn read_bool(value: RawValue, name: &str) -> Checked<bool> {

@@ -9,6 +9,7 @@ pub enum AuthError {
     TokenTooLarge,
     MalformedToken,
     UnsupportedAlgorithm,
+    UnknownKey,
     InvalidSignature,
     InvalidClaims,
     TokenNotYetValid,
@@ -24,12 +25,13 @@ pub enum AuthError {
 }
 
 impl AuthError {
-    pub const ALL: [AuthError; 17] = [
+    pub const ALL: [AuthError; 18] = [
         AuthError::MissingAuthorization,
         AuthError::InvalidAuthorizationFormat,
         AuthError::TokenTooLarge,
         AuthError::MalformedToken,
         AuthError::UnsupportedAlgorithm,
+        AuthError::UnknownKey,
         AuthError::InvalidSignature,
         AuthError::InvalidClaims,
         AuthError::TokenNotYetValid,
@@ -52,6 +54,7 @@ impl AuthError {
             AuthError::TokenTooLarge => "token_too_large",
             AuthError::MalformedToken => "malformed_token",
             AuthError::UnsupportedAlgorithm => "unsupported_algorithm",
+            AuthError::UnknownKey => "unknown_key",
             AuthError::InvalidSignature => "invalid_signature",
             AuthError::InvalidClaims => "invalid_claims",
             AuthError::TokenNotYetValid => "token_not_yet_valid",
@@ -85,6 +88,7 @@ impl AuthError {
             AuthError::TokenTooLarge => "Token exceeds the maximum allowed size",
             AuthError::MalformedToken => "Malformed token",
             AuthError::UnsupportedAlgorithm => "Unsupported token algorithm",
+            AuthError::UnknownKey => "Token key id does not name a known key",
             AuthError::InvalidSignature => "Invalid token signature",
             AuthError::InvalidClaims => "Token claims have invalid types",
             AuthError::TokenNotYetValid => "Token is not yet valid",

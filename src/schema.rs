@@ -46,6 +46,9 @@ pub enum OptionKind {
     Boolean,
     /// A DNS name.
     Domain,
+    /// Verification keys: an array of `{ kid?, alg, key }` with raw key material (the package
+    /// entry point turns PEM / JWK / `KeyObject` into it, `js/keys.js`).
+    KeySet,
 }
 
 /// One `AuthResult` field, in the order results list their keys.

@@ -3,16 +3,26 @@
 //! build one that skipped a check.
 
 use crate::config::{validate, ConfigError, RawConfig};
-use crate::jwt::{ClaimRules, TokenKind};
+use crate::jwt::{ClaimRules, KeySpec, TokenKind};
 use crate::secret::Secret;
 use crate::tenant::TenantRules;
 
 /// RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 pub const MIN_SECRET_BYTES: usize = 32;
 
+/// Where the access-token keys come from: the `accessSecret` shorthand or `keys`.
+#[derive(Debug, Clone)]
+pub enum AccessKeys {
+    Secret(Secret),
+    Keys(Vec<KeySpec>),
+}
+
 #[derive(Debug, Clone)]
 pub struct Settings {
-    access_secret: Secret,
+    access_keys: AccessKeys,
+    allow_short_secret: bool,
+    /// `None`: the default (on for asymmetric key sets, off for HMAC-only ones).
+    verified_token_cache_size: Option<usize>,
     refresh_secret: Option<Secret>,
     issuers: Vec<String>,
     audiences: Vec<String>,
@@ -41,6 +51,7 @@ pub(crate) enum Setting {
     Number(f64),
     Bool(bool),
     Text(String),
+    Keys(Vec<KeySpec>),
 }
 
 impl Settings {
@@ -56,9 +67,11 @@ impl Settings {
 
     /// Settings before the schema defaults are applied: only `config.rs` calls this, and it
     /// applies a value (default or given) to every option before handing the result out.
-    pub(crate) fn unfilled(access_secret: Secret) -> Settings {
+    pub(crate) fn unfilled(access_keys: AccessKeys, allow_short_secret: bool) -> Settings {
         Settings {
-            access_secret,
+            access_keys,
+            allow_short_secret,
+            verified_token_cache_size: None,
             refresh_secret: None,
             issuers: Vec::new(),
             audiences: Vec::new(),
@@ -84,7 +97,11 @@ impl Settings {
     pub(crate) fn set(&mut self, name: &str, value: Setting) -> Result<(), ()> {
         use Setting::*;
         match (name, value) {
-            ("accessSecret", Secret(s)) => self.access_secret = s,
+            ("accessSecret", Secret(s)) => self.access_keys = AccessKeys::Secret(s),
+            ("keys", Keys(k)) => self.access_keys = AccessKeys::Keys(k),
+            ("verifiedTokenCacheSize", Number(n)) => {
+                self.verified_token_cache_size = Some(n as usize)
+            }
             ("refreshSecret", Secret(s)) => self.refresh_secret = Some(s),
             ("issuer", List(l)) => self.issuers = l,
             ("audience", List(l)) => self.audiences = l,
@@ -101,15 +118,31 @@ impl Settings {
             ("requireExpiration", Bool(b)) => self.require_expiration = b,
             ("requireSubject", Bool(b)) => self.require_subject = b,
             ("clockTimestamp", Number(n)) => self.clock_timestamp = Some(n),
-            // Only steers validation of the secrets; nothing to keep.
+            // Read before every other option (it steers the secrets' checks) and kept by
+            // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
             _ => return Err(()),
         }
         Ok(())
     }
 
-    pub fn access_secret(&self) -> &Secret {
-        &self.access_secret
+    /// The `accessSecret` shorthand, `None` when `keys` are configured.
+    pub fn access_secret(&self) -> Option<&Secret> {
+        match &self.access_keys {
+            AccessKeys::Secret(s) => Some(s),
+            AccessKeys::Keys(_) => None,
+        }
+    }
+    pub fn access_keys(&self) -> &AccessKeys {
+        &self.access_keys
+    }
+    /// Whether HMAC secrets shorter than their hash are accepted (also by `setKeys`).
+    pub fn allow_short_secret(&self) -> bool {
+        self.allow_short_secret
+    }
+    /// The configured cache size, or `None` for the default.
+    pub fn verified_token_cache_size(&self) -> Option<usize> {
+        self.verified_token_cache_size
     }
     pub fn refresh_secret(&self) -> Option<&Secret> {
         self.refresh_secret.as_ref()
@@ -188,7 +221,18 @@ impl Settings {
             ctx.update(&(bytes.len() as u64).to_le_bytes());
             ctx.update(bytes);
         };
-        field(self.access_secret.expose());
+        match &self.access_keys {
+            AccessKeys::Secret(s) => field(s.expose()),
+            AccessKeys::Keys(keys) => {
+                field(b"\xff-keys");
+                field(&(keys.len() as u64).to_le_bytes());
+                for k in keys {
+                    field(k.kid.as_deref().unwrap_or("\u{0}").as_bytes());
+                    field(k.alg.name().as_bytes());
+                    field(k.key.expose());
+                }
+            }
+        }
         field(
             self.refresh_secret
                 .as_ref()
@@ -208,6 +252,8 @@ impl Settings {
             self.refresh_ttl_sec,
             self.max_token_bytes as f64,
             self.clock_timestamp.unwrap_or(f64::NAN),
+            self.verified_token_cache_size
+                .map_or(f64::NAN, |n| n as f64),
         ] {
             field(&n.to_bits().to_le_bytes());
         }
@@ -216,6 +262,7 @@ impl Settings {
             self.require_token_type as u8,
             self.require_expiration as u8,
             self.require_subject as u8,
+            self.allow_short_secret as u8,
         ]);
         let mut out = [0u8; 32];
         out.copy_from_slice(ctx.finish().as_ref());

@@ -67,7 +67,7 @@ fuzz_target!(|input: Input| {
     };
     assert!(settings.max_token_bytes() >= 64 && settings.max_token_bytes() <= 1 << 20);
     assert!(settings.rate_limit_refill() > 0.0);
-    assert!(settings.access_secret().len() > 0);
+    assert!(settings.access_secret().is_some_and(|s| !s.is_empty()));
     let auth = Authenticator::new(settings);
     let kind = if input.refresh {
         TokenKind::Refresh

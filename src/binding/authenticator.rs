@@ -5,12 +5,14 @@ use napi_derive::napi;
 use std::cell::Cell;
 use std::sync::Arc;
 
-use super::config::read_settings;
+use super::config::{read_settings, read_value, Level};
 use super::fast_call;
+use super::js_error::{shared_keys, throw, ArgError};
 use super::one_shot::shared_core;
 use super::request::{self, Handle};
 use super::tokens;
 use crate::authenticator::Authenticator as Core;
+use crate::config::RawValue;
 use crate::jwt::TokenKind;
 
 /// Authenticates requests with settings validated and keys prepared once, at construction.
@@ -19,6 +21,32 @@ pub struct Authenticator {
     core: Arc<Core>,
     /// Whether this instance already carries the fast per-request methods (see `fast_call`).
     fast_call_installed: Cell<bool>,
+    /// Made by `shared`: its keys are its config's, `setKeys` refuses.
+    shared: bool,
+}
+
+/// The public JWK of one verification key (RFC 7517), as `jwks()` lists it.
+#[napi(object)]
+pub struct PublicJwk {
+    /// `RSA`, `EC` or `OKP`.
+    pub kty: String,
+    pub kid: Option<String>,
+    pub alg: String,
+    /// Always `sig`.
+    #[napi(js_name = "use")]
+    pub use_: String,
+    /// `P-256`, `P-384` or `Ed25519` (EC and OKP keys).
+    pub crv: Option<String>,
+    pub n: Option<String>,
+    pub e: Option<String>,
+    pub x: Option<String>,
+    pub y: Option<String>,
+}
+
+/// `{ keys: [...] }`, ready to serve at `/.well-known/jwks.json`.
+#[napi(object)]
+pub struct PublicJwks {
+    pub keys: Vec<PublicJwk>,
 }
 
 #[napi]
@@ -28,7 +56,7 @@ impl Authenticator {
     #[napi(catch_unwind, constructor, ts_args_type = "config: AuthConfig")]
     pub fn new(env: Env, config: Unknown) -> Result<Self> {
         let settings = read_settings(config).map_err(|e| e.throw(&env))?;
-        Ok(Authenticator::of(Arc::new(Core::new(settings))))
+        Ok(Authenticator::of(Arc::new(Core::new(settings)), false))
     }
 
     /// An authenticator that shares keys and rate-limit buckets with every other one made by
@@ -37,14 +65,66 @@ impl Authenticator {
     #[napi(catch_unwind, factory, ts_args_type = "config: AuthConfig")]
     pub fn shared(env: Env, config: Unknown) -> Result<Self> {
         let settings = read_settings(config).map_err(|e| e.throw(&env))?;
-        Ok(Authenticator::of(shared_core(settings)))
+        Ok(Authenticator::of(shared_core(settings), true))
     }
 
-    fn of(core: Arc<Core>) -> Self {
+    fn of(core: Arc<Core>, shared: bool) -> Self {
         Authenticator {
             core,
             fast_call_installed: Cell::new(false),
+            shared,
         }
+    }
+
+    /// Replaces the access-token keys at once (requests see the old set or the new one, never
+    /// a mix) and empties the verified-token cache; the same checks as the constructor's
+    /// `keys`. Takes raw keys `{ kid?, alg, key: Buffer }`: the package entry point turns PEM,
+    /// JWK and `KeyObject` keys into them (`js/keys.js`). Returns the new `keySetGeneration`.
+    #[napi(catch_unwind, ts_args_type = "keys: ReadonlyArray<KeyInput>")]
+    pub fn set_keys(&self, env: Env, keys: Unknown) -> Result<u32> {
+        if self.shared {
+            return Err(throw(&env, shared_keys()));
+        }
+        let not_list = || ArgError::Type("keys must be an array of keys".into());
+        let items = match read_value(keys, Level::Option) {
+            Ok(RawValue::List(items)) => items,
+            _ => return Err(not_list().throw(&env)),
+        };
+        let generation = self
+            .core
+            .replace_keys(items)
+            .map_err(|e| ArgError::from(e).throw(&env))?;
+        Ok(generation.min(u32::MAX as u64) as u32)
+    }
+
+    /// Counts key-set replacements: 0 after construction, +1 per `setKeys`.
+    #[napi(catch_unwind, getter)]
+    pub fn key_set_generation(&self) -> u32 {
+        self.core.keys().generation().min(u32::MAX as u64) as u32
+    }
+
+    /// The public JWKS of the asymmetric verification keys (never an HMAC secret), in the
+    /// order they were configured.
+    #[napi(catch_unwind)]
+    pub fn jwks(&self) -> PublicJwks {
+        let keys = self
+            .core
+            .keys()
+            .public_jwks()
+            .into_iter()
+            .map(|k| PublicJwk {
+                kty: k.kty.into(),
+                kid: k.kid,
+                alg: k.alg.into(),
+                use_: "sig".into(),
+                crv: k.crv.map(Into::into),
+                n: k.n,
+                e: k.e,
+                x: k.x,
+                y: k.y,
+            })
+            .collect();
+        PublicJwks { keys }
     }
 
     /// The first per-request call gives this instance its fast methods.

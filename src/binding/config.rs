@@ -34,15 +34,27 @@ pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
         let value: Unknown = obj
             .get_named_property_unchecked(&name)
             .map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
-        let value = read_value(value, true)
+        let value = read_value(value, Level::Option)
             .map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
         raw.push(name, value);
     }
     Ok(raw)
 }
 
-/// One value as the core sees it; arrays are read one level deep (lists of strings).
-fn read_value(v: Unknown<'_>, read_items: bool) -> Result<RawValue> {
+/// How deep a value sits: an option's value may be an array, an array's item an object (a key
+/// of `keys`), whose members are read as plain values. Nothing deeper is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Option,
+    Item,
+    Member,
+}
+
+/// The members read of a key object: the raw material `js/keys.js` hands over.
+const KEY_MEMBERS: [&str; 3] = ["kid", "alg", "key"];
+
+/// One value as the core sees it; see [`Level`].
+pub fn read_value(v: Unknown<'_>, level: Level) -> Result<RawValue> {
     Ok(match v.get_type()? {
         ValueType::Undefined | ValueType::Null => RawValue::Absent,
         // SAFETY: the value's type was checked by the match arm.
@@ -56,15 +68,25 @@ fn read_value(v: Unknown<'_>, read_items: bool) -> Result<RawValue> {
             let bytes = unsafe { v.cast::<BufferSlice>() }?.to_vec();
             RawValue::Bytes(Secret::new(bytes))
         }
-        ValueType::Object if read_items && v.is_array()? => {
+        ValueType::Object if level == Level::Option && v.is_array()? => {
             // SAFETY: the value is an array object.
             let arr: Object = unsafe { v.cast() }?;
             let len = arr.get_array_length()?;
             let mut items = Vec::with_capacity(len.min(1024) as usize);
             for i in 0..len {
-                items.push(read_value(arr.get_element::<Unknown>(i)?, false)?);
+                items.push(read_value(arr.get_element::<Unknown>(i)?, Level::Item)?);
             }
             RawValue::List(items)
+        }
+        ValueType::Object if level == Level::Item && !v.is_array()? => {
+            // SAFETY: the value is a non-array object.
+            let obj: Object = unsafe { v.cast() }?;
+            let mut fields = Vec::with_capacity(KEY_MEMBERS.len());
+            for name in KEY_MEMBERS {
+                let member: Unknown = obj.get_named_property_unchecked(name)?;
+                fields.push((name, read_value(member, Level::Member)?));
+            }
+            RawValue::Fields(fields)
         }
         _ => RawValue::Other,
     })

@@ -174,6 +174,24 @@ pub fn no_refresh_secret(method: &str) -> HelperError {
     )
 }
 
+/// `signAccessToken` on an Authenticator built with `keys` (no `accessSecret` to sign with).
+pub fn no_access_secret() -> HelperError {
+    HelperError::new(
+        ErrorClass::Plain,
+        "ERR_AUTH_SHIELD_NO_SIGNING_KEY",
+        "signAccessToken needs accessSecret: an Authenticator built with keys only verifies",
+    )
+}
+
+/// `setKeys` on an authenticator from `Authenticator.shared`, whose keys are its config's.
+pub fn shared_keys() -> HelperError {
+    HelperError::new(
+        ErrorClass::Plain,
+        "ERR_AUTH_SHIELD_SHARED_KEYS",
+        "setKeys cannot change a shared authenticator: its keys belong to every user of its config; build one with new Authenticator(config)",
+    )
+}
+
 /// Why a per-request call throws instead of returning a result.
 #[derive(Debug)]
 pub enum CallError {

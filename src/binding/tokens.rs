@@ -4,7 +4,9 @@
 use napi::bindgen_prelude::*;
 use napi::{JsValue, ValueType};
 
-use super::js_error::{clear_pending_exception, no_refresh_secret, throw, ArgError};
+use super::js_error::{
+    clear_pending_exception, no_access_secret, no_refresh_secret, throw, ArgError,
+};
 use crate::authenticator::{Authenticator, IssueError};
 use crate::jwt::TokenKind;
 
@@ -17,6 +19,7 @@ pub fn sign(env: &Env, core: &Authenticator, claims: Unknown, kind: TokenKind) -
     core.issue(kind, &json).map_err(|e| match e {
         IssueError::Claims(e) => ArgError::from(e).throw(env),
         IssueError::NoRefreshSecret => throw(env, no_refresh_secret("signRefreshToken")),
+        IssueError::NoAccessSecret => throw(env, no_access_secret()),
     })
 }
 

@@ -30,6 +30,8 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "audience" => json!(Some(s.audiences()).filter(|l| !l.is_empty())),
         "baseDomain" => json!(s.base_domain()),
         "clockTimestamp" => json!(s.clock_timestamp()),
+        "keys" => json!(s.access_secret().is_none().then_some("set")),
+        "verifiedTokenCacheSize" => json!(s.verified_token_cache_size().map(|n| n as f64)),
         _ => return None,
     })
 }
@@ -45,7 +47,8 @@ fn same_number_or_value(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 fn defaults_follow_the_schema() {
     let s = validate(base()).unwrap();
     for spec in &schema().options {
-        if spec.required || spec.name == "allowShortSecret" {
+        // accessSecret has no default: one of it and keys is required (the test below).
+        if spec.required || spec.name == "allowShortSecret" || spec.name == "accessSecret" {
             continue;
         }
         let actual = current(&s, &spec.name)
@@ -70,6 +73,11 @@ fn every_schema_option_maps_to_a_setting() {
             }
             OptionKind::Boolean => Setting::Bool(true),
             OptionKind::Domain => Setting::Text("example.com".into()),
+            OptionKind::KeySet => Setting::Keys(vec![crate::jwt::KeySpec {
+                kid: None,
+                alg: crate::jwt::Alg::Hs256,
+                key: Secret::from(SECRET),
+            }]),
         };
         let mut s = validate(base()).unwrap();
         assert!(
@@ -176,6 +184,39 @@ fn access_secret_is_required_and_absent_values_mean_default() {
 }
 
 #[test]
+fn keys_and_access_secret_are_exclusive_sources_of_access_keys() {
+    let raw_key = |alg: &str, len: usize| {
+        RawValue::List(vec![RawValue::Fields(vec![
+            ("kid", RawValue::Text("k".into())),
+            ("alg", RawValue::Text(alg.into())),
+            ("key", RawValue::Bytes(Secret::new(vec![1; len]))),
+        ])])
+    };
+    let mut keys_only = RawConfig::new();
+    keys_only.push("keys".into(), raw_key("HS384", 48));
+    let s = validate(keys_only).unwrap();
+    assert!(s.access_secret().is_none());
+    assert!(matches!(s.access_keys(), crate::settings::AccessKeys::Keys(k) if k.len() == 1));
+    let mut both = base();
+    both.push("keys".into(), raw_key("HS384", 48));
+    assert_eq!(refused(both), ConfigError::Type(BOTH_KEY_SOURCES.into()));
+    let mut weak = RawConfig::new();
+    weak.push("keys".into(), raw_key("HS384", 47));
+    assert!(
+        matches!(refused(weak), ConfigError::Range(m) if m.starts_with(r#"config.keys[0] (kid "k")"#))
+    );
+    let mut weak_allowed = RawConfig::new().with("allowShortSecret", true);
+    weak_allowed.push("keys".into(), raw_key("HS384", 47));
+    assert!(validate(weak_allowed).unwrap().allow_short_secret());
+    let mut not_objects = RawConfig::new();
+    not_objects.push(
+        "keys".into(),
+        RawValue::List(vec![RawValue::Text("k".into())]),
+    );
+    assert!(matches!(refused(not_objects), ConfigError::Type(_)));
+}
+
+#[test]
 fn short_secrets_need_allow_short_secret() {
     let short = RawConfig::new().with("accessSecret", "short");
     assert!(matches!(refused(short), ConfigError::Range(m) if m.contains("32 bytes")));
@@ -183,7 +224,7 @@ fn short_secrets_need_allow_short_secret() {
         .with("accessSecret", "short")
         .with("allowShortSecret", true);
     assert_eq!(
-        validate(allowed).unwrap().access_secret().expose(),
+        validate(allowed).unwrap().access_secret().unwrap().expose(),
         b"short"
     );
     let empty = RawConfig::new()

@@ -1,17 +1,23 @@
-//! Compact JWS / JWT (RFC 7515, RFC 7519) for HS256: strict decoding, verification, signing.
+//! Compact JWS / JWT (RFC 7515, RFC 7519): strict decoding, key selection, verification with
+//! HS*/RS*/PS*/ES256/ES384/EdDSA keys, HS256 signing.
 
+pub mod alg;
 pub mod base64url;
 pub mod claims;
 pub mod header;
 pub mod json_scan;
 pub mod key;
+pub mod key_set;
 pub mod kind;
+pub mod public_key;
 pub mod sign;
 pub mod validate;
 pub mod verify;
 
+pub use alg::Alg;
 pub use claims::{Claim, Claims};
 pub use key::HmacKey;
+pub use key_set::{KeySet, KeySpec};
 pub use kind::TokenKind;
 pub use validate::ClaimRules;
-pub use verify::{decode_verified, signed_with, Verifier};
+pub use verify::{decode_verified, signed_with, KeyLookup, Verifier};

@@ -1,37 +1,88 @@
-//! HS256 signature verification of a compact JWS with a key prepared once.
+//! Signature verification of a compact JWS with keys prepared once: the header selects the
+//! key ([`KeyLookup`]), the key checks the signature of its one algorithm.
 
+use super::alg::Alg;
 use super::base64url;
 use super::claims::Claims;
 use super::header::{Header, STANDARD_HEADER_B64};
 use super::key::HmacKey;
+use super::key_set::{KeySet, VerificationKey};
 use super::validate::ClaimRules;
 use crate::error::AuthError;
 
-/// Everything needed to accept one kind of token, fixed at construction: the key, the claim
-/// rules and the size limit. Access and refresh tokens are both checked by [`Verifier::verify`].
+/// The key a header selected.
+pub enum Selected<'k> {
+    Hs256(&'k HmacKey),
+    Key(&'k VerificationKey),
+}
+
+impl Selected<'_> {
+    fn verify(&self, signing_input: &[u8], signature: &[u8]) -> bool {
+        match self {
+            Selected::Hs256(key) => key.verify(signing_input, signature),
+            Selected::Key(key) => key.verify(signing_input, signature),
+        }
+    }
+}
+
+/// Where a token's key comes from: a [`KeySet`], or one bare HS256 key (refresh tokens,
+/// issuance tests). `header` is `None` for the standard header (`alg` HS256, no `kid`).
+pub trait KeyLookup {
+    fn select(&self, header: Option<&Header<'_>>) -> Result<Selected<'_>, AuthError>;
+}
+
+impl KeyLookup for HmacKey {
+    /// Exactly the key set of one HS256 key without `kid` would answer.
+    fn select(&self, header: Option<&Header<'_>>) -> Result<Selected<'_>, AuthError> {
+        match header {
+            Some(h) if h.kid.is_some() => Err(AuthError::UnknownKey),
+            Some(h) if h.alg != Alg::Hs256 => Err(AuthError::UnsupportedAlgorithm),
+            _ => Ok(Selected::Hs256(self)),
+        }
+    }
+}
+
+impl KeyLookup for KeySet {
+    fn select(&self, header: Option<&Header<'_>>) -> Result<Selected<'_>, AuthError> {
+        let key = match header {
+            None => self.standard().ok_or(AuthError::UnsupportedAlgorithm),
+            Some(h) => self.select(h.alg, h.kid.as_deref()),
+        };
+        // The standard header selects nothing only when no HS256 key or several exist: parse
+        // it like any header so the verdict names the reason.
+        match (key, header) {
+            (Ok(key), _) => Ok(Selected::Key(key)),
+            (Err(_), None) => self.select(Alg::Hs256, None).map(Selected::Key),
+            (Err(e), Some(_)) => Err(e),
+        }
+    }
+}
+
+/// Everything needed to accept one kind of token apart from the keys, fixed at construction:
+/// the claim rules and the size limit.
 pub struct Verifier {
-    key: HmacKey,
     rules: ClaimRules,
     max_token_bytes: usize,
 }
 
 impl Verifier {
-    pub fn new(key: HmacKey, rules: ClaimRules, max_token_bytes: usize) -> Self {
+    pub fn new(rules: ClaimRules, max_token_bytes: usize) -> Self {
         Verifier {
-            key,
             rules,
             max_token_bytes,
         }
     }
 
-    pub fn key(&self) -> &HmacKey {
-        &self.key
+    pub fn rules(&self) -> &ClaimRules {
+        &self.rules
     }
 
-    /// Size, structure, signature, then claims at `now` (whole seconds since the epoch).
+    /// Size, structure, key selection, signature, then claims at `now` (whole seconds since
+    /// the epoch).
     pub fn verify<'s>(
         &self,
         token: &[u8],
+        keys: &impl KeyLookup,
         now: f64,
         scratch: &'s mut Vec<u8>,
     ) -> Result<Claims<'s>, AuthError> {
@@ -39,25 +90,26 @@ impl Verifier {
         if token.len() > self.max_token_bytes {
             return Err(AuthError::TokenTooLarge);
         }
-        let claims = decode_verified(token, &self.key, scratch)?;
+        let claims = decode_verified(token, keys, scratch)?;
         self.rules.validate(&claims, now)?;
         Ok(claims)
     }
 }
 
-/// Decodes `token` and checks its structure and signature; the claims borrow from `scratch`.
+/// Decodes `token` and checks its structure, key and signature; the claims borrow from
+/// `scratch`.
 ///
-/// Structure is checked before the signature (so both engines classify junk the same way),
-/// then the MAC; claims are validated by the caller.
+/// Order (both engines): structure, header (`alg`, `kid`), claims JSON, key selection, then
+/// the signature; claims are validated by the caller.
 pub fn decode_verified<'s>(
     token: &[u8],
-    key: &HmacKey,
+    keys: &impl KeyLookup,
     scratch: &'s mut Vec<u8>,
 ) -> Result<Claims<'s>, AuthError> {
     let (header_b64, payload_b64, signature_b64) = split_compact(token)?;
     scratch.clear();
-    // The header nearly every issuer writes (ours and jsonwebtoken's) is known to be valid:
-    // comparing its exact text skips decoding and parsing it.
+    // The header nearly every issuer of HS256 tokens writes (ours and jsonwebtoken's) is known
+    // to be valid: comparing its exact text skips decoding and parsing it.
     let standard_header = header_b64 == STANDARD_HEADER_B64.as_bytes();
     let header_len = if standard_header {
         0
@@ -71,33 +123,27 @@ pub fn decode_verified<'s>(
 
     let (header_json, rest) = scratch.split_at(header_len);
     let (payload_json, signature) = rest.split_at(payload_len);
-    if !standard_header {
-        Header::parse(header_json)?;
-    }
+    debug_assert_eq!(signature.len(), signature_len);
+    let header = if standard_header {
+        None
+    } else {
+        Some(Header::parse(header_json)?)
+    };
     let claims = Claims::parse(payload_json).ok_or(AuthError::MalformedToken)?;
+    let key = keys.select(header.as_ref())?;
 
     let signing_input = &token[..header_b64.len() + 1 + payload_b64.len()];
-    if signature_len != 32 || !key.verify(signing_input, signature) {
+    if !key.verify(signing_input, signature) {
         return Err(AuthError::InvalidSignature);
     }
     Ok(claims)
 }
 
-/// Whether `token`'s signature is `key`'s MAC of its signing input (nothing else is checked).
-/// Only asked after another key refused the signature, to tell a token of ours of the other
-/// kind (`wrong_token_type`) from a forged one; the success path never runs it.
-pub fn signed_with(token: &[u8], key: &HmacKey) -> bool {
-    let Ok((header_b64, payload_b64, signature_b64)) = split_compact(token) else {
-        return false;
-    };
-    // 43 base64url characters are 32 bytes; anything longer cannot be an HS256 MAC.
-    if signature_b64.len() != 43 {
-        return false;
-    }
-    let mut signature = Vec::with_capacity(32);
-    let signing_input = &token[..header_b64.len() + 1 + payload_b64.len()];
-    base64url::decode_into(signature_b64, &mut signature) == Some(32)
-        && key.verify(signing_input, &signature)
+/// Whether `token` carries a valid signature by one of `keys` (claims unchecked). Only asked
+/// after another key set refused the signature, to tell a token of ours of the other kind
+/// (`wrong_token_type`) from a forged one; the success path never runs it.
+pub fn signed_with(token: &[u8], keys: &impl KeyLookup) -> bool {
+    decode_verified(token, keys, &mut Vec::new()).is_ok()
 }
 
 /// The three segments of a compact JWS.
@@ -157,16 +203,16 @@ mod tests {
     fn verifier_refuses_oversized_tokens_before_decoding() {
         let key = HmacKey::new(b"secret");
         let token = sign_payload(&key, br#"{"sub":"u","exp":5}"#);
-        let verifier = Verifier::new(HmacKey::new(b"secret"), rules(), token.len() - 1);
+        let verifier = Verifier::new(rules(), token.len() - 1);
         let mut s = Vec::new();
         assert_eq!(
-            verifier.verify(token.as_bytes(), 1.0, &mut s).err(),
+            verifier.verify(token.as_bytes(), &key, 1.0, &mut s).err(),
             Some(AuthError::TokenTooLarge)
         );
-        let verifier = Verifier::new(HmacKey::new(b"secret"), rules(), token.len());
-        assert!(verifier.verify(token.as_bytes(), 1.0, &mut s).is_ok());
+        let verifier = Verifier::new(rules(), token.len());
+        assert!(verifier.verify(token.as_bytes(), &key, 1.0, &mut s).is_ok());
         assert_eq!(
-            verifier.verify(token.as_bytes(), 5.0, &mut s).err(),
+            verifier.verify(token.as_bytes(), &key, 5.0, &mut s).err(),
             Some(AuthError::TokenExpired)
         );
     }
