@@ -9,10 +9,12 @@ use crate::bearer::{extract_bearer, is_b64token};
 use crate::clock::unix_seconds_at;
 use crate::error::AuthError;
 use crate::input::InputError;
-use crate::issue::{issue, Issue};
-use crate::jwt::{signed_with, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
+use crate::issue::signing_key::SigningKey;
+use crate::issue::{issue, Issue, Signer};
+use crate::jwt::{signed_with, Alg, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
 use crate::rate_limit::{monotonic_nanos, Decision, RateLimiter};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
+use crate::secret::Secret;
 use crate::settings::{AccessKeys, Settings};
 use crate::tenant::{HostLabel, TenantRules, TenantSource};
 
@@ -107,6 +109,9 @@ pub struct Authenticator {
     /// Signs access tokens: the `accessSecret` shorthand only.
     access_signing: Option<HmacKey>,
     refresh: Option<(Verifier, HmacKey)>,
+    /// `signingKey` and its public half, which every key set (the constructor's and each
+    /// `setKeys`) holds beside the configured keys, so our own tokens always verify.
+    signing: Option<(Arc<SigningKey>, KeySpec)>,
     tenant_rules: TenantRules,
     limiter: Option<RateLimiter>,
 }
@@ -127,9 +132,24 @@ impl Authenticator {
         });
         let verifier =
             |kind: TokenKind| Verifier::new(settings.claim_rules(kind), settings.max_token_bytes());
-        let keys = match settings.access_keys() {
-            AccessKeys::Secret(secret) => KeySet::hs256(secret.expose()),
-            AccessKeys::Keys(specs) => KeySet::new(specs, 0),
+        let signing = settings
+            .signing_key()
+            .map(|key| (Arc::clone(key), signing_spec(key)));
+        let keys = match (settings.access_keys(), &signing) {
+            (AccessKeys::Secret(secret), None) => KeySet::hs256(secret.expose()),
+            (AccessKeys::Keys(specs), None) => KeySet::new(specs, 0),
+            (access, Some((_, own))) => {
+                let mut specs = match access {
+                    AccessKeys::Secret(secret) => vec![KeySpec {
+                        kid: None,
+                        alg: Alg::Hs256,
+                        key: Secret::from(secret.expose()),
+                    }],
+                    AccessKeys::Keys(specs) => specs.clone(),
+                };
+                specs.push(own.clone());
+                KeySet::new(&specs, 0)
+            }
         };
         Authenticator {
             access: verifier(TokenKind::Access),
@@ -140,6 +160,7 @@ impl Authenticator {
                 .map(|s| (verifier(TokenKind::Refresh), HmacKey::new(s.expose()))),
             tenant_rules: settings.tenant_rules(),
             limiter,
+            signing,
             settings,
         }
     }
@@ -161,6 +182,15 @@ impl Authenticator {
     /// Replaces the access-token keys at once with `specs` (validated by the caller, as for
     /// the constructor); returns the new set's generation.
     pub fn set_keys(&self, specs: &[KeySpec]) -> u64 {
+        let mut with_own;
+        let specs = match &self.signing {
+            Some((_, own)) => {
+                with_own = specs.to_vec();
+                with_own.push(own.clone());
+                &with_own[..]
+            }
+            None => specs,
+        };
         let mut slot = self
             .access_keys
             .write()
@@ -173,6 +203,14 @@ impl Authenticator {
     /// Reads, checks and installs `items` (raw keys as the binding read them).
     pub fn replace_keys(&self, items: Vec<crate::config::RawValue>) -> Result<u64, InputError> {
         let specs = crate::config::read_keys(items, "keys", self.settings.allow_short_secret())?;
+        if let Some((own, _)) = &self.signing {
+            if specs.iter().any(|k| k.kid.as_deref() == Some(own.kid())) {
+                return Err(InputError::Range(format!(
+                    "keys: kid {:?} is the signingKey's kid",
+                    own.kid()
+                )));
+            }
+        }
         Ok(self.set_keys(&specs))
     }
 
@@ -351,12 +389,16 @@ impl Authenticator {
     /// Signs `claims_json` (a JSON object) as a token of `kind`, adding `iat`, `exp`, `jti`,
     /// `type` and the configured `iss` / `aud`.
     pub fn issue(&self, kind: TokenKind, claims_json: &str) -> Result<String, IssueError> {
-        let key = match kind {
-            TokenKind::Access => self
-                .access_signing
-                .as_ref()
-                .ok_or(IssueError::NoAccessSecret)?,
-            TokenKind::Refresh => &self.refresh.as_ref().ok_or(IssueError::NoRefreshSecret)?.1,
+        let key = match (kind, &self.signing) {
+            (TokenKind::Access, Some((key, _))) => Signer::Key(key),
+            (TokenKind::Access, None) => Signer::Hmac(
+                self.access_signing
+                    .as_ref()
+                    .ok_or(IssueError::NoAccessSecret)?,
+            ),
+            (TokenKind::Refresh, _) => {
+                Signer::Hmac(&self.refresh.as_ref().ok_or(IssueError::NoRefreshSecret)?.1)
+            }
         };
         let jti = new_request_id();
         let jti = std::str::from_utf8(&jti).unwrap_or_default();
@@ -375,6 +417,15 @@ fn take_str<'a>(claim: &mut Claim<'a>) -> Option<Cow<'a, str>> {
     match std::mem::take(claim) {
         Claim::Str(s) => Some(s),
         _ => None,
+    }
+}
+
+/// The verification key of `key`'s public half, bound to its kid and alg.
+fn signing_spec(key: &SigningKey) -> KeySpec {
+    KeySpec {
+        kid: Some(key.kid().to_owned()),
+        alg: Alg::from_name(key.alg().name()).expect("every signing alg verifies"),
+        key: Secret::from(key.public_key()),
     }
 }
 
