@@ -2,6 +2,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type * as middleware from './js/middleware'
+import type { AuthConfigOptions } from './index'
+import type { RemoteJwks } from './jwks'
 import type { AuthShieldError as AuthShieldErrorClass, AuthShieldStats, AuthUser, EngineName, ErrorCode, ShadowMismatch, TenantSource } from './js/middleware'
 
 declare global {
@@ -55,6 +57,11 @@ declare namespace authShield {
 declare function authShield(
   configOrAuthenticator: middleware.AuthSource,
   options?: authShield.ExpressAuthShieldOptions,
+): authShield.AuthShieldMiddleware
+/** With a ready `jwks` source, a config without keys takes the source's key set. */
+declare function authShield(
+  config: AuthConfigOptions,
+  options: authShield.ExpressAuthShieldOptions & { jwks: RemoteJwks },
 ): authShield.AuthShieldMiddleware
 
 export = authShield
