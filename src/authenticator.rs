@@ -437,6 +437,61 @@ mod tests {
     const ACCESS: &[u8] = b"access-secret-of-at-least-32-bytes!!";
     const REFRESH: &[u8] = b"refresh-secret-of-at-least-32-bytes!";
 
+    /// An authenticator that signs access tokens with a fresh Ed25519 `signingKey` (kid "own").
+    fn signing_core() -> Authenticator {
+        use crate::config::RawValue;
+        let rng = ring::rand::SystemRandom::new();
+        let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+        let key = RawValue::List(vec![RawValue::Fields(vec![
+            ("kid", "own".into()),
+            ("alg", "EdDSA".into()),
+            ("key", pkcs8.as_ref().into()),
+        ])]);
+        let raw = RawConfig::new()
+            .with("signingKey", key)
+            .with("rateLimitMax", 0.0);
+        Authenticator::new(Settings::from_config(raw).unwrap())
+    }
+
+    #[test]
+    fn signing_key_signs_access_tokens_that_its_key_set_verifies() {
+        let core = signing_core();
+        let token = core.issue(TokenKind::Access, r#"{"sub":"u"}"#).unwrap();
+        assert!(token.starts_with(&crate::jwt::base64url::encode(
+            br#"{"alg":"EdDSA","kid":"own","typ":"JWT"}"#
+        )));
+        let mut scratch = Vec::new();
+        assert!(core
+            .verify(TokenKind::Access, token.as_bytes(), &mut scratch)
+            .unwrap()
+            .is_ok());
+    }
+
+    #[test]
+    fn set_keys_keeps_the_signing_keys_public_half_and_refuses_its_kid() {
+        let core = signing_core();
+        let token = core.issue(TokenKind::Access, r#"{"sub":"u"}"#).unwrap();
+        let hmac = crate::jwt::KeySpec {
+            kid: Some("other".into()),
+            alg: crate::jwt::Alg::Hs256,
+            key: Secret::from(ACCESS),
+        };
+        core.set_keys(&[hmac]);
+        let mut scratch = Vec::new();
+        assert!(core
+            .verify(TokenKind::Access, token.as_bytes(), &mut scratch)
+            .unwrap()
+            .is_ok());
+        use crate::config::RawValue;
+        let same_kid = vec![RawValue::Fields(vec![
+            ("kid", "own".into()),
+            ("alg", "HS256".into()),
+            ("key", ACCESS.into()),
+        ])];
+        let err = core.replace_keys(same_kid).unwrap_err();
+        assert!(err.message().contains("signingKey's kid"), "{err:?}");
+    }
+
     fn core(refresh: Option<&[u8]>) -> Authenticator {
         let mut raw = RawConfig::new()
             .with("accessSecret", ACCESS)
