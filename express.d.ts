@@ -2,7 +2,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type * as middleware from './js/middleware'
-import type { AuthConfig } from './index'
+import type { AuthConfig, AuthConfigOptions } from './index'
+import type { RemoteJwks } from './jwks'
 import type {
   AuthShieldError as AuthShieldErrorClass,
   UnauthorizedError as UnauthorizedErrorClass,
@@ -88,5 +89,10 @@ declare function authShield(
 ): authShield.AuthShieldMiddleware
 /** express-jwt's form: `expressjwt({ secret, algorithms: ['HS256'], errors: 'next', … })`. */
 declare function authShield(options: authShield.ExpressJwtOptions): authShield.AuthShieldMiddleware
+/** With a ready `jwks` source, a config without keys takes the source's key set. */
+declare function authShield(
+  config: AuthConfigOptions,
+  options: authShield.ExpressAuthShieldOptions & { jwks: RemoteJwks },
+): authShield.AuthShieldMiddleware
 
 export = authShield

@@ -84,6 +84,19 @@ export interface JwkInput {
 export type KeyInput = HmacKeyInput | PublicKeyInput
 
 /**
+ * The `signingKey` option: access tokens are signed with this private key (header `kid` and
+ * `alg`); its public half joins the verification keys (kept by `setKeys`) and `jwks()`.
+ * RSA of 2048 to 4096 bits (public exponent at least 65537), P-256, or Ed25519 (docs/jwks.md).
+ */
+export interface SigningKeyInput {
+  /** 1-256 printable ASCII characters without quotes, backslashes or spaces. */
+  kid: string
+  alg: 'RS256' | 'PS256' | 'ES256' | 'EdDSA'
+  /** A PKCS#8 / PKCS#1 / SEC1 PEM, a private JWK, or a private `KeyObject`. */
+  privateKey: string | Buffer | import('node:crypto').webcrypto.JsonWebKey | import('node:crypto').KeyObject
+}
+
+/**
  * Options of `new Authenticator(config)` and `authenticateRequest(…, config)`: `AuthConfigOptions`
  * with exactly one of `accessSecret` and `keys`. Unknown keys and wrong types throw a `TypeError`
  * naming the field, bad values a `RangeError`; `null` / `undefined` mean the default, so
@@ -95,6 +108,7 @@ export type AuthConfig = AuthConfigOptions &
   (
     | { accessSecret: Secret; keys?: null | undefined }
     | { keys: ReadonlyArray<KeyInput>; accessSecret?: null | undefined }
+    | { signingKey: SigningKeyInput; accessSecret?: null | undefined; keys?: null | undefined }
   )
 
 /** Every option of `AuthConfig`, in `js/schema.json` order. */
@@ -106,6 +120,11 @@ export interface AuthConfigOptions {
    * Not together with `accessSecret`; an authenticator built with `keys` only verifies.
    */
   keys?: ReadonlyArray<KeyInput> | null | undefined
+  /**
+   * Signs access tokens with an asymmetric key (RS256, PS256, ES256, EdDSA); its public half
+   * verifies them and is listed by `jwks()`. Refresh tokens stay HMAC (`refreshSecret`).
+   */
+  signingKey?: SigningKeyInput | null | undefined
   /**
    * Most verified tokens remembered, so a repeat skips the signature check; 0 turns the cache
    * off. Default: 1000 when any key is asymmetric, 0 for HMAC-only key sets.
@@ -312,7 +331,7 @@ export declare class Authenticator {
    */
   authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null): AuthResult
   /**
-   * Signs an access token (HS256 with `accessSecret`). `claims.sub` is required; `iat`,
+   * Signs an access token (with `signingKey`, else HS256 with `accessSecret`). `claims.sub` is required; `iat`,
    * `exp` (`accessTtlSec`), `jti`, `type: "access"`, and `iss`/`aud` when configured are added.
    */
   signAccessToken(claims: TokenClaims): string

@@ -38,14 +38,17 @@ const authenticators = new WeakMap()
 const allowShortSecretOf = new WeakMap()
 
 function hasKeys(config) {
-  return typeof config === 'object' && config !== null && config.keys !== undefined && config.keys !== null
+  return typeof config === 'object' && config !== null && (config.keys != null || config.signingKey != null)
 }
 
 function nativeConfig(config) {
   const settings = require('./js/config.js').readSettings(config)
   const copy = {}
   for (const name in config) copy[name] = config[name]
-  copy.keys = require('./js/keys.js').rawKeys(settings.keys)
+  if (settings.keys !== null) copy.keys = require('./js/keys.js').rawKeys(settings.keys)
+  // signingKey: its PKCS#8 DER for ring, as a one-item list of the raw key shape.
+  const signing = settings.signingKey
+  if (signing !== null) copy.signingKey = [{ kid: signing.kid, alg: signing.alg, key: signing.pkcs8 }]
   return copy
 }
 

@@ -6,7 +6,8 @@
 // other side.
 
 const { randomUUID } = require('node:crypto')
-const { readSettings } = require('./config')
+const { createPublicKey, createSecretKey } = require('node:crypto')
+const { readSettings, checkSigningKid } = require('./config')
 const { extractBearer } = require('./bearer')
 const { ClaimRules, signedWith, decodeKnownGood } = require('./jwt')
 const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
@@ -37,9 +38,22 @@ class Core {
   constructor(settings) {
     this.settings = settings
     // Replaced whole by setKeys: a request reads this once, so it sees one set, never a mix.
-    this.accessKeys = settings.keys === null ? KeySet.hs256(settings.accessSecret) : new KeySet(settings.keys, 0)
-    // Signs access tokens: the accessSecret shorthand only.
+    if (settings.signingKey === null) {
+      this.accessKeys = settings.keys === null ? KeySet.hs256(settings.accessSecret) : new KeySet(settings.keys, 0)
+    }
+    // Signs access tokens: signingKey, else the accessSecret shorthand.
     this.accessSigningKey = settings.accessSecret === null ? null : new Hs256Key(settings.accessSecret)
+    // signingKey: its public half verifies our own tokens, beside the configured keys.
+    this.signingEntry = null
+    if (settings.signingKey !== null) {
+      const { kid, alg, privateKey } = settings.signingKey
+      this.signingEntry = normalizeKeys([{ kid, alg, publicKey: createPublicKey(privateKey) }], { label: 'config.signingKey' })[0]
+      const secret = settings.accessSecret
+      const entries =
+        settings.keys !== null ? settings.keys : secret === null ? [] : [{ kid: undefined, alg: 'HS256', key: secret, keyObject: createSecretKey(secret), jwk: null }]
+      this.accessKeys = new KeySet([...entries, this.signingEntry], 0)
+      this.accessSigningKey = settings.signingKey
+    }
     this.refreshKey = settings.refreshSecret ? new Hs256Key(settings.refreshSecret) : null
     this.refreshKeys = settings.refreshSecret ? KeySet.hs256(settings.refreshSecret) : null
     // Access tokens verified before (js/verified-cache.js): on by default for key sets with an
@@ -193,6 +207,10 @@ class Core {
   /** Replaces the access-token keys at once (src/authenticator.rs `set_keys`); the new generation. */
   setKeys(keys) {
     const entries = normalizeKeys(keys, { label: 'keys', allowShortSecret: this.settings.allowShortSecret })
+    if (this.signingEntry !== null) {
+      checkSigningKid(entries, this.signingEntry.kid, 'keys')
+      entries.push(this.signingEntry)
+    }
     this.accessKeys = new KeySet(entries, this.accessKeys.generation + 1)
     if (this.cache !== null) this.cache.clear()
     return this.accessKeys.generation

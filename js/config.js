@@ -8,6 +8,7 @@
 const { OPTIONS, OPTION_BY_NAME } = require('./schema')
 const { typeError, rangeError, rustNumber, rustDebugString } = require('./errors')
 const { normalizeKeys } = require('./keys')
+const { readSigningKey } = require('./signing-key')
 
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 const MIN_SECRET_BYTES = 32
@@ -36,6 +37,7 @@ const READERS = {
   integer: readInteger,
   boolean: readBool,
   domain: readBaseDomain,
+  signingKey: readSigningKey,
   keySet: (v, { name }, settings) =>
     normalizeKeys(v, { label: `config.${name}`, allowShortSecret: settings.allowShortSecret }),
 }
@@ -61,10 +63,11 @@ function readSettings(config) {
     settings[settingName(option)] = read === undefined ? defaultOf(option) : read
   }
   // Exactly one source of access-token keys (docs/keys.md).
-  if (settings.accessSecret === null && settings.keys === null) {
+  if (settings.accessSecret === null && settings.keys === null && settings.signingKey === null) {
     throw typeError('config.accessSecret is required (a string or Buffer)')
   }
   if (settings.accessSecret !== null && settings.keys !== null) throw typeError(BOTH_KEY_SOURCES)
+  if (settings.signingKey !== null && settings.keys !== null) checkSigningKid(settings.keys, settings.signingKey.kid, 'config.keys')
   return settings
 }
 
@@ -155,6 +158,10 @@ function fingerprint(settings) {
 
 function fingerprintOf(value) {
   if (Buffer.isBuffer(value)) return value.toString('hex')
+  // signingKey: its kid, alg and private key bytes.
+  if (value !== null && typeof value === 'object' && Buffer.isBuffer(value.pkcs8)) {
+    return [value.kid, value.alg, value.pkcs8.toString('hex')]
+  }
   // keys: what each key is, not its KeyObject (which JSON would write as {}).
   if (Array.isArray(value) && value.length > 0 && typeof value[0] === 'object') {
     return value.map(({ kid, alg, key }) => [kid === undefined ? null : kid, alg, key.toString('hex')])
@@ -164,4 +171,16 @@ function fingerprintOf(value) {
   return value
 }
 
-module.exports = { readSettings, fingerprint, asciiLower, normalizeDomain, MIN_SECRET_BYTES, MAX_TOKEN_BYTES_CAP }
+/**
+ * The signing key's public half joins the verification keys under its kid: no other key may
+ * hold that kid (src/authenticator.rs says the same).
+ */
+function checkSigningKid(entries, kid, label) {
+  if (entries.some((entry) => entry.kid === kid)) {
+    const err = new RangeError(`${label}: kid ${JSON.stringify(kid)} is the signingKey's kid`)
+    err.code = 'ERR_AUTH_SHIELD_DUPLICATE_KID'
+    throw err
+  }
+}
+
+module.exports = { checkSigningKid, readSettings, fingerprint, asciiLower, normalizeDomain, MIN_SECRET_BYTES, MAX_TOKEN_BYTES_CAP }

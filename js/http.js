@@ -33,6 +33,7 @@ const OPTION_NAMES = new Set([
   'rateLimitHeaders',
   'algorithms',
   'store',
+  'jwks',
 ])
 
 /** Validated middleware options; `ignored` names keys owned by the host framework. */
@@ -113,7 +114,10 @@ class AuthDecision {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
     this.options = readOptions(options, ignoredOptions)
     this.adapterOptions = options
-    this.engine = engineFor(source, options)
+    // A remote key set (auth-shield/jwks) gives a config without keys its keys, and makes
+    // unknown_key wait for its one shared refresh.
+    const jwks = options && options.jwks !== undefined ? require('./jwks-source') : null
+    this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options)
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
@@ -129,6 +133,7 @@ class AuthDecision {
       store.attach(this.engine.authenticator)
       this.recover(store.pendingCode, store.recover)
     }
+    if (jwks !== null) jwks.useJwksSource(this, options.jwks)
   }
 
   /**

@@ -20,7 +20,7 @@ export declare class Authenticator {
   constructor(config: AuthConfig)
   /** Runs the whole chain for one request; nothing a client sends makes it throw. */
   authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null): AuthResult
-  /** Signs an access token (HS256 with `accessSecret`); `claims.sub` is required. */
+  /** Signs an access token (with `signingKey`, else HS256 with `accessSecret`); `claims.sub` is required. */
   signAccessToken(claims: TokenClaims): string
   /** Signs a refresh token (HS256 with `refreshSecret`, `type: "refresh"`). */
   signRefreshToken(claims: TokenClaims): string

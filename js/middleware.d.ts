@@ -2,6 +2,7 @@
 
 import type { AuthConfig, AuthFailure, AuthResult, Authenticator as NativeAuthenticator, ErrorCode, TenantSource } from '../index'
 import type { Authenticator as JsAuthenticator } from './index'
+import type { RemoteJwks } from '../jwks'
 
 export type { ErrorCode, TenantSource }
 
@@ -141,6 +142,12 @@ export interface CommonOptions<Req> {
    * process, and an identity this process has not seen waits for one round trip.
    */
   store?: import('../redis').RedisStore
+  /**
+   * A remote key set (`createRemoteJwks` from auth-shield/jwks): it feeds the Authenticator its
+   * keys, and a request failing with `unknown_key` waits for its one shared refresh, then
+   * authenticates once more.
+   */
+  jwks?: RemoteJwks
 }
 
 /** express-jwt's codes, and ours where it has none (tenant checks, rate limiting). */

@@ -19,7 +19,10 @@ const RESERVED = [
 // The JOSE header every token gets, as the native signer writes it.
 const HEADER_SEGMENT = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')
 
-/** Signs `claims` as a `kind` ('access' | 'refresh') token with `key` (an Hs256Key), at `now` seconds. */
+/**
+ * Signs `claims` as a `kind` ('access' | 'refresh') token with `key`, at `now` seconds: an
+ * Hs256Key, or a signing key from js/signing-key.js (its own header, with `kid`).
+ */
 function signToken(settings, key, claims, kind, now) {
   const payload = claimsToObject(claims)
   checkUserClaims(payload)
@@ -31,8 +34,10 @@ function signToken(settings, key, claims, kind, now) {
   if (settings.audiences.length > 0 && !Object.hasOwn(payload, 'aud')) payload.aud = settings.audiences[0]
   payload.jti = randomUUID()
   payload.type = kind
-  const signingInput = `${HEADER_SEGMENT}.${Buffer.from(canonicalJson(payload)).toString('base64url')}`
-  const token = `${signingInput}.${key.mac(signingInput).toString('base64url')}`
+  const asymmetric = key.headerSegment !== undefined
+  const signingInput = `${asymmetric ? key.headerSegment : HEADER_SEGMENT}.${Buffer.from(canonicalJson(payload)).toString('base64url')}`
+  const signature = asymmetric ? key.sign(signingInput) : key.mac(signingInput)
+  const token = `${signingInput}.${signature.toString('base64url')}`
   if (token.length > settings.maxTokenBytes) {
     throw rangeError(
       `the signed token is ${token.length} bytes, over maxTokenBytes (${settings.maxTokenBytes}); it would be refused`,

@@ -10,11 +10,13 @@ use crate::clock::unix_seconds_at;
 use crate::error::AuthError;
 use crate::helpers::error::HelperError;
 use crate::input::InputError;
-use crate::issue::{issue, Issue};
-use crate::jwt::{signed_with, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
+use crate::issue::signing_key::SigningKey;
+use crate::issue::{issue, Issue, Signer};
+use crate::jwt::{signed_with, Alg, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
 use crate::rate_limit::{monotonic_nanos, Decision, LeaseDecision, LeaseTable, RateLimiter};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
 use crate::revocation::{Revocations, TokenIds};
+use crate::secret::Secret;
 use crate::settings::{AccessKeys, Settings};
 use crate::tenant::{HostLabel, TenantRules, TenantSource};
 use crate::verified_cache::{VerifiedCache, DEFAULT_CAPACITY};
@@ -114,6 +116,9 @@ pub struct Authenticator {
     cache: Option<VerifiedCache>,
     /// Whether the cache also serves HMAC-only key sets (only when its size was given).
     cache_hmac: bool,
+    /// `signingKey` and its public half, which every key set (the constructor's and each
+    /// `setKeys`) holds beside the configured keys, so our own tokens always verify.
+    signing: Option<(Arc<SigningKey>, KeySpec)>,
     tenant_rules: TenantRules,
     limiter: Option<RateLimiter>,
     /// Leases of a shared limit, once a store is attached (docs/scale-out.md); they replace the
@@ -138,9 +143,24 @@ impl Authenticator {
         });
         let verifier =
             |kind: TokenKind| Verifier::new(settings.claim_rules(kind), settings.max_token_bytes());
-        let keys = match settings.access_keys() {
-            AccessKeys::Secret(secret) => KeySet::hs256(secret.expose()),
-            AccessKeys::Keys(specs) => KeySet::new(specs, 0),
+        let signing = settings
+            .signing_key()
+            .map(|key| (Arc::clone(key), signing_spec(key)));
+        let keys = match (settings.access_keys(), &signing) {
+            (AccessKeys::Secret(secret), None) => KeySet::hs256(secret.expose()),
+            (AccessKeys::Keys(specs), None) => KeySet::new(specs, 0),
+            (access, Some((_, own))) => {
+                let mut specs = match access {
+                    AccessKeys::Secret(secret) => vec![KeySpec {
+                        kid: None,
+                        alg: Alg::Hs256,
+                        key: Secret::from(secret.expose()),
+                    }],
+                    AccessKeys::Keys(specs) => specs.clone(),
+                };
+                specs.push(own.clone());
+                KeySet::new(&specs, 0)
+            }
         };
         // A subject entry must outlive every token issued before its cut-off: the longest
         // lifetime this authenticator issues, plus the leeway `exp` is checked with.
@@ -170,6 +190,7 @@ impl Authenticator {
                     .unwrap_or(DEFAULT_CAPACITY),
             ),
             cache_hmac: settings.verified_token_cache_size().is_some(),
+            signing,
             settings,
         }
     }
@@ -212,6 +233,15 @@ impl Authenticator {
     /// Replaces the access-token keys at once with `specs` (validated by the caller, as for
     /// the constructor); returns the new set's generation.
     pub fn set_keys(&self, specs: &[KeySpec]) -> u64 {
+        let mut with_own;
+        let specs = match &self.signing {
+            Some((_, own)) => {
+                with_own = specs.to_vec();
+                with_own.push(own.clone());
+                &with_own[..]
+            }
+            None => specs,
+        };
         let mut slot = self
             .access_keys
             .write()
@@ -250,6 +280,14 @@ impl Authenticator {
     /// Reads, checks and installs `items` (raw keys as the binding read them).
     pub fn replace_keys(&self, items: Vec<crate::config::RawValue>) -> Result<u64, InputError> {
         let specs = crate::config::read_keys(items, "keys", self.settings.allow_short_secret())?;
+        if let Some((own, _)) = &self.signing {
+            if specs.iter().any(|k| k.kid.as_deref() == Some(own.kid())) {
+                return Err(InputError::Range(format!(
+                    "keys: kid {:?} is the signingKey's kid",
+                    own.kid()
+                )));
+            }
+        }
         Ok(self.set_keys(&specs))
     }
 
@@ -494,12 +532,16 @@ impl Authenticator {
     /// Signs `claims_json` (a JSON object) as a token of `kind`, adding `iat`, `exp`, `jti`,
     /// `type` and the configured `iss` / `aud`.
     pub fn issue(&self, kind: TokenKind, claims_json: &str) -> Result<String, IssueError> {
-        let key = match kind {
-            TokenKind::Access => self
-                .access_signing
-                .as_ref()
-                .ok_or(IssueError::NoAccessSecret)?,
-            TokenKind::Refresh => &self.refresh.as_ref().ok_or(IssueError::NoRefreshSecret)?.1,
+        let key = match (kind, &self.signing) {
+            (TokenKind::Access, Some((key, _))) => Signer::Key(key),
+            (TokenKind::Access, None) => Signer::Hmac(
+                self.access_signing
+                    .as_ref()
+                    .ok_or(IssueError::NoAccessSecret)?,
+            ),
+            (TokenKind::Refresh, _) => {
+                Signer::Hmac(&self.refresh.as_ref().ok_or(IssueError::NoRefreshSecret)?.1)
+            }
         };
         let jti = new_request_id();
         let jti = std::str::from_utf8(&jti).unwrap_or_default();
@@ -530,6 +572,15 @@ fn take_str<'a>(claim: &mut Claim<'a>) -> Option<Cow<'a, str>> {
     }
 }
 
+/// The verification key of `key`'s public half, bound to its kid and alg.
+fn signing_spec(key: &SigningKey) -> KeySpec {
+    KeySpec {
+        kid: Some(key.kid().to_owned()),
+        alg: Alg::from_name(key.alg().name()).expect("every signing alg verifies"),
+        key: Secret::from(key.public_key()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -537,6 +588,61 @@ mod tests {
 
     const ACCESS: &[u8] = b"access-secret-of-at-least-32-bytes!!";
     const REFRESH: &[u8] = b"refresh-secret-of-at-least-32-bytes!";
+
+    /// An authenticator that signs access tokens with a fresh Ed25519 `signingKey` (kid "own").
+    fn signing_core() -> Authenticator {
+        use crate::config::RawValue;
+        let rng = ring::rand::SystemRandom::new();
+        let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+        let key = RawValue::List(vec![RawValue::Fields(vec![
+            ("kid", "own".into()),
+            ("alg", "EdDSA".into()),
+            ("key", pkcs8.as_ref().into()),
+        ])]);
+        let raw = RawConfig::new()
+            .with("signingKey", key)
+            .with("rateLimitMax", 0.0);
+        Authenticator::new(Settings::from_config(raw).unwrap())
+    }
+
+    #[test]
+    fn signing_key_signs_access_tokens_that_its_key_set_verifies() {
+        let core = signing_core();
+        let token = core.issue(TokenKind::Access, r#"{"sub":"u"}"#).unwrap();
+        assert!(token.starts_with(&crate::jwt::base64url::encode(
+            br#"{"alg":"EdDSA","kid":"own","typ":"JWT"}"#
+        )));
+        let mut scratch = Vec::new();
+        assert!(core
+            .verify(TokenKind::Access, token.as_bytes(), &mut scratch)
+            .unwrap()
+            .is_ok());
+    }
+
+    #[test]
+    fn set_keys_keeps_the_signing_keys_public_half_and_refuses_its_kid() {
+        let core = signing_core();
+        let token = core.issue(TokenKind::Access, r#"{"sub":"u"}"#).unwrap();
+        let hmac = crate::jwt::KeySpec {
+            kid: Some("other".into()),
+            alg: crate::jwt::Alg::Hs256,
+            key: Secret::from(ACCESS),
+        };
+        core.set_keys(&[hmac]);
+        let mut scratch = Vec::new();
+        assert!(core
+            .verify(TokenKind::Access, token.as_bytes(), &mut scratch)
+            .unwrap()
+            .is_ok());
+        use crate::config::RawValue;
+        let same_kid = vec![RawValue::Fields(vec![
+            ("kid", "own".into()),
+            ("alg", "HS256".into()),
+            ("key", ACCESS.into()),
+        ])];
+        let err = core.replace_keys(same_kid).unwrap_err();
+        assert!(err.message().contains("signingKey's kid"), "{err:?}");
+    }
 
     fn core(refresh: Option<&[u8]>) -> Authenticator {
         let mut raw = RawConfig::new()

@@ -134,7 +134,10 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
         Some(_) => return Err(internal("keys")),
         None => None,
     };
+    let signs = given.iter().any(|(spec, _)| spec.name == "signingKey");
     let keys = match (access_secret, keys) {
+        // The signing key's public half is the one verification key.
+        (None, None) if signs => AccessKeys::Keys(Vec::new()),
         (Some(secret), None) => AccessKeys::Secret(secret),
         (None, Some(keys)) => AccessKeys::Keys(keys),
         (None, None) => {
@@ -176,7 +179,10 @@ pub(crate) fn default_of(spec: &OptionSpec) -> Option<Setting> {
         OptionKind::Number | OptionKind::Integer => d.as_f64().map(Setting::Number),
         OptionKind::Boolean => d.as_bool().map(Setting::Bool),
         OptionKind::Domain => d.as_str().map(|s| Setting::Text(s.to_owned())),
-        OptionKind::Secret | OptionKind::StringList | OptionKind::KeySet => None,
+        OptionKind::Secret
+        | OptionKind::StringList
+        | OptionKind::KeySet
+        | OptionKind::SigningKey => None,
     }
 }
 
@@ -188,6 +194,7 @@ fn expected(kind: OptionKind) -> &'static str {
         OptionKind::Boolean => "a boolean",
         OptionKind::Domain => "a string",
         OptionKind::KeySet => "an array of keys",
+        OptionKind::SigningKey => "an object { kid, alg, privateKey }",
     }
 }
 
@@ -222,11 +229,37 @@ fn check(spec: &OptionSpec, value: RawValue, allow_short: bool) -> Checked<Setti
         }
         (OptionKind::Boolean, RawValue::Bool(b)) => Ok(Setting::Bool(b)),
         (OptionKind::Domain, RawValue::Text(s)) => domain(&s, name),
+        (OptionKind::SigningKey, RawValue::List(items)) => {
+            read_signing_key(items).map(|k| Setting::SigningKey(std::sync::Arc::new(k)))
+        }
         (OptionKind::KeySet, RawValue::List(items)) => {
             read_keys(items, &format!("config.{name}"), allow_short).map(Setting::Keys)
         }
         _ => Err(wrong_kind()),
     }
+}
+
+/// Reads the raw signing key (`[{ kid, alg, key }]`, `key` its PKCS#8 DER) into a ring key pair.
+fn read_signing_key(items: Vec<RawValue>) -> Checked<crate::issue::signing_key::SigningKey> {
+    let malformed =
+        || ConfigError::Type("config.signingKey must be an object { kid, alg, privateKey }".into());
+    let mut items = items.into_iter();
+    let (Some(RawValue::Fields(fields)), None) = (items.next(), items.next()) else {
+        return Err(malformed());
+    };
+    let (mut kid, mut alg, mut key) = (None, None, None);
+    for (field, value) in fields {
+        match (field, value) {
+            ("kid", RawValue::Text(t)) => kid = Some(t),
+            ("alg", RawValue::Text(t)) => alg = Some(t),
+            ("key", RawValue::Bytes(b)) => key = Some(b),
+            _ => return Err(malformed()),
+        }
+    }
+    let (Some(kid), Some(alg), Some(key)) = (kid, alg, key) else {
+        return Err(malformed());
+    };
+    crate::issue::signing_key::SigningKey::from_pkcs8(&alg, &kid, key.expose())
 }
 
 /// Reads raw keys (`{ kid?, alg, key }`, `key` a Buffer) and validates them; `label` names the

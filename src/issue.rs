@@ -8,6 +8,7 @@ use crate::jwt::sign::sign_payload;
 use crate::jwt::{HmacKey, TokenKind};
 use crate::settings::Settings;
 use crate::tenant::is_valid_tenant_id;
+use signing_key::SigningKey;
 
 /// Claims auth-shield sets itself; a caller passing one is told so instead of being ignored.
 const RESERVED: &[(&str, &str)] = &[
@@ -18,10 +19,16 @@ const RESERVED: &[(&str, &str)] = &[
     ("iss", "config.issuer"),
 ];
 
+/// What signs a token: an HMAC secret (`HS256` header) or a `signingKey` (its own header, with `kid`).
+pub enum Signer<'a> {
+    Hmac(&'a HmacKey),
+    Key(&'a SigningKey),
+}
+
 /// Everything that varies per issued token besides the claims.
 pub struct Issue<'a> {
     pub kind: TokenKind,
-    pub key: &'a HmacKey,
+    pub key: Signer<'a>,
     /// Seconds since the epoch.
     pub now: f64,
     /// The token id, unique per token (a UUID).
@@ -52,7 +59,10 @@ pub fn issue(
     payload.insert("type".into(), token.kind.claim().into());
     let json = serde_json::to_vec(&payload)
         .map_err(|e| InputError::Range(format!("claims could not be encoded: {e}")))?;
-    let signed = sign_payload(token.key, &json);
+    let signed = match token.key {
+        Signer::Hmac(key) => sign_payload(key, &json),
+        Signer::Key(key) => key.sign_payload(&json),
+    };
     // A token we would refuse ourselves is a bug to report now, not a 401 later.
     if signed.len() > settings.max_token_bytes() {
         return Err(InputError::Range(format!(
@@ -110,6 +120,8 @@ fn check_user_claims(payload: &Map<String, Value>) -> Result<(), InputError> {
     }
     Ok(())
 }
+
+pub mod signing_key;
 
 #[cfg(test)]
 mod tests;

@@ -49,6 +49,10 @@ pub enum OptionKind {
     /// Verification keys: an array of `{ kid?, alg, key }` with raw key material (the package
     /// entry point turns PEM / JWK / `KeyObject` into it, `js/keys.js`).
     KeySet,
+    /// The `signingKey` option: one `{ kid, alg, key }` with `key` the PKCS#8 DER of the private
+    /// key (the package entry point exports it with node:crypto, `js/signing-key.js`), handed
+    /// over as a one-item array.
+    SigningKey,
 }
 
 /// One `AuthResult` field, in the order results list their keys.

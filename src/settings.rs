@@ -3,9 +3,11 @@
 //! build one that skipped a check.
 
 use crate::config::{validate, ConfigError, RawConfig};
+use crate::issue::signing_key::SigningKey;
 use crate::jwt::{ClaimRules, KeySpec, TokenKind};
 use crate::secret::Secret;
 use crate::tenant::TenantRules;
+use std::sync::Arc;
 
 /// RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 pub const MIN_SECRET_BYTES: usize = 32;
@@ -20,6 +22,8 @@ pub enum AccessKeys {
 #[derive(Debug, Clone)]
 pub struct Settings {
     access_keys: AccessKeys,
+    /// `signingKey`: signs access tokens; its public half joins the verification keys.
+    signing_key: Option<Arc<SigningKey>>,
     allow_short_secret: bool,
     /// `None`: the default (on for asymmetric key sets, off for HMAC-only ones).
     verified_token_cache_size: Option<usize>,
@@ -54,6 +58,7 @@ pub(crate) enum Setting {
     Bool(bool),
     Text(String),
     Keys(Vec<KeySpec>),
+    SigningKey(Arc<SigningKey>),
 }
 
 impl Settings {
@@ -72,6 +77,7 @@ impl Settings {
     pub(crate) fn unfilled(access_keys: AccessKeys, allow_short_secret: bool) -> Settings {
         Settings {
             access_keys,
+            signing_key: None,
             allow_short_secret,
             verified_token_cache_size: None,
             refresh_secret: None,
@@ -102,6 +108,7 @@ impl Settings {
         match (name, value) {
             ("accessSecret", Secret(s)) => self.access_keys = AccessKeys::Secret(s),
             ("keys", Keys(k)) => self.access_keys = AccessKeys::Keys(k),
+            ("signingKey", SigningKey(k)) => self.signing_key = Some(k),
             ("verifiedTokenCacheSize", Number(n)) => {
                 self.verified_token_cache_size = Some(n as usize)
             }
@@ -139,6 +146,10 @@ impl Settings {
     }
     pub fn access_keys(&self) -> &AccessKeys {
         &self.access_keys
+    }
+    /// The `signingKey`, if configured.
+    pub fn signing_key(&self) -> Option<&Arc<SigningKey>> {
+        self.signing_key.as_ref()
     }
     /// Whether HMAC secrets shorter than their hash are accepted (also by `setKeys`).
     pub fn allow_short_secret(&self) -> bool {
@@ -240,6 +251,14 @@ impl Settings {
                     field(k.key.expose());
                 }
             }
+        }
+        match &self.signing_key {
+            Some(k) => {
+                field(k.kid().as_bytes());
+                field(k.alg().name().as_bytes());
+                field(k.public_key());
+            }
+            None => field(b"\xff-no-signing-key"),
         }
         field(
             self.refresh_secret

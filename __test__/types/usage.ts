@@ -313,8 +313,22 @@ redisStore.on('outage', (err: unknown) => void err)
 // @ts-expect-error outageShare is a number
 createRedisStore(redisClient, { outageShare: 'half' })
 
+// auth-shield/jwks: a remote key set feeding the middleware; signingKey and jwks().
+import jwksModule = require('auth-shield/jwks')
+const remote = jwksModule.createRemoteJwks('https://idp.example.com/.well-known/jwks.json', { cooldownMs: 30000, algorithms: ['RS256', 'EdDSA'] })
+const refreshed: Promise<boolean> = remote.refresh()
+const remoteError: string | undefined = remote.lastError?.code
+authShield({ issuer: 'https://idp.example.com/' }, { jwks: remote })
+// @ts-expect-error ES512 is not a supported algorithm
+jwksModule.createRemoteJwks('https://idp.example.com/jwks', { algorithms: ['ES512'] })
+const issuer = new Authenticator({ signingKey: { kid: 'k1', alg: 'EdDSA', privateKey: '-----BEGIN PRIVATE KEY-----' } })
+const published: string | undefined = issuer.jwks().keys[0]?.kid
+// @ts-expect-error ES384 cannot sign
+new Authenticator({ signingKey: { kid: 'k1', alg: 'ES384', privateKey: '' } })
+
 export {
   shared, pendingCode,
+  refreshed, remoteError, published,
   jsResult, jsOneShot, engineName, mismatches, expressError,
   misspelt, missing, withIat, tenantSource, wrongSource, authenticated, status, retry, requestId, userId, code, mustBeString, oneShot,
   valid, expiresAtSec, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same, throttled,

@@ -43,6 +43,11 @@ function createApp({ config, db, authenticate, otpStore, passwords, log, throttl
     res.json({ status: 'ok', database: db.ping() ? 'ok' : 'error', engine: authenticate.engine, pid: process.pid })
   })
   for (const [path, handlers] of logoutRoutes({ authenticator, signedIn, jsonBody: body })) app.post(path, ...handlers)
+  // The public keys of asymmetric access tokens (TOKEN_SIGNING_ALG), for other services to
+  // verify them with (auth-shield/jwks); `{ "keys": [] }` with HS256.
+  app.get('/.well-known/jwks.json', requestId, (req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(authenticator.jwks())
+  })
   app.use('/api/auth', requestId, authRoutes({ db, authenticator, passwords, jsonBody: body, throttles }))
   app.get('/api/me', signedIn, me)
   app.use('/api', keyRoutes({ db, secret: config.apiKeySecret, signedIn, jsonBody: body }))

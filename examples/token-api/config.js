@@ -7,16 +7,51 @@ const path = require('node:path')
 
 const SECRET_NAMES = ['ACCESS_SECRET', 'REFRESH_SECRET', 'API_KEY_SECRET']
 
+// TOKEN_SIGNING_ALG: HS256 (the default: ACCESS_SECRET signs and verifies access tokens) or an
+// asymmetric algorithm: TOKEN_SIGNING_KEY (a PKCS#8 PEM private key) signs them, and its public
+// half is served at /.well-known/jwks.json for other services to verify with.
+const SIGNING_ALGS = ['HS256', 'EdDSA', 'ES256', 'RS256', 'PS256']
+
+/** The signing algorithm asked for by `env`, checked. */
+function signingAlgFrom(env) {
+  const alg = env.TOKEN_SIGNING_ALG || 'HS256'
+  if (!SIGNING_ALGS.includes(alg)) {
+    throw new RangeError(`TOKEN_SIGNING_ALG must be one of ${SIGNING_ALGS.join(', ')}, got ${JSON.stringify(alg)}`)
+  }
+  return alg
+}
+
+/** A fresh private key for `alg`, as PKCS#8 PEM. */
+function generateSigningKey(alg) {
+  const [type, options] =
+    alg === 'EdDSA' ? ['ed25519', {}] : alg === 'ES256' ? ['ec', { namedCurve: 'P-256' }] : ['rsa', { modulusLength: 2048 }]
+  return crypto.generateKeyPairSync(type, options).privateKey.export({ type: 'pkcs8', format: 'pem' })
+}
+
 /** Returns the names of the secrets missing from `env`, after filling them with random values. */
 function fillMissingSecrets(env) {
   const generated = []
+  const alg = signingAlgFrom(env)
   for (const name of SECRET_NAMES) {
+    if (name === 'ACCESS_SECRET' && alg !== 'HS256') continue
     if (!env[name]) {
       env[name] = crypto.randomBytes(32).toString('base64url')
       generated.push(name)
     }
   }
+  if (alg !== 'HS256' && !env.TOKEN_SIGNING_KEY) {
+    env.TOKEN_SIGNING_KEY = generateSigningKey(alg)
+    generated.push('TOKEN_SIGNING_KEY')
+  }
   return generated
+}
+
+/** The Authenticator's access-token key options: `{ accessSecret }` or `{ signingKey }`. */
+function accessKeyFrom(env) {
+  const alg = signingAlgFrom(env)
+  if (alg === 'HS256') return { accessSecret: env.ACCESS_SECRET }
+  if (!env.TOKEN_SIGNING_KEY) throw new Error(`TOKEN_SIGNING_KEY is not set (TOKEN_SIGNING_ALG=${alg})`)
+  return { signingKey: { kid: env.TOKEN_SIGNING_KID || 'token-api-1', alg, privateKey: env.TOKEN_SIGNING_KEY } }
 }
 
 function numberFrom(env, name, fallback, min, max, integer = true) {
@@ -65,8 +100,9 @@ function loadStorageConfig(env = process.env) {
  * `fillMissingSecrets`); the JWT secrets' length is checked by the Authenticator.
  */
 function loadConfig(env = process.env) {
+  const asymmetric = signingAlgFrom(env) !== 'HS256'
   for (const name of SECRET_NAMES) {
-    if (!env[name]) throw new Error(`${name} is not set`)
+    if (!env[name] && !(asymmetric && name === 'ACCESS_SECRET')) throw new Error(`${name} is not set`)
   }
   // This one would only fail at the first POST /api/keys, so check it at start.
   if (Buffer.byteLength(env.API_KEY_SECRET) < 16) throw new RangeError('API_KEY_SECRET must be at least 16 bytes')
@@ -79,7 +115,7 @@ function loadConfig(env = process.env) {
     // How long a stop waits for open requests before it exits anyway.
     shutdownTimeoutMs: intFrom(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
     auth: {
-      accessSecret: env.ACCESS_SECRET,
+      ...accessKeyFrom(env),
       refreshSecret: env.REFRESH_SECRET,
       issuer: 'auth-shield-token-api',
       // `acme.localhost:3000` names the tenant "acme"; set BASE_DOMAIN=example.com in production.

@@ -173,7 +173,7 @@ impl Authenticator {
         .map_err(|e| e.throw(&env))
     }
 
-    /// Signs an access token (HS256 with `accessSecret`). `claims.sub` is required; `iat`,
+    /// Signs an access token (with `signingKey`, else HS256 with `accessSecret`). `claims.sub` is required; `iat`,
     /// `exp` (`accessTtlSec`), `jti`, `type: "access"`, and `iss`/`aud` when configured are added.
     #[napi(catch_unwind, ts_args_type = "claims: TokenClaims")]
     pub fn sign_access_token(&self, env: Env, claims: Unknown) -> Result<String> {

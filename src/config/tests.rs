@@ -33,6 +33,7 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "maxRevocations" => json!(s.max_revocations() as f64),
         "keys" => json!(s.access_secret().is_none().then_some("set")),
         "verifiedTokenCacheSize" => json!(s.verified_token_cache_size().map(|n| n as f64)),
+        "signingKey" => json!(s.signing_key().map(|k| k.kid())),
         _ => return None,
     })
 }
@@ -79,6 +80,17 @@ fn every_schema_option_maps_to_a_setting() {
                 alg: crate::jwt::Alg::Hs256,
                 key: Secret::from(SECRET),
             }]),
+            OptionKind::SigningKey => {
+                let rng = ring::rand::SystemRandom::new();
+                let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+                let key = crate::issue::signing_key::SigningKey::from_pkcs8(
+                    "EdDSA",
+                    "k1",
+                    pkcs8.as_ref(),
+                )
+                .unwrap();
+                Setting::SigningKey(std::sync::Arc::new(key))
+            }
         };
         let mut s = validate(base()).unwrap();
         assert!(

@@ -16,7 +16,7 @@ fn sign(s: &Settings, claims: &str, kind: TokenKind) -> Result<String, InputErro
         claims,
         Issue {
             kind,
-            key: &key,
+            key: Signer::Hmac(&key),
             now: NOW,
             jti: "id-1",
         },
