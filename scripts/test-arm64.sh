@@ -26,7 +26,7 @@ esac
 # the C reference and @node-rs/argon2 both ways, OTP vectors, sanitizers) and the adversarial
 # inputs, plus the other cheap pure-helper suites.
 SUBSET=(core differential helpers-password helpers-otp helpers-sanitize helpers-apikey helpers-csp
-  adversarial tokens config)
+  adversarial tokens config keys)
 # These start child Node processes through process.execPath. Under qemu-user without a
 # binfmt_misc entry the kernel cannot execute that arm64 binary, so they run only where one is
 # registered (e.g. `update-binfmts --enable qemu-aarch64` on a host that allows it).
