@@ -145,7 +145,7 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
       })
       await feed.start()
       const trimmed = writer.signAccessToken({ sub: 'trimmed' })
-      const { jti, expiresAt } = writer.verifyAccessToken(trimmed)
+      const { jti, expiresAtSec: expiresAt } = writer.verifyAccessToken(trimmed)
       assert.equal((await ask(trimmed)).code, null)
 
       child.kill('SIGSTOP')
