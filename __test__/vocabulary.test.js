@@ -57,7 +57,7 @@ test('the exports of auth-shield and auth-shield/js are exactly the rows of thei
   assert.deepEqual(missing(Object.keys(js)), [])
   const entry = Object.keys(require('../package.json').exports).map((k) => path.posix.join('auth-shield', k))
   assert.deepEqual(sorted(section('Entry points')), sorted(entry))
-  for (const file of ['express', 'fastify']) {
+  for (const file of ['express', 'fastify', 'redis']) {
     assert.deepEqual(missing(Object.keys(require(`../${file}`)).filter((k) => k !== 'default')), [], file)
   }
 })
@@ -79,6 +79,9 @@ test('the Authenticator members of both engines are the rows of their section', 
 test('the options and result fields of js/schema.json are the rows of their sections', () => {
   assert.deepEqual(section('Authenticator options'), SCHEMA.options.map((o) => o.name))
   assert.deepEqual(section('`AuthResult`'), SCHEMA.result.map((f) => f.name))
+  // The options of createRedisStore (auth-shield/redis) are described there too.
+  assert.ok(SCHEMA.storeOptions.length > 5)
+  assert.deepEqual(missing(SCHEMA.storeOptions.map((o) => o.name)), [])
 })
 
 test('every field of every result both engines return has a row', () => {
@@ -144,7 +147,7 @@ function declaredNames(file) {
 }
 
 test('every name the published types declare has a row', () => {
-  for (const file of ['index.d.ts', 'js/index.d.ts', 'js/middleware.d.ts', 'express.d.ts', 'fastify.d.ts']) {
+  for (const file of ['index.d.ts', 'js/index.d.ts', 'js/middleware.d.ts', 'express.d.ts', 'fastify.d.ts', 'redis.d.ts', 'js/store/revocations.d.ts']) {
     assert.deepEqual(missing(declaredNames(file)), [], file)
   }
   // Sanity: the reader finds the names it should (a broken reader would pass the check above).
@@ -215,7 +218,7 @@ test('the middleware options and the request properties both adapters set have r
   } finally {
     server.close()
   }
-  assert.deepEqual(sorted(added), ['id', 'requestId', 'tenantId', 'tenantSource', 'user'])
+  assert.deepEqual(sorted(added), ['auth', 'id', 'requestId', 'tenantId', 'tenantSource', 'user'])
   assert.deepEqual(missing(added), [])
 })
 
