@@ -63,7 +63,17 @@ test('the exports of auth-shield and auth-shield/js are exactly the rows of thei
 })
 
 test('the Authenticator members of both engines are the rows of their section', () => {
-  const members = (cls) => [...Object.getOwnPropertyNames(cls.prototype), ...Object.getOwnPropertyNames(cls)]
+  // native.js wraps the native class in a Proxy whose `get` answers `shared` (its target, a
+  // stand-in function, does not own it), so own property names miss that static: add the
+  // statics index.d.ts declares on Authenticator that the class actually answers.
+  const types = fs.readFileSync(path.join(root, 'index.d.ts'), 'utf8')
+  const start = types.indexOf('export declare class Authenticator')
+  const statics = [...types.slice(start, types.indexOf('\n}', start)).matchAll(/^\s+static (\w+)\(/gm)].map((m) => m[1])
+  const members = (cls) => [
+    ...Object.getOwnPropertyNames(cls.prototype),
+    ...Object.getOwnPropertyNames(cls),
+    ...statics.filter((n) => typeof cls[n] === 'function'),
+  ]
   const ignored = new Set(['constructor', 'length', 'name', 'prototype', 'arguments', 'caller'])
   const isPublic = (n) => !ignored.has(n) && !n.startsWith('_')
   const listed = section('Authenticator (both engines)')
@@ -223,8 +233,10 @@ test('the middleware options and the request properties both adapters set have r
 })
 
 test('the "coming in this release" rows name only what is not exported yet', () => {
+  // Once every branch has landed the section is removed: nothing is coming.
+  if (COMING === undefined) return
   const coming = section('Coming in this release')
-  assert.ok(coming.length > 0)
+  assert.ok(coming.length > 0, 'an empty "Coming in this release" section is removed')
   const authenticator = new native.Authenticator({ accessSecret: SECRET })
   for (const name of coming) {
     // Once a branch lands, its row moves into the section of its kind.
