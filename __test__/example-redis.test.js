@@ -6,39 +6,15 @@
 
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const http = require('node:http')
 const os = require('node:os')
 const path = require('node:path')
 const { redisSkip, startRedis } = require('./support/redis-server')
+const { startServer } = require('./support/example-server')
 
-const SERVER = path.join(__dirname, '..', 'examples', 'token-api', 'server.js')
 const RATE_LIMIT_MAX = 5
 
-function startServer(args, env, expectedListening) {
-  const inherited = { ...process.env }
-  for (const name of ['ACCESS_SECRET', 'REFRESH_SECRET', 'API_KEY_SECRET', 'DATA_DIR', 'HOST', 'PORT', 'REDIS_URL']) delete inherited[name]
-  const child = spawn(process.execPath, [SERVER, ...args], {
-    env: { ...inherited, ARGON2_MEMORY_KIB: '64', ARGON2_TIME_COST: '1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  const onData = (d) => (output += d)
-  child.stdout.on('data', onData)
-  child.stderr.on('data', onData)
-  const ready = new Promise((resolve, reject) => {
-    const check = () => {
-      const urls = [...output.matchAll(/listening on (http:\/\/\S+)/g)].map((m) => m[1])
-      if (urls.length >= expectedListening) resolve(urls)
-    }
-    child.stdout.on('data', check)
-    child.stderr.on('data', check)
-    child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening:\n${output}`)))
-  })
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
-  return { child, ready, exited, output: () => output }
-}
 
 /** One request on a fresh connection (no agent), so cluster workers take turns. */
 function request(base, method, urlPath, { json, headers = {} } = {}) {

@@ -5,12 +5,12 @@
 
 const { test, describe, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const http = require('node:http')
 const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
+const { startServer } = require('./support/example-server')
 
 const { Authenticator, generateApiKey } = require('..')
 const { loadConfig } = require('../examples/token-api/config')
@@ -18,7 +18,6 @@ const { startService } = require('../examples/token-api/app')
 const { seed } = require('../examples/token-api/seed')
 const { openDatabase } = require('../examples/token-api/database')
 
-const SERVER = path.join(__dirname, '..', 'examples', 'token-api', 'server.js')
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 // Low Argon2 costs keep the suite fast; the service's defaults are the library's (OWASP) ones.
@@ -615,30 +614,6 @@ describe('token API on the pure-JS engine (USE_RUST_AUTH=false)', () => {
   })
 })
 
-/** Starts server.js; resolves once `expectedListening` workers said where they listen. */
-function startServer(args, env, expectedListening = 1) {
-  const inherited = { ...process.env }
-  for (const name of ['ACCESS_SECRET', 'REFRESH_SECRET', 'API_KEY_SECRET', 'DATA_DIR', 'HOST', 'PORT']) delete inherited[name]
-  const child = spawn(process.execPath, [SERVER, ...args], {
-    env: { ...inherited, ...FAST_ARGON2, PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  const onData = (d) => (output += d)
-  child.stdout.on('data', onData)
-  child.stderr.on('data', onData)
-  const ready = new Promise((resolve, reject) => {
-    const check = () => {
-      const urls = [...output.matchAll(/listening on (http:\/\/\S+)/g)].map((m) => m[1])
-      if (urls.length >= expectedListening) resolve(urls)
-    }
-    child.stdout.on('data', check)
-    child.stderr.on('data', check)
-    child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening:\n${output}`)))
-  })
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
-  return { child, ready, exited, output: () => output }
-}
 
 describe('server.js', () => {
   test('starts with generated secrets, says so, serves, and stops on SIGTERM', async (t) => {
