@@ -42,7 +42,7 @@ function noRefreshSecret(method) {
 
 /** `signAccessToken` on an Authenticator built with keys (src/binding/js_error.rs). */
 function noAccessSecret() {
-  const err = new Error('signAccessToken needs accessSecret: an Authenticator built with keys only verifies')
+  const err = new Error('signAccessToken needs accessSecret or signingKey: an Authenticator built with keys alone only verifies')
   err.code = 'ERR_AUTH_SHIELD_NO_SIGNING_KEY'
   return err
 }

@@ -179,7 +179,7 @@ pub fn no_access_secret() -> HelperError {
     HelperError::new(
         ErrorClass::Plain,
         "ERR_AUTH_SHIELD_NO_SIGNING_KEY",
-        "signAccessToken needs accessSecret: an Authenticator built with keys only verifies",
+        "signAccessToken needs accessSecret or signingKey: an Authenticator built with keys alone only verifies",
     )
 }
 
