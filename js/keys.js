@@ -148,8 +148,10 @@ function publicKey(input, name, kid, alg, spec) {
         `${name}: an RSA key must have ${RSA_MIN_BITS} to ${RSA_MAX_BITS} bits, got ${bits}`,
       )
     }
-    key = keyObject.export({ type: 'pkcs1', format: 'der' })
     const { n, e } = keyObject.export({ format: 'jwk' })
+    // Encoded here from the JWK, not by export({ type: 'pkcs1' }): Node 22's OpenSSL refuses to
+    // re-encode some keys that were read from a PKCS#1 PEM ("Failed to encode public key").
+    key = rsaPublicKeyDer(Buffer.from(n, 'base64url'), Buffer.from(e, 'base64url'))
     Object.assign(jwkOut, { kty: 'RSA', n, e })
   } else if (spec.family === 'ec') {
     if (type !== 'ec') throw wrongKind('an EC key')
@@ -168,6 +170,25 @@ function publicKey(input, name, kid, alg, spec) {
   }
   if (kid === undefined) delete jwkOut.kid
   return { kid, alg, key, keyObject, jwk: jwkOut }
+}
+
+/** DER of a PKCS#1 RSAPublicKey (RFC 8017 A.1.1): SEQUENCE { INTEGER n, INTEGER e }. */
+function rsaPublicKeyDer(n, e) {
+  return derTlv(0x30, Buffer.concat([derUnsignedInteger(n), derUnsignedInteger(e)]))
+}
+
+/** An INTEGER from unsigned big-endian bytes: no leading zeros, one 0x00 when the top bit is set. */
+function derUnsignedInteger(bytes) {
+  let start = 0
+  while (start < bytes.length - 1 && bytes[start] === 0) start++
+  const body = bytes.subarray(start)
+  return derTlv(0x02, body[0] & 0x80 ? Buffer.concat([Buffer.of(0), body]) : body)
+}
+
+function derTlv(tag, body) {
+  const len = body.length
+  const header = len < 0x80 ? Buffer.of(tag, len) : len < 0x100 ? Buffer.of(tag, 0x81, len) : Buffer.of(tag, 0x82, len >> 8, len & 0xff)
+  return Buffer.concat([header, body])
 }
 
 /** A public KeyObject from a PEM string, a JWK object or a KeyObject (a private one gives its public half). */

@@ -21,6 +21,9 @@ async function startJwksServer() {
     if (held !== null) held.push(() => handler(req, res))
     else handler(req, res)
   })
+  // Never close an idle keep-alive socket from this side: a fetch reusing it at that moment would
+  // fail with "other side closed" (a race the client cannot see coming; undici closes its own).
+  server.keepAliveTimeout = 0
   const { base, close } = await listen(server)
   return {
     url: `${base}/.well-known/jwks.json`,
