@@ -15,7 +15,7 @@ const authShield = require('../express')
 const authShieldPlugin = require('../fastify')
 const { configuredAlgorithms } = require('../js/express-jwt-options')
 const { token } = require('./support/tokens')
-const { listen } = require('./support/http')
+const { listen, request: send } = require('./support/http')
 
 const NOW = Math.floor(Date.now() / 1000)
 const SECRET = 'conventions-test-secret-0123456789abcdef'
@@ -24,24 +24,7 @@ const bearer = (claims = CLAIMS, secret = SECRET) => `Bearer ${token(claims, sec
 const CONFIG = { accessSecret: SECRET, rateLimitMax: 100, rateLimitRefill: 10 }
 
 /** Any method, any headers, over node:http: { status, headers, body, json }. */
-function request(base, path, { method = 'GET', headers = {} } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${path}`, { method, headers, agent: false }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk) => (body += chunk))
-      res.on('end', () => {
-        let json
-        try {
-          json = JSON.parse(body)
-        } catch {}
-        resolve({ status: res.statusCode, headers: res.headers, body, json })
-      })
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
+const request = (base, path, options) => send(`${base}${path}`, options)
 
 // What a route sees, the same for both frameworks.
 const seen = (req) => ({ user: req.user ?? null, auth: req.auth ?? null, id: req.id ?? req.requestId ?? null })

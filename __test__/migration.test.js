@@ -17,7 +17,7 @@ const jsonwebtoken = require('jsonwebtoken')
 const expressJwt = require('express-jwt')
 const authShieldExpress = require('../express')
 const authShieldPlugin = require('../fastify')
-const { listen } = require('./support/http')
+const { listen, request: send } = require('./support/http')
 const { readmeApp } = require('./fixtures/express-jwt-readme-app')
 
 // auth-shield wants 32-byte HS256 secrets and tokens with `sub` and `exp` (docs/migrating.md):
@@ -71,25 +71,9 @@ function throwIt() {
   throw Object.assign(new Error('Invalid token!'), { name: 'UnauthorizedError', code: 'custom_code', status: 401 })
 }
 
-/** Any method, any headers: { status, json }. */
-function request(server, { method = 'GET', path = '/', headers = {} } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${server.base}${path}`, { method, headers, agent: false }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk) => (body += chunk))
-      res.on('end', () => {
-        let json
-        try {
-          json = JSON.parse(body)
-        } catch {}
-        resolve({ status: res.statusCode, body, json })
-      })
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
+/** Any method, any headers: { status, body, json }. */
+const request = (server, { path = '/', ...options } = {}) =>
+  send(`${server.base}${path}`, options).then(({ status, body, json }) => ({ status, body, json }))
 
 // Both Express apps answer the same way: the route what it saw, the error handler the error.
 function expressApp(middleware) {

@@ -51,4 +51,27 @@ function parse(body) {
   }
 }
 
-module.exports = { listen, get }
+/**
+ * Any method and headers over node:http, on a fresh connection:
+ * { status, headers, body, json } (json undefined when the body is not JSON).
+ */
+function request(url, { method = 'GET', headers = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, agent: false }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk) => (body += chunk))
+      res.on('end', () => {
+        let json
+        try {
+          json = JSON.parse(body)
+        } catch {}
+        resolve({ status: res.statusCode, headers: res.headers, body, json })
+      })
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+module.exports = { listen, get, request }
