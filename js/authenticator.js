@@ -17,6 +17,7 @@ const { normalizeKeys } = require('./keys')
 const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
+const { randomSeeds, seedsFromSecret } = require('./debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./lease-table')
 const { Revocations } = require('./revocation')
 
@@ -66,7 +67,7 @@ class Core {
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
     this.limiter =
       settings.rateLimitMax > 0
-        ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefill, settings.rateLimitMaxKeys)
+        ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefill, settings.rateLimitMaxKeys, sketchSeeds(settings))
         : null
     this.authorizationCap = settings.maxTokenBytes + AUTHORIZATION_SLACK
     // Leases of a shared limit once a store is attached (js/lease-table.js); null until then.
@@ -229,6 +230,17 @@ class Core {
 
 // Every AuthResult starts as a copy of one of these: all fields, in js/schema.json's order.
 const { success: SUCCESS, failure: FAILURE } = resultTemplates()
+
+/**
+ * The limiter's sketch seeds, as `sketch_seeds` in src/authenticator.rs: derived from the first
+ * HMAC secret of the config (`accessSecret`, else the first HMAC key of `keys`), random when the
+ * config holds no secret.
+ */
+function sketchSeeds(settings) {
+  if (settings.accessSecret !== null) return seedsFromSecret(settings.accessSecret)
+  const hmac = settings.keys === null ? undefined : settings.keys.find((k) => k.alg.startsWith('HS'))
+  return hmac === undefined ? randomSeeds() : seedsFromSecret(hmac.key)
+}
 
 function failureResult(failure, requestId, limit) {
   const { status, message } = TABLE[failure.code]

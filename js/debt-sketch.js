@@ -5,7 +5,7 @@
 // from the earliest of its cells, so it is never fresher than it left. Same hash (two 32-bit
 // lanes over the key's UTF-8 bytes, Math.imul for the native wrapping multiply), same cells.
 
-const { randomBytes } = require('node:crypto')
+const { createHmac, randomBytes } = require('node:crypto')
 
 const ROWS = 4
 const MIN_WIDTH = 1 << 10
@@ -72,6 +72,16 @@ function randomSeeds() {
   return [b.readUInt32LE(0), b.readUInt32LE(4)]
 }
 
+/**
+ * Seeds derived from a secret, as `seeds_from_secret` in src/rate_limit.rs: HMAC-SHA256 under
+ * the secret over a fixed label, its first 8 bytes as two little-endian u32. Unpredictable to
+ * anyone without the secret, and the same in both engines built from one config.
+ */
+function seedsFromSecret(secret) {
+  const tag = createHmac('sha256', secret).update('auth-shield rate-limit sketch seeds v1').digest()
+  return [tag.readUInt32LE(0), tag.readUInt32LE(4)]
+}
+
 class DebtSketch {
   constructor(width, seeds) {
     this.width = width
@@ -116,4 +126,4 @@ class DebtSketch {
   }
 }
 
-module.exports = { DebtSketch, hashKey, widthFor, randomSeeds, ROWS }
+module.exports = { DebtSketch, hashKey, widthFor, randomSeeds, seedsFromSecret, ROWS }

@@ -13,7 +13,10 @@ use crate::input::InputError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
 use crate::jwt::{signed_with, Alg, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
-use crate::rate_limit::{monotonic_nanos, Decision, LeaseDecision, LeaseTable, RateLimiter};
+use crate::rate_limit::{
+    monotonic_nanos, random_seeds, seeds_from_secret, Decision, LeaseDecision, LeaseTable,
+    RateLimiter,
+};
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
 use crate::revocation::{Revocations, TokenIds};
 use crate::secret::Secret;
@@ -135,10 +138,11 @@ thread_local! {
 impl Authenticator {
     pub fn new(settings: Settings) -> Self {
         let limiter = (settings.rate_limit_max() > 0).then(|| {
-            RateLimiter::new(
+            RateLimiter::with_seeds(
                 settings.rate_limit_max(),
                 settings.rate_limit_refill(),
                 settings.rate_limit_max_keys(),
+                sketch_seeds(&settings),
             )
         });
         let verifier =
@@ -553,6 +557,20 @@ impl Authenticator {
         };
         issue(&self.settings, claims_json, token).map_err(IssueError::Claims)
     }
+}
+
+/// The rate limiter's sketch seeds: derived from the first HMAC secret of the config (the
+/// `accessSecret` shorthand, else the first HMAC key of `keys`), so both engines built from one
+/// config hash alike; random when the config holds no secret (public keys only).
+fn sketch_seeds(settings: &Settings) -> (u32, u32) {
+    let secret = match settings.access_keys() {
+        AccessKeys::Secret(secret) => Some(secret.expose()),
+        AccessKeys::Keys(specs) => specs
+            .iter()
+            .find(|spec| spec.alg.hmac_algorithm().is_some())
+            .map(|spec| spec.key.expose()),
+    };
+    secret.map_or_else(random_seeds, seeds_from_secret)
 }
 
 fn token_ids<'c>(claims: &'c Claims<'_>) -> TokenIds<'c> {

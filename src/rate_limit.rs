@@ -117,6 +117,23 @@ pub fn random_seeds() -> (u32, u32) {
     (a, b)
 }
 
+/// The domain label of [`seeds_from_secret`]: these seeds are for nothing else.
+const SEED_LABEL: &[u8] = b"auth-shield rate-limit sketch seeds v1";
+
+/// Sketch seeds derived from a secret (HMAC-SHA256 under the secret over a fixed label, its
+/// first 8 bytes as two little-endian u32). As unpredictable to outsiders as the secret, and the
+/// same in every process and engine built from it, so the JS engine and shadow mode agree with
+/// the native one after a flood folds buckets into the sketch. Mirrored by `seedsFromSecret` in
+/// js/debt-sketch.js.
+pub fn seeds_from_secret(secret: &[u8]) -> (u32, u32) {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret);
+    let tag = ring::hmac::sign(&key, SEED_LABEL);
+    let bytes = tag.as_ref();
+    let lane =
+        |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    (lane(0), lane(4))
+}
+
 impl RateLimiter {
     /// `capacity` tokens per bucket, `refill_per_sec` tokens added per second (> 0), at most
     /// about `max_keys` buckets kept, plus a debt sketch of `ROWS × width_for(max_keys)` cells.
