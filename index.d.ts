@@ -85,7 +85,8 @@ export type KeyInput = HmacKeyInput | PublicKeyInput
 
 /**
  * The `signingKey` option: access tokens are signed with this private key (header `kid` and
- * `alg`); its public half joins the verification keys (kept by `setKeys`) and `jwks()`.
+ * `alg`), and refresh tokens too unless `refreshSecret` is given; its public half joins the
+ * verification keys (kept by `setKeys`) and `jwks()`.
  * RSA of 2048 to 4096 bits (public exponent at least 65537), P-256, or Ed25519 (docs/jwks.md).
  */
 export interface SigningKeyInput {
@@ -122,7 +123,9 @@ export interface AuthConfigOptions {
   keys?: ReadonlyArray<KeyInput> | null | undefined
   /**
    * Signs access tokens with an asymmetric key (RS256, PS256, ES256, EdDSA); its public half
-   * verifies them and is listed by `jwks()`. Refresh tokens stay HMAC (`refreshSecret`).
+   * verifies them and is listed by `jwks()`. Without `refreshSecret` it signs refresh tokens too
+   * (verified against this key alone, told apart by `type: "refresh"`); with it, refresh tokens
+   * are HMAC, which no holder of the public JWKS can verify.
    */
   signingKey?: SigningKeyInput | null | undefined
   /**
@@ -130,7 +133,10 @@ export interface AuthConfigOptions {
    * off. Default: 1000 when any key is asymmetric, 0 for HMAC-only key sets.
    */
   verifiedTokenCacheSize?: number | null | undefined
-  /** HS256 secret for refresh tokens; needed by `signRefreshToken` / `verifyRefreshToken`. */
+  /**
+   * HS256 secret for refresh tokens; `signRefreshToken` / `verifyRefreshToken` need it or
+   * `signingKey`, and it wins over `signingKey` for refresh tokens.
+   */
   refreshSecret?: Secret | null | undefined
   /** Accepted `iss` value(s); when set, tokens must carry one of them. Signed tokens get the first. */
   issuer?: string | string[] | null | undefined
@@ -335,11 +341,15 @@ export declare class Authenticator {
    * `exp` (`accessTtlSec`), `jti`, `type: "access"`, and `iss`/`aud` when configured are added.
    */
   signAccessToken(claims: TokenClaims): string
-  /** Signs a refresh token (HS256 with `refreshSecret`, `type: "refresh"`, `refreshTtlSec`). */
+  /**
+   * Signs a refresh token (`type: "refresh"`, `refreshTtlSec`): HS256 with `refreshSecret`,
+   * else with `signingKey`.
+   */
   signRefreshToken(claims: TokenClaims): string
   /**
-   * Verifies a refresh token (signature with `refreshSecret`, `type` must be `"refresh"`,
-   * size, expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
+   * Verifies a refresh token (signature with `refreshSecret`, else with `signingKey`'s public
+   * half alone; `type` must be `"refresh"`; size, expiry, issuer, audience, revocation).
+   * Never throws for a bad token: read `valid` and `errorCode`.
    */
   verifyRefreshToken(token: string): TokenVerification
   /**

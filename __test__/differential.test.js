@@ -659,3 +659,157 @@ test('both engines agree field for field on tokens of every alg and every kid ca
     assert.ok(checker.codes.get(code) >= 5, `${code} reached ${checker.codes.get(code) || 0} times`)
   }
 })
+
+// signingKey (RS256, PS256, ES256, EdDSA): access and refresh tokens signed by each engine,
+// verified by both, field for field; refresh tokens signed by the signing key when no
+// refreshSecret is given, else HMAC; tampered tokens, each kind presented as the other, an
+// identity provider's token claiming type refresh, and tokens of the other signing algs (under
+// our kid too). RS256 and Ed25519 signatures are deterministic: over equal header and payload
+// bytes, native, JS and jose (CompactSign) must write the same signature.
+test('signingKey tokens, access and refresh, agree field for field between engines for RS256, PS256, ES256 and EdDSA', async () => {
+  const jose = require('jose')
+  const { generateKeyPairSync } = require('node:crypto')
+  const { readSigningKey } = require('../js/signing-key')
+  const { keyEntry, joseToken } = require('./support/keys')
+  const SIGNING = {
+    RS256: () => generateKeyPairSync('rsa', { modulusLength: 2048 }),
+    PS256: () => generateKeyPairSync('rsa', { modulusLength: 2048 }),
+    ES256: () => generateKeyPairSync('ec', { namedCurve: 'P-256' }),
+    EdDSA: () => generateKeyPairSync('ed25519'),
+  }
+  const DETERMINISTIC = new Set(['RS256', 'EdDSA'])
+  const HS256B64 = Buffer.from(HS256).toString('base64url')
+  const rng = random(31)
+  const keys = Object.fromEntries(Object.entries(SIGNING).map(([alg, make]) => [alg, make().privateKey]))
+  // A second key of each alg, to sign under our kid with the wrong key.
+  const impostors = Object.fromEntries(Object.entries(SIGNING).map(([alg, make]) => [alg, make().privateKey]))
+  const signingKey = (alg, kid = `own-${alg}`, privateKey = keys[alg]) => ({ kid, alg, privateKey })
+  const segments = (t) => t.split('.')
+  const checker = makeChecker()
+  const verdictCodes = new Map()
+  const compare = (pair, t, label) => {
+    checker.check(pair, [`Bearer ${t}`], label)
+    for (const method of ['verifyAccessToken', 'verifyRefreshToken']) {
+      const a = pair.n[method](t)
+      assert.deepStrictEqual(pair.j[method](t), a, `${label} ${method}`)
+      const code = a.errorCode || 'ok'
+      verdictCodes.set(code, (verdictCodes.get(code) || 0) + 1)
+    }
+  }
+  const expect = (pair, t, label, [auth, access, refresh]) => {
+    const code = (v) => (v.valid === false || v.authenticated === false ? v.errorCode : 'ok')
+    for (const engine of [pair.n, pair.j]) {
+      assert.deepEqual(
+        [code(engine.authenticate(`Bearer ${t}`)), code(engine.verifyAccessToken(t)), code(engine.verifyRefreshToken(t))],
+        [auth, access, refresh],
+        label,
+      )
+    }
+  }
+
+  for (const alg of Object.keys(SIGNING)) {
+    const otherAlg = rng.pick(Object.keys(SIGNING).filter((a) => a !== alg))
+    const base = { clockTimestamp: NOW, rateLimitMax: 0, issuer: 'auth.example', audience: 'api' }
+    const configs = {
+      // No refreshSecret: the signing key signs refresh tokens too.
+      'signing key only': { ...base, signingKey: signingKey(alg) },
+      // An identity provider's key beside it: never a refresh key.
+      'signing key and an idp key': { ...base, signingKey: signingKey(alg), keys: [keyEntry(otherAlg, 'idp')] },
+      // An explicit refreshSecret wins: refresh tokens are HMAC.
+      'signing key, accessSecret and refreshSecret': { ...base, signingKey: signingKey(alg), accessSecret: ACCESS, refreshSecret: REFRESH },
+    }
+    for (const [name, config] of Object.entries(configs)) {
+      const pair = pairOf(config)
+      const hmacRefresh = config.refreshSecret !== undefined
+      // A token with a kid selects no HMAC refresh key: unknown_key there, whatever else is wrong.
+      const refreshCode = (code) => (hmacRefresh ? 'unknown_key' : code)
+      const claims = { sub: 'user-1', email: 'e@x', role: 'admin', tenant_id: 'acme', zeta: { b: 1, a: [2] } }
+      const tokens = { access: [], refresh: [] }
+      for (const [engineName, engine] of [['native', pair.n], ['js', pair.j]]) {
+        const access = engine.signAccessToken(claims)
+        const refresh = engine.signRefreshToken(claims)
+        tokens.access.push(access)
+        tokens.refresh.push(refresh)
+        const label = `${alg} ${name}: ${engineName}-signed`
+        assert.deepEqual(JSON.parse(Buffer.from(segments(access)[0], 'base64url')), { alg, kid: `own-${alg}`, typ: 'JWT' })
+        assert.equal(segments(refresh)[0], hmacRefresh ? HS256B64 : segments(access)[0], label)
+        expect(pair, access, `${label} access`, ['ok', 'ok', 'wrong_token_type'])
+        expect(pair, refresh, `${label} refresh`, ['wrong_token_type', 'wrong_token_type', 'ok'])
+        compare(pair, access, `${label} access`)
+        compare(pair, refresh, `${label} refresh`)
+      }
+      // Equal header segments; payloads equal but for the random jti.
+      const withoutJti = (t) => Buffer.from(segments(t)[1], 'base64url').toString().replace(/"jti":"[^"]+"/, '')
+      for (const kind of ['access', 'refresh']) {
+        const [n, j] = tokens[kind]
+        assert.equal(segments(n)[0], segments(j)[0], `${alg} ${name} ${kind} header`)
+        assert.equal(withoutJti(n), withoutJti(j), `${alg} ${name} ${kind} payload`)
+      }
+      // Byte-equal signatures where the alg is deterministic; else verified by jose.
+      const ours = [...tokens.access, ...(hmacRefresh ? [] : tokens.refresh)]
+      const jsSigner = readSigningKey(config.signingKey)
+      for (const t of ours) {
+        const [h, p, s] = segments(t)
+        if (DETERMINISTIC.has(alg)) {
+          const payload = Buffer.from(p, 'base64url')
+          const joseSigned = await new jose.CompactSign(payload).setProtectedHeader({ alg, kid: `own-${alg}`, typ: 'JWT' }).sign(keys[alg])
+          assert.equal(joseSigned, t, `${alg} ${name}: jose writes the same token`)
+          assert.equal(jsSigner.sign(`${h}.${p}`).toString('base64url'), s, `${alg} ${name}: the JS signer writes the same signature`)
+        } else {
+          await jose.compactVerify(t, jose.createLocalJWKSet(pair.n.jwks()))
+        }
+      }
+      // Tampered: a flipped signature bit, a payload under another token's signature, random mutations.
+      const [access, refresh] = [tokens.access[0], tokens.refresh[1]]
+      const flip = (t) => {
+        const [h, p, s] = segments(t)
+        const bytes = Buffer.from(s, 'base64url')
+        bytes[bytes.length >> 1] ^= 1
+        return `${h}.${p}.${bytes.toString('base64url')}`
+      }
+      const forged = ['invalid_signature', 'invalid_signature', refreshCode('invalid_signature')]
+      expect(pair, flip(access), `${alg} ${name}: flipped access`, forged)
+      // Our refresh payload under our access signature: no key of either kind made it.
+      const spliced = `${segments(access)[0]}.${segments(tokens.refresh[0])[1]}.${segments(access)[2]}`
+      expect(pair, spliced, `${alg} ${name}: spliced`, forged)
+      compare(pair, spliced, `${alg} ${name}: spliced`)
+      compare(pair, flip(access), `${alg} ${name}: flipped access`)
+      compare(pair, flip(refresh), `${alg} ${name}: flipped refresh`)
+      for (let i = 0; i < 40; i++) compare(pair, mutate(rng, rng.pick([access, refresh])), `${alg} ${name}: mutated`)
+
+      // The other signing algs: under their own kid (unknown here) and under ours (wrong alg,
+      // except the idp's kid when it names a key of that alg).
+      for (const other of Object.keys(SIGNING).filter((a) => a !== alg)) {
+        for (const kid of [`own-${other}`, `own-${alg}`]) {
+          const foreign = new native.Authenticator({ ...base, signingKey: signingKey(other, kid) })
+          for (const t of [foreign.signAccessToken({ sub: 'user-2' }), foreign.signRefreshToken({ sub: 'user-2' })]) {
+            const code = kid === `own-${alg}` ? 'unsupported_algorithm' : 'unknown_key'
+            expect(pair, t, `${alg} ${name}: ${other} under ${kid}`, [code, code, refreshCode(code)])
+            compare(pair, t, `${alg} ${name}: ${other} under ${kid}`)
+          }
+        }
+      }
+      // Our alg and kid, another key: a forgery, whatever its type claim.
+      const impostor = new js.Authenticator({ ...base, signingKey: signingKey(alg, `own-${alg}`, impostors[alg]) })
+      for (const t of [impostor.signAccessToken({ sub: 'user-3' }), impostor.signRefreshToken({ sub: 'user-3' })]) {
+        expect(pair, t, `${alg} ${name}: impostor`, forged)
+        compare(pair, t, `${alg} ${name}: impostor`)
+      }
+      // The identity provider's token claiming type refresh: an access-side token, never a refresh token.
+      const idpRefresh = await joseToken(otherAlg, { sub: 'user-4', exp: NOW + 60, iss: 'auth.example', aud: 'api', type: 'refresh' }, { kid: 'idp' })
+      const idpExpected = config.keys ? ['wrong_token_type', 'wrong_token_type', 'wrong_token_type'] : ['unknown_key', 'unknown_key', 'unknown_key']
+      expect(pair, idpRefresh, `${alg} ${name}: idp refresh`, idpExpected)
+      compare(pair, idpRefresh, `${alg} ${name}: idp refresh`)
+
+      // Revocation applies to refresh tokens of either key, in both engines.
+      const { jti, expiresAtSec } = pair.n.verifyRefreshToken(refresh)
+      for (const engine of [pair.n, pair.j]) engine.revokeToken(jti, expiresAtSec)
+      expect(pair, refresh, `${alg} ${name}: revoked refresh`, ['wrong_token_type', 'wrong_token_type', 'token_revoked'])
+      compare(pair, refresh, `${alg} ${name}: revoked refresh`)
+    }
+  }
+  assert.deepEqual(checker.mismatches, [])
+  for (const code of ['ok', 'wrong_token_type', 'invalid_signature', 'unsupported_algorithm', 'unknown_key', 'malformed_token', 'token_revoked']) {
+    assert.ok(verdictCodes.get(code) >= 3, `${code} reached ${verdictCodes.get(code) || 0} times`)
+  }
+})

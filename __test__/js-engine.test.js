@@ -323,7 +323,7 @@ test('signs tokens that carry the library claims and refuses reserved ones', () 
   const needs = (method) => ({
     name: 'Error',
     code: 'ERR_AUTH_SHIELD_NO_REFRESH_SECRET',
-    message: `${method} needs a refresh secret: set refreshSecret in the Authenticator config`,
+    message: `${method} needs a refresh key: set refreshSecret (or signingKey) in the Authenticator config`,
   })
   assert.throws(() => noRefresh.signRefreshToken({ sub: 'u' }), needs('signRefreshToken'))
   assert.throws(() => noRefresh.verifyRefreshToken('x'), needs('verifyRefreshToken'))

@@ -3,8 +3,9 @@
 // Issuing with an asymmetric key (`signingKey`), in both engines: for RS256, PS256, ES256 and
 // EdDSA, tokens we sign carry the kid, verify in jose against our own `jwks()` (material no one
 // here wrote verifying our bytes), authenticate in both engines (signatures are randomized for
-// PS256 and ES256, so the engines are compared on verdicts, not bytes), and bad keys are refused
-// with the same error in both engines.
+// PS256 and ES256, so the engines are compared on verdicts, not bytes), refresh tokens are signed
+// by refreshSecret when given, else by the signing key (checked against it alone), and bad keys
+// are refused with the same error in both engines.
 
 const { describe, it } = require('node:test')
 const assert = require('node:assert/strict')
@@ -71,12 +72,57 @@ for (const [alg, generate] of Object.entries(ALGS)) {
         }
       })
 
-      it(`${engine}: refresh tokens stay HMAC (refreshSecret) and are refused as access tokens`, () => {
+      it(`${engine}: with refreshSecret, refresh tokens are HMAC and each kind is wrong_token_type as the other`, () => {
         const auth = new Authenticator(config())
         const refresh = auth.signRefreshToken({ sub: 'user-3' })
-        assert.equal(header(refresh).alg, 'HS256')
+        assert.deepEqual(header(refresh), { alg: 'HS256', typ: 'JWT' })
         assert.equal(auth.verifyRefreshToken(refresh).valid, true)
-        assert.equal(auth.authenticate(`Bearer ${refresh}`).authenticated, false)
+        assert.equal(auth.authenticate(`Bearer ${refresh}`).errorCode, 'wrong_token_type')
+        assert.equal(auth.verifyAccessToken(refresh).errorCode, 'wrong_token_type')
+        assert.equal(auth.verifyRefreshToken(auth.signAccessToken({ sub: 'user-3' })).errorCode, 'wrong_token_type')
+      })
+
+      it(`${engine}: without refreshSecret, the signing key signs refresh tokens too, told apart by type`, async () => {
+        const { refreshSecret, ...signingOnly } = config()
+        const auth = new Authenticator(signingOnly)
+        const refresh = auth.signRefreshToken({ sub: 'user-5' })
+        const access = auth.signAccessToken({ sub: 'user-5' })
+        assert.deepEqual(header(refresh), { alg, kid: `${alg}-1`, typ: 'JWT' })
+        for (const [other, Other] of Object.entries(ENGINES)) {
+          const verifier = new Other({ ...signingOnly, signingKey: { ...signingOnly.signingKey, privateKey: forms.PEM } })
+          const verdict = verifier.verifyRefreshToken(refresh)
+          assert.equal(verdict.valid, true, `${engine} -> ${other}: ${verdict.error}`)
+          assert.equal(verdict.userId, 'user-5')
+          assert.equal(verifier.verifyRefreshToken(access).errorCode, 'wrong_token_type')
+          assert.equal(verifier.verifyAccessToken(refresh).errorCode, 'wrong_token_type')
+          const result = verifier.authenticate(`Bearer ${refresh}`)
+          assert.equal(result.errorCode, 'wrong_token_type')
+          assert.equal(result.errorStatus, 401)
+        }
+        // The trade-off docs/keys.md states: anyone with the public JWKS can verify it, and only
+        // the `type` claim says it is not an access token.
+        const { payload } = await jose.jwtVerify(refresh, jose.createLocalJWKSet(auth.jwks()), { algorithms: [alg] })
+        assert.equal(payload.type, 'refresh')
+        // A tampered refresh token is a forgery, and a revoked one is refused.
+        const tampered = refresh.slice(0, -4) + (refresh.at(-4) === 'A' ? 'B' : 'A') + refresh.slice(-3)
+        assert.equal(auth.verifyRefreshToken(tampered).errorCode, 'invalid_signature')
+        const { jti, expiresAtSec } = auth.verifyRefreshToken(refresh)
+        auth.revokeToken(jti, expiresAtSec)
+        assert.equal(auth.verifyRefreshToken(refresh).errorCode, 'token_revoked')
+      })
+
+      it(`${engine}: without refreshSecret, refresh tokens verify against the signing key alone, not an identity provider's`, async () => {
+        const { refreshSecret, ...signingOnly } = config()
+        const idp = generateKeyPairSync('ed25519')
+        const auth = new Authenticator({ ...signingOnly, keys: [{ kid: 'idp-1', alg: 'EdDSA', publicKey: idp.publicKey }] })
+        const claims = { sub: 'user-6', type: 'refresh', iss: ISSUER }
+        const outside = await new jose.SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid: 'idp-1' }).setExpirationTime('1h').sign(idp.privateKey)
+        // A valid token of the access keys that claims to be a refresh token is never one.
+        assert.equal(auth.verifyRefreshToken(outside).errorCode, 'wrong_token_type')
+        const underOurKid = await new jose.SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid: `${alg}-1` }).setExpirationTime('1h').sign(idp.privateKey)
+        const code = auth.verifyRefreshToken(underOurKid).errorCode
+        assert.equal(code, alg === 'EdDSA' ? 'invalid_signature' : 'unsupported_algorithm')
+        assert.equal(auth.verifyRefreshToken(auth.signRefreshToken({ sub: 'user-6' })).valid, true)
       })
 
       it(`${engine}: setKeys keeps the signing key's public half`, () => {

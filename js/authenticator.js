@@ -55,8 +55,18 @@ class Core {
       this.accessKeys = new KeySet([...entries, this.signingEntry], 0)
       this.accessSigningKey = settings.signingKey
     }
-    this.refreshKey = settings.refreshSecret ? new Hs256Key(settings.refreshSecret) : null
-    this.refreshKeys = settings.refreshSecret ? KeySet.hs256(settings.refreshSecret) : null
+    // Refresh tokens (src/refresh_key.rs): refreshSecret when given (explicit HMAC wins: no
+    // holder of the public JWKS can verify them), else signingKey, checked against its public
+    // half alone, never the other access keys (an outside token claiming type refresh fails).
+    this.refreshKey = null
+    this.refreshKeys = null
+    if (settings.refreshSecret) {
+      this.refreshKey = new Hs256Key(settings.refreshSecret)
+      this.refreshKeys = KeySet.hs256(settings.refreshSecret)
+    } else if (this.signingEntry !== null) {
+      this.refreshKey = settings.signingKey
+      this.refreshKeys = new KeySet([this.signingEntry], 0)
+    }
     // Access tokens verified before (js/verified-cache.js): on by default for key sets with an
     // asymmetric key, for HMAC-only sets only when its size is given.
     const cacheSize = settings.verifiedTokenCacheSize
@@ -195,12 +205,13 @@ class Core {
   }
 
   /**
-   * A failure of `kind`'s check made precise (src/authenticator.rs `explain`): a signature the
-   * other kind's key made is one of our tokens of the wrong type, not a forgery. Only runs
-   * after the signature check failed.
+   * A failure of `kind`'s check made precise (src/authenticator.rs `explain`): a token that
+   * `kind`'s keys refuse (no key for its kid or alg, or a bad signature) but the other kind's
+   * keys verify is one of our tokens of the wrong type, not a forgery. Only runs after the
+   * check failed, and only turns one refusal into another.
    */
   explain(kind, token, verdict) {
-    if (!(verdict instanceof Failure) || verdict.code !== 'invalid_signature') return verdict
+    if (!(verdict instanceof Failure) || !EXPLAINED.has(verdict.code)) return verdict
     const other = kind === 'access' ? this.refreshKeys : this.accessKeys
     return other !== null && signedWith(token, other) ? fail('wrong_token_type') : verdict
   }
@@ -227,6 +238,9 @@ class Core {
     return signToken(this.settings, key, claims, kind, this.now())
   }
 }
+
+// The refusals of a key set that `explain` looks into: the token's key or signature.
+const EXPLAINED = new Set(['invalid_signature', 'unknown_key', 'unsupported_algorithm'])
 
 // Every AuthResult starts as a copy of one of these: all fields, in js/schema.json's order.
 const { success: SUCCESS, failure: FAILURE } = resultTemplates()

@@ -33,9 +33,9 @@ function rangeError(message) {
   return err
 }
 
-/** `signRefreshToken` / `verifyRefreshToken` without `refreshSecret` (src/binding/js_error.rs). */
+/** `signRefreshToken` / `verifyRefreshToken` without `refreshSecret` or `signingKey` (src/binding/js_error.rs). */
 function noRefreshSecret(method) {
-  const err = new Error(`${method} needs a refresh secret: set refreshSecret in the Authenticator config`)
+  const err = new Error(`${method} needs a refresh key: set refreshSecret (or signingKey) in the Authenticator config`)
   err.code = 'ERR_AUTH_SHIELD_NO_REFRESH_SECRET'
   return err
 }

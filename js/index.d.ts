@@ -22,9 +22,12 @@ export declare class Authenticator {
   authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null): AuthResult
   /** Signs an access token (with `signingKey`, else HS256 with `accessSecret`); `claims.sub` is required. */
   signAccessToken(claims: TokenClaims): string
-  /** Signs a refresh token (HS256 with `refreshSecret`, `type: "refresh"`). */
+  /** Signs a refresh token (`type: "refresh"`): HS256 with `refreshSecret`, else with `signingKey`. */
   signRefreshToken(claims: TokenClaims): string
-  /** Verifies a refresh token; never throws for a bad token: read `valid` and `errorCode`. */
+  /**
+   * Verifies a refresh token (with `refreshSecret`, else `signingKey`'s public half alone); never
+   * throws for a bad token: read `valid` and `errorCode`.
+   */
   verifyRefreshToken(token: string): TokenVerification
   /** Verifies a bare access token without tenant resolution or rate limiting. */
   verifyAccessToken(token: string): TokenVerification

@@ -17,6 +17,7 @@ use crate::rate_limit::{
     monotonic_nanos, random_seeds, seeds_from_secret, Decision, LeaseDecision, LeaseTable,
     RateLimiter,
 };
+use crate::refresh_key::RefreshKey;
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
 use crate::revocation::{Revocations, TokenIds};
 use crate::secret::Secret;
@@ -100,7 +101,7 @@ impl From<AuthError> for Failure {
 pub enum IssueError {
     /// The claims were refused (reserved, wrong type, too large).
     Claims(InputError),
-    /// Refresh tokens need `refreshSecret`.
+    /// Refresh tokens need `refreshSecret` or `signingKey`.
     NoRefreshSecret,
     /// Access tokens are signed with `accessSecret`; a `keys` config has no signing key.
     NoAccessSecret,
@@ -114,7 +115,8 @@ pub struct Authenticator {
     access_keys: RwLock<Arc<KeySet>>,
     /// Signs access tokens: the `accessSecret` shorthand only.
     access_signing: Option<HmacKey>,
-    refresh: Option<(Verifier, HmacKey)>,
+    /// Signs and checks refresh tokens: `refreshSecret`, else `signingKey` (src/refresh_key.rs).
+    refresh: Option<(Verifier, RefreshKey)>,
     /// Access tokens verified before (src/verified_cache.rs); `None` when off.
     cache: Option<VerifiedCache>,
     /// Whether the cache also serves HMAC-only key sets (only when its size was given).
@@ -182,9 +184,11 @@ impl Authenticator {
             access: verifier(TokenKind::Access),
             access_keys: RwLock::new(Arc::new(keys)),
             access_signing: settings.access_secret().map(|s| HmacKey::new(s.expose())),
-            refresh: settings
-                .refresh_secret()
-                .map(|s| (verifier(TokenKind::Refresh), HmacKey::new(s.expose()))),
+            refresh: RefreshKey::new(
+                settings.refresh_secret().map(Secret::expose),
+                signing.as_ref().map(|(key, own)| (key, own)),
+            )
+            .map(|key| (verifier(TokenKind::Refresh), key)),
             tenant_rules: settings.tenant_rules(),
             limiter,
             leases: OnceLock::new(),
@@ -440,7 +444,8 @@ impl Authenticator {
 
     /// Verifies a bare token of `kind`: size, signature, claims and type (an access token may
     /// also carry no type unless `requireTokenType`; a refresh token must say `"refresh"`).
-    /// The same path as the request chain's. `None` when no refresh secret is configured.
+    /// The same path as the request chain's. `None` for a refresh token when there is no
+    /// refresh key (neither `refreshSecret` nor `signingKey`).
     pub fn verify<'s>(
         &self,
         kind: TokenKind,
@@ -511,12 +516,16 @@ impl Authenticator {
         self.revocations.unavailable()
     }
 
-    /// Makes a failure of `kind`'s check precise: a signature that `kind`'s key refuses but
-    /// the other kind's key made is one of our tokens of the wrong type (a refresh token
-    /// presented as access under separate secrets, or the reverse), not a forgery. Runs only
-    /// after the signature check failed, so accepted tokens pay nothing for it.
+    /// Makes a failure of `kind`'s check precise: a token that `kind`'s keys refuse (no key
+    /// for its `kid` or `alg`, or a bad signature) but the other kind's keys verify is one of
+    /// our tokens of the wrong type (a refresh token presented as access under separate keys,
+    /// or the reverse), not a forgery. Runs only after the check failed, so accepted tokens pay
+    /// nothing for it; it only ever turns one refusal into another.
     fn explain(&self, kind: TokenKind, token: &[u8], err: AuthError) -> AuthError {
-        if err != AuthError::InvalidSignature {
+        if !matches!(
+            err,
+            AuthError::InvalidSignature | AuthError::UnknownKey | AuthError::UnsupportedAlgorithm
+        ) {
             return err;
         }
         let by_other = match kind {
@@ -543,9 +552,12 @@ impl Authenticator {
                     .as_ref()
                     .ok_or(IssueError::NoAccessSecret)?,
             ),
-            (TokenKind::Refresh, _) => {
-                Signer::Hmac(&self.refresh.as_ref().ok_or(IssueError::NoRefreshSecret)?.1)
-            }
+            (TokenKind::Refresh, _) => self
+                .refresh
+                .as_ref()
+                .ok_or(IssueError::NoRefreshSecret)?
+                .1
+                .signer(),
         };
         let jti = new_request_id();
         let jti = std::str::from_utf8(&jti).unwrap_or_default();
@@ -660,6 +672,130 @@ mod tests {
         ])];
         let err = core.replace_keys(same_kid).unwrap_err();
         assert!(err.message().contains("signingKey's kid"), "{err:?}");
+    }
+
+    fn verdict(core: &Authenticator, kind: TokenKind, token: &str) -> Result<(), AuthError> {
+        core.verify(kind, token.as_bytes(), &mut Vec::new())
+            .expect("a refresh key is configured")
+            .map(|_| ())
+    }
+
+    fn header_of(token: &str) -> String {
+        let mut out = Vec::new();
+        let segment = token.split('.').next().unwrap();
+        crate::jwt::base64url::decode_into(segment.as_bytes(), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn signing_key_signs_refresh_tokens_without_a_refresh_secret() {
+        let core = signing_core();
+        let refresh = core.issue(TokenKind::Refresh, r#"{"sub":"u"}"#).unwrap();
+        assert_eq!(
+            header_of(&refresh),
+            r#"{"alg":"EdDSA","kid":"own","typ":"JWT"}"#
+        );
+        assert_eq!(verdict(&core, TokenKind::Refresh, &refresh), Ok(()));
+        let access = core.issue(TokenKind::Access, r#"{"sub":"u"}"#).unwrap();
+        // One key signs both kinds: the `type` claim alone tells them apart.
+        assert_eq!(
+            verdict(&core, TokenKind::Refresh, &access),
+            Err(AuthError::WrongTokenType)
+        );
+        assert_eq!(
+            verdict(&core, TokenKind::Access, &refresh),
+            Err(AuthError::WrongTokenType)
+        );
+        assert_eq!(code(&core, &refresh), Some("wrong_token_type"));
+        assert_eq!(code(&core, &access), None);
+    }
+
+    #[test]
+    fn refresh_secret_wins_over_signing_key() {
+        use crate::config::RawValue;
+        let rng = ring::rand::SystemRandom::new();
+        let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+        let key = RawValue::List(vec![RawValue::Fields(vec![
+            ("kid", "own".into()),
+            ("alg", "EdDSA".into()),
+            ("key", pkcs8.as_ref().into()),
+        ])]);
+        let raw = RawConfig::new()
+            .with("signingKey", key)
+            .with("refreshSecret", REFRESH)
+            .with("rateLimitMax", 0.0);
+        let core = Authenticator::new(Settings::from_config(raw).unwrap());
+        let refresh = core.issue(TokenKind::Refresh, r#"{"sub":"u"}"#).unwrap();
+        assert_eq!(header_of(&refresh), r#"{"alg":"HS256","typ":"JWT"}"#);
+        assert_eq!(verdict(&core, TokenKind::Refresh, &refresh), Ok(()));
+        // Under separate keys the refusal is still made precise, both ways.
+        let access = core.issue(TokenKind::Access, r#"{"sub":"u"}"#).unwrap();
+        assert_eq!(
+            verdict(&core, TokenKind::Refresh, &access),
+            Err(AuthError::WrongTokenType)
+        );
+        assert_eq!(code(&core, &refresh), Some("wrong_token_type"));
+    }
+
+    #[test]
+    fn refresh_tokens_verify_against_the_signing_key_alone_not_other_access_keys() {
+        use crate::jwt::base64url::encode;
+        use ring::signature::KeyPair;
+        let core = signing_core();
+        // An identity provider's key among the access keys, and a token of it claiming refresh.
+        let rng = ring::rand::SystemRandom::new();
+        let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+        let idp = ring::signature::Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
+        core.set_keys(&[KeySpec {
+            kid: Some("idp".into()),
+            alg: Alg::EdDsa,
+            key: Secret::from(idp.public_key().as_ref()),
+        }]);
+        let forge = |header: &str| {
+            let input = format!(
+                "{}.{}",
+                encode(header.as_bytes()),
+                encode(br#"{"sub":"u","exp":9999999999,"type":"refresh"}"#)
+            );
+            format!("{input}.{}", encode(idp.sign(input.as_bytes()).as_ref()))
+        };
+        // Never accepted. Under the idp's kid it is a valid token of the access keys, so the
+        // refusal says wrong type; without a kid or under the signing key's, a forgery.
+        for (header, expected) in [
+            (r#"{"alg":"EdDSA","kid":"idp"}"#, AuthError::WrongTokenType),
+            (r#"{"alg":"EdDSA"}"#, AuthError::InvalidSignature),
+            (
+                r#"{"alg":"EdDSA","kid":"own"}"#,
+                AuthError::InvalidSignature,
+            ),
+        ] {
+            let token = forge(header);
+            assert_eq!(
+                verdict(&core, TokenKind::Refresh, &token),
+                Err(expected),
+                "{header}"
+            );
+        }
+    }
+
+    #[test]
+    fn revocation_applies_to_refresh_tokens_of_the_signing_key() {
+        let core = signing_core();
+        let refresh = core.issue(TokenKind::Refresh, r#"{"sub":"u"}"#).unwrap();
+        let mut scratch = Vec::new();
+        let claims = core
+            .verify(TokenKind::Refresh, refresh.as_bytes(), &mut scratch)
+            .unwrap()
+            .unwrap();
+        let (jti, exp) = (
+            claims.jti.as_str().unwrap().to_owned(),
+            claims.exp.as_num().unwrap(),
+        );
+        core.revoke_token(&jti, exp, None).unwrap();
+        assert_eq!(
+            verdict(&core, TokenKind::Refresh, &refresh),
+            Err(AuthError::TokenRevoked)
+        );
     }
 
     fn core(refresh: Option<&[u8]>) -> Authenticator {

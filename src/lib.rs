@@ -15,6 +15,7 @@ pub mod input;
 pub mod issue;
 pub mod jwt;
 pub mod rate_limit;
+pub mod refresh_key;
 pub mod request_id;
 pub mod revocation;
 pub mod schema;

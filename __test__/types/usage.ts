@@ -319,6 +319,21 @@ const remote = jwksModule.createRemoteJwks('https://idp.example.com/.well-known/
 const refreshed: Promise<boolean> = remote.refresh()
 const remoteError: string | undefined = remote.lastError?.code
 authShield({ issuer: 'https://idp.example.com/' }, { jwks: remote })
+// Fastify with a jwks source: a config of claims checks alone, no keys.
+fastify.register(authShieldPlugin, { config: { issuer: 'https://idp.example.com/', audience: 'api' }, jwks: remote })
+fastify.register(authShieldPlugin, { config: { issuer: 'https://idp.example.com/' }, jwks: remote, hook: 'preHandler', errors: 'next' })
+fastify.register(authShieldPlugin, { config, jwks: remote })
+fastify.register(authShieldPlugin, { authenticator: jsAuth, jwks: remote })
+// @ts-expect-error without jwks a config needs accessSecret, keys or signingKey
+fastify.register(authShieldPlugin, { config: { issuer: 'https://idp.example.com/' } })
+// @ts-expect-error jwks is a source from createRemoteJwks, not its URL
+fastify.register(authShieldPlugin, { config: { issuer: 'https://idp.example.com/' }, jwks: 'https://idp.example.com/jwks' })
+// @ts-expect-error the config's options keep their types
+fastify.register(authShieldPlugin, { config: { issuer: 5 }, jwks: remote })
+// @ts-expect-error a jwks config is still a config, not an authenticator's options
+fastify.register(authShieldPlugin, { config: { issuer: 'https://idp.example.com/', hook: false }, jwks: remote })
+// @ts-expect-error the options keep their types beside jwks
+fastify.register(authShieldPlugin, { config: { issuer: 'https://idp.example.com/' }, jwks: remote, hook: 'onSend' })
 // @ts-expect-error ES512 is not a supported algorithm
 jwksModule.createRemoteJwks('https://idp.example.com/jwks', { algorithms: ['ES512'] })
 const issuer = new Authenticator({ signingKey: { kid: 'k1', alg: 'EdDSA', privateKey: '-----BEGIN PRIVATE KEY-----' } })

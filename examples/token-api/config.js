@@ -116,6 +116,9 @@ function loadConfig(env = process.env) {
     shutdownTimeoutMs: intFrom(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0, 600000),
     auth: {
       ...accessKeyFrom(env),
+      // Given even with TOKEN_SIGNING_KEY, on purpose: refresh tokens then stay HMAC, which the
+      // services verifying access tokens with our /.well-known/jwks.json cannot verify (without
+      // it the signing key would sign them too, told apart only by their type claim).
       refreshSecret: env.REFRESH_SECRET,
       issuer: 'auth-shield-token-api',
       // `acme.localhost:3000` names the tenant "acme"; set BASE_DOMAIN=example.com in production.

@@ -180,14 +180,16 @@ impl Authenticator {
         tokens::sign(&env, &self.core, claims, TokenKind::Access)
     }
 
-    /// Signs a refresh token (HS256 with `refreshSecret`, `type: "refresh"`, `refreshTtlSec`).
+    /// Signs a refresh token (`type: "refresh"`, `refreshTtlSec`): HS256 with `refreshSecret`,
+    /// else with `signingKey`.
     #[napi(catch_unwind, ts_args_type = "claims: TokenClaims")]
     pub fn sign_refresh_token(&self, env: Env, claims: Unknown) -> Result<String> {
         tokens::sign(&env, &self.core, claims, TokenKind::Refresh)
     }
 
-    /// Verifies a refresh token (signature with `refreshSecret`, `type` must be `"refresh"`,
-    /// size, expiry, issuer, audience). Never throws for a bad token: read `valid` and `errorCode`.
+    /// Verifies a refresh token (signature with `refreshSecret`, else with `signingKey`'s public
+    /// half alone; `type` must be `"refresh"`; size, expiry, issuer, audience, revocation).
+    /// Never throws for a bad token: read `valid` and `errorCode`.
     #[napi(
         catch_unwind,
         ts_args_type = "token: string",

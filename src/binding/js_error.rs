@@ -164,13 +164,13 @@ mod tests {
     }
 }
 
-/// `signRefreshToken` / `verifyRefreshToken` on an Authenticator built without `refreshSecret`.
+/// `signRefreshToken` / `verifyRefreshToken` on an Authenticator built without `refreshSecret` or `signingKey`.
 /// A plain `Error` (the arguments are fine; the configuration is not) with a stable code.
 pub fn no_refresh_secret(method: &str) -> HelperError {
     HelperError::new(
         ErrorClass::Plain,
         "ERR_AUTH_SHIELD_NO_REFRESH_SECRET",
-        format!("{method} needs a refresh secret: set refreshSecret in the Authenticator config"),
+        format!("{method} needs a refresh key: set refreshSecret (or signingKey) in the Authenticator config"),
     )
 }
 
