@@ -238,10 +238,11 @@ test('none, ES512 and unknown algs are unsupported_algorithm', () => {
   }
 })
 
-test('config errors name the key by index and kid, with the same class, code and message in both engines', () => {
+/** Key lists the constructor refuses: [keys, error class, code, message pattern]. */
+function refusedKeyLists() {
   const weakRsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey
   const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey
-  const cases = [
+  return [
     [[{ kid: 'x', alg: 'ES512', publicKey: p384 }], 'RangeError', 'ERR_AUTH_SHIELD_UNSUPPORTED_ALGORITHM', /^config\.keys\[0\] \(kid "x"\): unsupported algorithm "ES512"/],
     [[keyEntry('HS256', 'a'), { alg: 'none', secret: 'x' }], 'RangeError', 'ERR_AUTH_SHIELD_UNSUPPORTED_ALGORITHM', /^config\.keys\[1\]: unsupported algorithm "none"/],
     [[{ kid: 'r', alg: 'RS256', publicKey: weakRsa }], 'RangeError', 'ERR_AUTH_SHIELD_WEAK_KEY', /keys\[0\] \(kid "r"\): an RSA key must have 2048 to 8192 bits, got 1024/],
@@ -259,7 +260,10 @@ test('config errors name the key by index and kid, with the same class, code and
     [[], 'RangeError', 'ERR_AUTH_SHIELD_INVALID_KEY', /config\.keys must not be empty/],
     [Array.from({ length: 101 }, () => keyEntry('HS256')), 'RangeError', 'ERR_AUTH_SHIELD_INVALID_KEY', /at most 100/],
   ]
-  for (const [keys, type, code, message] of cases) {
+}
+
+test('config errors name the key by index and kid, with the same class, code and message in both engines', () => {
+  for (const [keys, type, code, message] of refusedKeyLists()) {
     const err = refusal({ keys })
     assert.ok(err, `accepted ${message}`)
     assert.equal(err.type, type, err.message)
@@ -341,6 +345,21 @@ test('setKeys swaps the key set at once, counts generations, and a refused set l
   for (const [, auth] of both({ accessSecret: 'a'.repeat(32) })) {
     assert.equal(auth.setKeys([keyEntry('ES256', 'old')]), 1)
     assert.equal(auth.authenticate(`Bearer ${oldToken}`).authenticated, true)
+  }
+})
+
+test('setKeys refuses every key list the constructor refuses, with its class, code and message, and keeps the keys in force', async () => {
+  const t = await joseToken('EdDSA', CLAIMS, { kid: 'ed' })
+  for (const [keys] of refusedKeyLists()) {
+    const built = refusal({ keys })
+    for (const [engine, auth] of both({ keys: [keyEntry('EdDSA', 'ed')] })) {
+      const swapped = thrown(() => auth.setKeys(keys))
+      assert.ok(swapped, `${engine} setKeys accepted what the constructor refuses: ${built.message}`)
+      // The same check, named for where the keys came from: `keys` instead of `config.keys`.
+      assert.deepEqual(swapped, { ...built, message: built.message.replace(/^config\./, '') }, engine)
+      assert.equal(auth.keySetGeneration, 0)
+      assert.equal(auth.authenticate(`Bearer ${t}`).authenticated, true, engine)
+    }
   }
 })
 
