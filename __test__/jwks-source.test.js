@@ -7,6 +7,9 @@
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
+const jose = require('jose')
+const native = require('..')
+const js = require('../js')
 const { createRemoteJwks, isJwksSource, SUPPORTED_ALGORITHMS } = require('../jwks')
 const { startJwksServer, keyPair } = require('./support/jwks-server')
 
@@ -217,6 +220,37 @@ describe('auth-shield/jwks source', () => {
     await s.ready()
     const start = server.fetches
     await until(() => server.fetches >= start + 3)
+    s.close()
+  })
+
+  it('a scheduled refresh rotates attached authenticators of both engines without any unknown kid; a broken document on the schedule changes nothing', { timeout: 20_000 }, async () => {
+    server.serve(GOOD)
+    const s = source({ cacheMaxAgeMs: 30 })
+    await s.ready()
+    const auths = [native, js].map((engine) => new engine.Authenticator({ keys: s.keys, rateLimitMax: 0 }))
+    for (const auth of auths) s.attach(auth)
+    const sign = (pair) => new jose.SignJWT({ sub: 'u' }).setProtectedHeader({ alg: pair.alg, kid: pair.kid }).setExpirationTime('10m').sign(pair.privateKey)
+    const retired = await sign(ec)
+    // Verified once, so the retired key's token sits in the verified-token cache too.
+    for (const auth of auths) assert.equal(auth.authenticate(`Bearer ${retired}`).authenticated, true)
+    const next = keyPair('ES256', 'ec-2')
+    const current = await sign(next)
+    server.serve({ keys: [rsa.jwk, next.jwk] })
+    // No request asks for a refresh: the schedule alone installs the rotated set.
+    await until(() => s.generation === 2)
+    for (const auth of auths) {
+      assert.equal(auth.keySetGeneration, 2)
+      assert.equal(auth.authenticate(`Bearer ${retired}`).errorCode, 'unknown_key')
+      assert.equal(auth.authenticate(`Bearer ${current}`).authenticated, true)
+    }
+    server.answer((req, res) => res.end('not json'))
+    const start = server.fetches
+    await until(() => server.fetches >= start + 2 && s.lastError !== null)
+    assert.equal(s.lastError.code, 'ERR_AUTH_SHIELD_JWKS_INVALID')
+    for (const auth of auths) {
+      assert.equal(auth.keySetGeneration, 2)
+      assert.equal(auth.authenticate(`Bearer ${current}`).authenticated, true)
+    }
     s.close()
   })
 
