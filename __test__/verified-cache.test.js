@@ -102,6 +102,32 @@ test('a hit still checks exp against the clock', async () => {
   }
 })
 
+test('JS engine: a hit still checks nbf and exp at the given time and belongs to one key set (src/jwt/verify.rs has the same test)', () => {
+  // The engine's core takes `now` as an argument: a wall clock that steps back before nbf
+  // (NTP, an operator) needs no waiting. The native side is pinned by a Rust unit test.
+  const { Core } = require('../js/authenticator')
+  const { readSettings } = require('../js/config')
+  const core = new Core(readSettings({ ...ED, rateLimitMax: 0 }))
+  const t = edToken({ sub: 'u', type: 'access', nbf: 100, exp: 200 })
+  const at = (now) => {
+    const r = core.verifyAccess(t, now)
+    return r.code
+  }
+  assert.equal(at(150), undefined)
+  assert.equal(core.cache.size, 1)
+  assert.equal(at(50), 'token_not_yet_valid')
+  assert.equal(core.cache.size, 1)
+  assert.equal(at(199), undefined)
+  // Another key set under the same kid: the entry is dropped, the signature checked and refused.
+  core.setKeys([{ kid: 'ed', alg: 'EdDSA', publicKey: keyPair('Ed25519').publicKey }])
+  assert.equal(core.cache.size, 0)
+  assert.equal(at(150), 'invalid_signature')
+  core.setKeys(ED.keys)
+  assert.equal(at(150), undefined)
+  assert.equal(at(200), 'token_expired')
+  assert.equal(core.cache.size, 0)
+})
+
 test('a hit still resolves the tenant, takes from the rate limit and gets a fresh request id', () => {
   const t = edToken({ sub: 'u', exp: NOW + 60 })
   for (const [engine, auth] of both({ ...ED, rateLimitMax: 2, rateLimitRefill: 0.001 })) {

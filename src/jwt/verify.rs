@@ -343,4 +343,42 @@ mod tests {
         assert_eq!(claims.iss.as_str(), Some("joe"));
         assert_eq!(claims.exp.as_num(), Some(1300819380.0));
     }
+
+    #[test]
+    fn a_cache_hit_still_checks_nbf_and_exp_and_is_tied_to_its_key_set() {
+        use crate::jwt::KeySpec;
+        let spec = |bytes: u8| KeySpec {
+            kid: Some("k".into()),
+            alg: Alg::Hs256,
+            key: crate::secret::Secret::from(&[bytes; 32][..]),
+        };
+        let keys = KeySet::new(&[spec(1)], 0);
+        let t = token(
+            r#"{"alg":"HS256","kid":"k"}"#,
+            r#"{"sub":"u","type":"access","nbf":100,"exp":200}"#,
+            &[1; 32],
+        );
+        let verifier = Verifier::new(rules(), 8192);
+        let cache = VerifiedCache::new(10).unwrap();
+        let mut s = Vec::new();
+        let mut at = |keys: &KeySet, now: f64| {
+            verifier
+                .verify_cached(t.as_bytes(), keys, &cache, now, &mut s)
+                .err()
+        };
+        assert_eq!(at(&keys, 150.0), None);
+        assert_eq!(cache.len(), 1);
+        // The wall clock steps back before nbf: the hit is refused, and the entry kept.
+        assert_eq!(at(&keys, 50.0), Some(AuthError::TokenNotYetValid));
+        assert_eq!(cache.len(), 1);
+        assert_eq!(at(&keys, 199.0), None);
+        // Another key set (same kid, other bytes) never answers from the entry.
+        let rotated = KeySet::new(&[spec(2)], 1);
+        assert_eq!(at(&rotated, 150.0), Some(AuthError::InvalidSignature));
+        assert_eq!(cache.len(), 0);
+        // At exp the entry is gone and the verdict is token_expired, as without the cache.
+        assert_eq!(at(&keys, 150.0), None);
+        assert_eq!(at(&keys, 200.0), Some(AuthError::TokenExpired));
+        assert_eq!(cache.len(), 0);
+    }
 }
