@@ -613,7 +613,7 @@ test('revocations are dropped by both engines once their tokens expire', async (
 })
 
 
-// Key sets: every alg, kid present, absent, unknown or naming a key of another alg, mutated
+// Key sets: every alg, kid present, absent, unknown or naming a key of another alg, cache hits, mutated
 // bytes and swapped segments, several key sets, setKeys between rounds. Tokens come from jose.
 test('both engines agree field for field on tokens of every alg and every kid case', async () => {
   const { ALL_ALGS, keyEntry, joseToken } = require('./support/keys')
@@ -638,12 +638,20 @@ test('both engines agree field for field on tokens of every alg and every kid ca
     }
   }
   const checker = makeChecker()
+  let hits = 0
   for (let s = 0; s < sets.length; s++) {
     const config = { keys: sets[s], clockTimestamp: NOW, rateLimitMax: 0 }
     const pair = pairOf(config)
     for (let round = 0; round < 2; round++) {
       for (const t of tokens) {
-        checker.check(pair, [`Bearer ${t}`, undefined, 'acme.example.com'], `set ${s} round ${round}`)
+        const first = checker.check(pair, [`Bearer ${t}`, undefined, 'acme.example.com'], `set ${s} round ${round}`)
+        // Every set has an asymmetric key, so the verified-token cache is on: a success was
+        // remembered and the same token again is a cache hit (no new entry), a failure is not.
+        const entries = pair.n.verifiedTokenCacheEntries
+        checker.check(pair, [`Bearer ${t}`, undefined, 'acme.example.com'], `set ${s} round ${round} again`)
+        assert.equal(pair.n.verifiedTokenCacheEntries, entries)
+        if (first.authenticated) hits++
+        assert.equal(pair.j.verifiedTokenCacheEntries, pair.n.verifiedTokenCacheEntries, `cache entries set ${s}`)
         const mutated = mutate(rng, t)
         checker.check(pair, [`Bearer ${mutated}`], `set ${s} mutated`)
         assert.deepStrictEqual(pair.j.verifyAccessToken(t), pair.n.verifyAccessToken(t), `verify set ${s}`)
@@ -655,6 +663,7 @@ test('both engines agree field for field on tokens of every alg and every kid ca
     assert.deepStrictEqual(pair.j.jwks(), pair.n.jwks())
   }
   assert.deepEqual(checker.mismatches, [])
+  assert.ok(hits >= 20, `${hits} cache hits`)
   for (const code of ['ok', 'unknown_key', 'unsupported_algorithm', 'invalid_signature', 'token_expired', 'missing_subject']) {
     assert.ok(checker.codes.get(code) >= 5, `${code} reached ${checker.codes.get(code) || 0} times`)
   }
