@@ -130,6 +130,20 @@ test('tokens jose signs with every supported alg authenticate in both engines, w
   }
 })
 
+test('HS256 tokens we sign with accessSecret verify in jose with the same secret (both engines)', async () => {
+  const jose = await import('jose')
+  const secret = Buffer.from(keyPair('HS256').secret)
+  for (const [engine, auth] of both({ accessSecret: secret, issuer: 'auth.example' })) {
+    const token = auth.signAccessToken({ sub: 'user-1' })
+    const { payload, protectedHeader } = await jose.jwtVerify(token, secret, { algorithms: ['HS256'], issuer: 'auth.example', currentDate: new Date(NOW * 1000) })
+    assert.equal(protectedHeader.alg, 'HS256', engine)
+    assert.deepEqual([payload.sub, payload.type], ['user-1', 'access'])
+    // And a keys entry of that secret verifies it, as it verifies jose's HS256 tokens.
+    assert.equal(verdict({ keys: [{ alg: 'HS256', secret }], issuer: 'auth.example' }, token), undefined)
+    await assert.rejects(jose.jwtVerify(token, Buffer.alloc(32, 1), { currentDate: new Date(NOW * 1000) }), { code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' })
+  }
+})
+
 test('a token signed with one alg never verifies under a key of another alg', async () => {
   const keys = ALL_ALGS.map((alg) => keyEntry(alg, alg))
   for (const alg of ALL_ALGS) {
