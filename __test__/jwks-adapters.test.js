@@ -22,7 +22,7 @@ const { startJwksServer, keyPair } = require('./support/jwks-server')
 const unhandled = []
 process.on('unhandledRejection', (reason) => unhandled.push(reason))
 
-const ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'EdDSA']
+const ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'EdDSA', 'Ed25519']
 const ISSUER = 'https://idp.test/'
 const pairs = Object.fromEntries(ALGS.map((alg) => [alg, keyPair(alg, `kid-${alg}`)]))
 const DOCUMENT = { keys: ALGS.map((alg) => pairs[alg].jwk) }

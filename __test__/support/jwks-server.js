@@ -67,7 +67,7 @@ function generate(alg, modulusLength) {
   if (alg === 'ES256') return generateKeyPairSync('ec', { namedCurve: 'P-256' })
   if (alg === 'ES384') return generateKeyPairSync('ec', { namedCurve: 'P-384' })
   if (alg === 'ES512') return generateKeyPairSync('ec', { namedCurve: 'P-521' })
-  if (alg === 'EdDSA') return generateKeyPairSync('ed25519')
+  if (alg === 'EdDSA' || alg === 'Ed25519') return generateKeyPairSync('ed25519')
   throw new Error(`no key pair for ${alg}`)
 }
 
