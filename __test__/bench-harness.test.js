@@ -66,6 +66,33 @@ test('every verifier accepts the valid token and rejects each probe', async () =
   await sanityCheck(contenders, fx.token, fx.rejects)
 })
 
+test('the keys section gives every contender row for RS256, PS256, ES256 and EdDSA, each sane before it is timed', async () => {
+  const { runKeys, KEY_ALGS } = require('../bench/sections/keys')
+  const { loadJsEngine } = require('../bench/lib/ours')
+  // One tiny round: the section's wiring and sanity checks, not its numbers.
+  const sections = await runKeys({ native, jsEngine: loadJsEngine() }, fx, { rounds: 1, sampleMs: 1, warmupMs: 0 })
+  assert.deepEqual(KEY_ALGS, ['RS256', 'PS256', 'ES256', 'EdDSA'])
+  assert.deepEqual(
+    sections.map((s) => s.alg),
+    KEY_ALGS,
+  )
+  for (const { alg, authenticate, verify } of sections) {
+    assert.deepEqual(
+      authenticate.rows.map((r) => r.id),
+      ['native-uncached', 'native-cached', 'chain-fast-jwt', 'chain-jose', 'js-engine', 'native-hs256'],
+      alg,
+    )
+    assert.deepEqual(
+      verify.rows.map((r) => r.id),
+      ['native-verify', 'native-verify-cached', 'fast-jwt', 'fast-jwt-cached', 'jose'],
+      alg,
+    )
+    assert.ok(['chain-fast-jwt', 'chain-jose'].includes(authenticate.fastestJs))
+    for (const ratio of [authenticate.fastestJsVsUncached, authenticate.cachedVsHs256]) assert.ok(Number.isFinite(ratio.median) && ratio.median > 0)
+    for (const row of [...authenticate.rows, ...verify.rows]) assert.ok(Number.isFinite(row.nsPerOp.median) && row.nsPerOp.median > 0, `${alg} ${row.id}`)
+  }
+})
+
 test('the sanity check refuses a contender that accepts a tampered token', async () => {
   const lax = { label: 'lax', call: () => ({ ok: true }), accept: (r) => r.ok === true }
   await assert.rejects(sanityCheck([lax], 'valid', { tampered: 'bad' }), /lax accepts the tampered input/)
