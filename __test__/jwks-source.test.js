@@ -11,6 +11,7 @@ const jose = require('jose')
 const native = require('..')
 const js = require('../js')
 const { createRemoteJwks, isJwksSource, SUPPORTED_ALGORITHMS } = require('../jwks')
+const { generateKeyPairSync } = require('node:crypto')
 const { startJwksServer, keyPair } = require('./support/jwks-server')
 
 const unhandled = []
@@ -91,6 +92,23 @@ describe('auth-shield/jwks source', () => {
     )
   })
 
+  it('skips curves it does not verify with (Ed448, X25519, P-521) under the default algorithms', async () => {
+    const jwkOf = (type, options = {}) => generateKeyPairSync(type, options).publicKey.export({ format: 'jwk' })
+    const others = [
+      { ...jwkOf('ed448'), kid: 'ed448', alg: 'EdDSA' },
+      { ...jwkOf('ed448'), kid: 'ed448-bare' },
+      { ...jwkOf('x25519'), kid: 'x25519' },
+      { ...jwkOf('ec', { namedCurve: 'P-521' }), kid: 'p521' },
+    ]
+    server.serve({ keys: [...others, ed.jwk] })
+    const s = source()
+    await s.ready()
+    assert.deepEqual(
+      s.keys.map((k) => [k.kid, k.alg]),
+      [['ed-1', 'EdDSA']],
+    )
+  })
+
   describe('a refused or unreachable document leaves the key set in force', () => {
     const weak = keyPair('RS256', 'weak', { modulusLength: 1024 }).jwk
     const cases = [
@@ -104,6 +122,9 @@ describe('auth-shield/jwks source', () => {
       ['an unknown kty', json({ keys: [ec.jwk, { kty: 'XYZ', kid: 'x' }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
       ['a symmetric (oct) key', json({ keys: [ec.jwk, { kty: 'oct', kid: 'h', k: 'c2VjcmV0' }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
       ['a duplicate kid', json({ keys: [ec.jwk, { ...ed.jwk, kid: 'ec-1' }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
+      ['a use that is neither sig nor enc', json({ keys: [ec.jwk, { ...ed.jwk, kid: 'u', use: 'signing' }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
+      ['a kid that is not a string', json({ keys: [ec.jwk, { ...ed.jwk, kid: 7 }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
+      ['alg none', json({ keys: [ec.jwk, { ...ed.jwk, kid: 'n', alg: 'none' }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
       ['a private member', json({ keys: [{ ...ec.privateKey.export({ format: 'jwk' }), kid: 'p', alg: 'ES256' }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
       ['a curve that contradicts alg', json({ keys: [{ ...keyPair('ES384', 'c').jwk, alg: 'ES256' }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
       ['an RSA key claiming an EC algorithm', json({ keys: [{ ...rsa.jwk, alg: 'ES256' }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
