@@ -144,6 +144,21 @@ test('a hit still resolves the tenant, takes from the rate limit and gets a fres
   }
 })
 
+test('a hit is still checked against the revocation list, by jti and by subject', () => {
+  const byJti = edToken({ sub: 'u', jti: 'j-1', iat: NOW - 10, exp: NOW + 60 })
+  const bySubject = edToken({ sub: 'v', jti: 'j-2', iat: NOW - 10, exp: NOW + 60 })
+  for (const [engine, auth] of both(ED)) {
+    for (const t of [byJti, bySubject]) assert.equal(auth.authenticate(`Bearer ${t}`).authenticated, true)
+    assert.equal(auth.verifiedTokenCacheEntries, 2)
+    auth.revokeToken('j-1', NOW + 60)
+    auth.revokeSubject('v', { before: NOW })
+    for (const t of [byJti, bySubject]) {
+      assert.equal(auth.authenticate(`Bearer ${t}`).errorCode, 'token_revoked', engine)
+      assert.equal(auth.verifyAccessToken(t).errorCode, 'token_revoked', engine)
+    }
+  }
+})
+
 test('both engines agree on cache hits, field for field', () => {
   const tokens = ['u1', 'u2', 'u3'].map((sub) => edToken({ sub, exp: NOW + 60, tenant_id: 'acme', email: `${sub}@x` }))
   const [[, n], [, j]] = both({ ...ED, rateLimitMax: 5, rateLimitRefill: 0.001 })
