@@ -36,11 +36,15 @@ const authenticators = new WeakMap()
 // itself is wrapped in a Proxy, so `new`, `shared`, `instanceof` and the instances' own fast
 // methods stay the native ones; only `setKeys` is wrapped on the prototype.
 const allowShortSecretOf = new WeakMap()
+// The signingKey's kid, which no key given to setKeys may take (checked here as by the JS
+// engine, so both throw the same coded error; src/authenticator.rs checks it again).
+const signingKidOf = new WeakMap()
 
 function hasKeys(config) {
   return typeof config === 'object' && config !== null && (config.keys != null || config.signingKey != null)
 }
 
+/** `{ copy, signingKid }`: the config for the native class, and the signingKey's kid (or null). */
 function nativeConfig(config) {
   const settings = require('./js/config.js').readSettings(config)
   const copy = {}
@@ -49,7 +53,7 @@ function nativeConfig(config) {
   // signingKey: its PKCS#8 DER for ring, as a one-item list of the raw key shape.
   const signing = settings.signingKey
   if (signing !== null) copy.signingKey = [{ kid: signing.kid, alg: signing.alg, key: signing.pkcs8 }]
-  return copy
+  return { copy, signingKid: signing === null ? null : signing.kid }
 }
 
 // The Proxy's target is a stand-in function, not the native class: the class's own `shared`
@@ -61,9 +65,11 @@ AuthenticatorClass.prototype = NativeAuthenticator.prototype
 const Authenticator = new Proxy(AuthenticatorClass, {
   construct(target, args, newTarget) {
     const [config] = args
-    const instance = Reflect.construct(NativeAuthenticator, hasKeys(config) ? [nativeConfig(config)] : args, newTarget)
+    const prepared = hasKeys(config) ? nativeConfig(config) : null
+    const instance = Reflect.construct(NativeAuthenticator, prepared === null ? args : [prepared.copy], newTarget)
     // Validated by now: an object whose allowShortSecret, if set, is a boolean.
     allowShortSecretOf.set(instance, config.allowShortSecret === true)
+    if (prepared !== null && prepared.signingKid !== null) signingKidOf.set(instance, prepared.signingKid)
     return instance
   },
   apply() {
@@ -77,7 +83,7 @@ const Authenticator = new Proxy(AuthenticatorClass, {
 })
 
 function shared(config) {
-  return NativeAuthenticator.shared(hasKeys(config) ? nativeConfig(config) : config)
+  return NativeAuthenticator.shared(hasKeys(config) ? nativeConfig(config).copy : config)
 }
 
 const nativeSetKeys = NativeAuthenticator.prototype.setKeys
@@ -88,7 +94,10 @@ Object.defineProperty(NativeAuthenticator.prototype, 'setKeys', {
     // from ./index.js, which takes raw keys): the native method as it is.
     if (allowShortSecret === undefined) return nativeSetKeys.call(this, keys)
     const { normalizeKeys, rawKeys } = require('./js/keys.js')
-    return nativeSetKeys.call(this, rawKeys(normalizeKeys(keys, { label: 'keys', allowShortSecret })))
+    const entries = normalizeKeys(keys, { label: 'keys', allowShortSecret })
+    const signingKid = signingKidOf.get(this)
+    if (signingKid !== undefined) require('./js/config.js').checkSigningKid(entries, signingKid, 'keys')
+    return nativeSetKeys.call(this, rawKeys(entries))
   },
   writable: true,
   configurable: true,

@@ -142,6 +142,30 @@ for (const [alg, generate] of Object.entries(ALGS)) {
 
 describe('signingKey refusals (the same error in both engines)', () => {
   const ed = generateKeyPairSync('ed25519')
+  it('refuses a key under its kid, in the config and in setKeys, with the same class, code and message', () => {
+    const impostor = { kid: 'own', alg: 'EdDSA', publicKey: generateKeyPairSync('ed25519').publicKey }
+    const signingKey = { kid: 'own', alg: 'EdDSA', privateKey: ed.privateKey }
+    const describeError = (fn) => {
+      try {
+        fn()
+      } catch (err) {
+        return [err.constructor.name, err.code, err.message]
+      }
+      return null
+    }
+    for (const Authenticator of Object.values(ENGINES)) {
+      assert.deepEqual(describeError(() => new Authenticator({ signingKey, keys: [impostor] })), [
+        'RangeError',
+        'ERR_AUTH_SHIELD_DUPLICATE_KID',
+        'config.keys: kid "own" is the signingKey\'s kid',
+      ])
+      const auth = new Authenticator({ signingKey })
+      assert.deepEqual(describeError(() => auth.setKeys([impostor])), ['RangeError', 'ERR_AUTH_SHIELD_DUPLICATE_KID', 'keys: kid "own" is the signingKey\'s kid'])
+      assert.equal(auth.keySetGeneration, 0)
+      assert.equal(auth.authenticate(`Bearer ${auth.signAccessToken({ sub: 'u' })}`).authenticated, true)
+    }
+  })
+
   const rsa1024 = generateKeyPairSync('rsa', { modulusLength: 1024 })
   const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' })
   const cases = [
