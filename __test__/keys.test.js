@@ -182,6 +182,11 @@ test("a kid naming an HMAC key on an RS256 token is refused, whatever the signat
 })
 
 test('ECDSA: DER signatures, r = s = 0 ("psychic signatures") and out-of-range r or s are invalid_signature', async () => {
+  // The group orders n of P-256 and P-384 (SEC 2): r and s must lie in [1, n - 1].
+  const ORDER = {
+    ES256: 'ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551',
+    ES384: 'ffffffffffffffffffffffffffffffffffffffffffffffffc7634d81f4372ddf581a0db248b0a77aecec196accc52973',
+  }
   for (const [alg, size, hash] of [
     ['ES256', 32, 'sha256'],
     ['ES384', 48, 'sha384'],
@@ -205,6 +210,10 @@ test('ECDSA: DER signatures, r = s = 0 ("psychic signatures") and out-of-range r
       const broken = Buffer.from(sig)
       broken.fill(0, half * size, (half + 1) * size)
       assert.equal(verdict({ keys }, `${input}.${broken.toString('base64url')}`), 'invalid_signature')
+      // Exactly n: zero modulo n, just written another way.
+      const atOrder = Buffer.from(sig)
+      Buffer.from(ORDER[alg], 'hex').copy(atOrder, half * size)
+      assert.equal(verdict({ keys }, `${input}.${atOrder.toString('base64url')}`), 'invalid_signature', `${alg} ${half ? 's' : 'r'} = n`)
     }
   }
 })
