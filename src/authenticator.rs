@@ -896,6 +896,73 @@ mod tests {
     }
 
     #[test]
+    fn set_keys_with_the_cache_on_never_answers_from_the_other_set() {
+        use crate::jwt::{Alg, KeySpec};
+        use crate::secret::Secret;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let spec = |key: &[u8]| KeySpec {
+            kid: Some("a".into()),
+            alg: Alg::Hs256,
+            key: Secret::from(key),
+        };
+        // Set a (odd generations) accepts the token; set b (even ones) holds kid "a" with other
+        // bytes. With the cache on, a reader that verified under a may insert its entry after
+        // the swap to b: the generation tag must keep that entry from answering under b.
+        let (a, b) = (vec![spec(&[1; 32])], vec![spec(&[3; 32])]);
+        let raw = RawConfig::new()
+            .with("accessSecret", ACCESS)
+            .with("rateLimitMax", 0.0)
+            .with("verifiedTokenCacheSize", 16.0);
+        let core = std::sync::Arc::new(Authenticator::new(Settings::from_config(raw).unwrap()));
+        core.set_keys(&a);
+        let token = {
+            let input = format!(
+                "{}.{}",
+                crate::jwt::base64url::encode(br#"{"alg":"HS256","kid":"a"}"#),
+                crate::jwt::base64url::encode(br#"{"sub":"u","exp":9999999999}"#)
+            );
+            let tag = HmacKey::new(&[1; 32]).sign(input.as_bytes());
+            format!("{input}.{}", crate::jwt::base64url::encode(tag.as_ref()))
+        };
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let (core, stop, token) = (core.clone(), stop.clone(), token.clone());
+                std::thread::spawn(move || {
+                    let mut judged = 0usize;
+                    while !stop.load(Ordering::Relaxed) {
+                        let before = core.keys().generation();
+                        let verdict = code(&core, &token);
+                        // No swap during the call: the set in force is known, so is the verdict.
+                        if core.keys().generation() == before {
+                            let expected = if before % 2 == 1 {
+                                None
+                            } else {
+                                Some("invalid_signature")
+                            };
+                            assert_eq!(verdict, expected, "generation {before}");
+                            judged += 1;
+                        }
+                    }
+                    judged
+                })
+            })
+            .collect();
+        for i in 0..2000u64 {
+            core.set_keys(if i % 2 == 0 { &b } else { &a });
+        }
+        // Then b and a again (generations 2002 and 2003), each long enough to be judged under.
+        for set in [&b, &a] {
+            core.set_keys(set);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        stop.store(true, Ordering::Relaxed);
+        let judged: usize = readers.into_iter().map(|r| r.join().unwrap()).sum();
+        assert!(judged > 0);
+        assert!(core.verified_token_cache_len() <= 16);
+    }
+
+    #[test]
     fn refresh_without_a_refresh_secret_is_refused() {
         let core = core(None);
         assert_eq!(
