@@ -85,6 +85,33 @@ for (const engine of ['native', 'js']) {
       })
     }
 
+    it('never takes a key from the token: jku, x5u and an embedded jwk offering the signer\'s key are ignored, their URL never fetched', async () => {
+      const evil = await startJwksServer()
+      const attacker = keyPair('ES256', 'attacker')
+      evil.serve({ keys: [attacker.jwk] })
+      try {
+        const forged = (kid) =>
+          new jose.SignJWT({})
+            .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT', jku: evil.url, x5u: evil.url, jwk: { kty: attacker.jwk.kty, crv: attacker.jwk.crv, x: attacker.jwk.x, y: attacker.jwk.y } })
+            .setSubject('admin')
+            .setIssuer(ISSUER)
+            .setExpirationTime('10m')
+            .sign(attacker.privateKey)
+        // Under our kid: our key checks the signature, and refuses it.
+        const underOurs = await get(`${app.server.base}/api`, bearer(await forged(pairs.ES256.kid)))
+        assert.equal(underOurs.status, 401)
+        assert.equal(underOurs.json.code, 'invalid_signature')
+        // Under the attacker's kid: our own JWKS is refetched (an unknown kid), never theirs.
+        const start = jwksServer.fetches
+        const underTheirs = await get(`${app.server.base}/api`, bearer(await forged('attacker')))
+        assert.equal(underTheirs.json.code, 'unknown_key')
+        assert.equal(jwksServer.fetches, start + 1)
+        assert.equal(evil.fetches, 0)
+      } finally {
+        await evil.close()
+      }
+    })
+
     it('refuses a token signed by a key the JWKS does not hold', async () => {
       const stranger = keyPair('ES256', 'kid-ES256')
       const res = await get(`${app.server.base}/api`, bearer(await joseToken(stranger)))
