@@ -66,6 +66,23 @@ test('off for HMAC-only key sets unless verifiedTokenCacheSize is given; 0 turns
   }
 })
 
+test('a key set mixing HMAC and asymmetric keys remembers only the asymmetric tokens unless the size is given', async () => {
+  const hs = await joseToken('HS256', { sub: 'u', exp: NOW + 60 }, { kid: 'h' })
+  const ed = edToken({ sub: 'u', exp: NOW + 60 })
+  const mixed = { keys: [keyEntry('HS256', 'h'), keyEntry('EdDSA', 'ed')] }
+  for (const [engine, auth] of both(mixed)) {
+    for (let i = 0; i < 3; i++) assert.equal(auth.authenticate(`Bearer ${hs}`).authenticated, true, engine)
+    assert.equal(auth.verifiedTokenCacheEntries, 0, `${engine}: an HMAC check is cheaper than the cache`)
+    assert.equal(auth.authenticate(`Bearer ${ed}`).authenticated, true, engine)
+    assert.equal(auth.verifiedTokenCacheEntries, 1, engine)
+  }
+  for (const [engine, auth] of both({ ...mixed, verifiedTokenCacheSize: 10 })) {
+    assert.equal(auth.authenticate(`Bearer ${hs}`).authenticated, true, engine)
+    assert.equal(auth.authenticate(`Bearer ${ed}`).authenticated, true, engine)
+    assert.equal(auth.verifiedTokenCacheEntries, 2, `${engine}: asked for by size, HMAC tokens too`)
+  }
+})
+
 test('keyed by the whole token: a copied signature on another payload is still invalid_signature', () => {
   const good = edToken({ sub: 'u', exp: NOW + 60 })
   const [h, , s] = good.split('.')

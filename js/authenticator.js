@@ -152,7 +152,11 @@ class Core {
       return claims instanceof Failure ? claims : this.accessRules.validate(claims, now)
     }
     const claims = this.accessRules.verify(token, keys, now)
-    if (!(claims instanceof Failure)) cache.insert(digest, keys.generation, claims.exp)
+    // The memo holds the key that just verified it (js/jwt.js): an HMAC check costs less than
+    // the digest, so HMAC tokens are remembered only when the cache was asked for by size.
+    if (!(claims instanceof Failure) && (this.cacheHmac || !this.accessRules.acceptedKey.isHmac)) {
+      cache.insert(digest, keys.generation, claims.exp)
+    }
     return claims
   }
 

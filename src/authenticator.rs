@@ -269,7 +269,8 @@ impl Authenticator {
     }
 
     /// Access-token verification, through the cache when it serves `keys` (on by default for
-    /// key sets with an asymmetric key, for HMAC-only sets only when its size was given).
+    /// key sets with an asymmetric key, for HMAC-only sets only when its size was given; an
+    /// HMAC-verified token is remembered only when the size was given).
     fn verify_access<'s>(
         &self,
         token: &[u8],
@@ -279,7 +280,8 @@ impl Authenticator {
     ) -> Result<Claims<'s>, AuthError> {
         match &self.cache {
             Some(cache) if self.cache_hmac || !keys.all_hmac() => {
-                self.access.verify_cached(token, keys, cache, now, scratch)
+                self.access
+                    .verify_cached(token, keys, cache, self.cache_hmac, now, scratch)
             }
             _ => self.access.verify(token, keys, now, scratch),
         }

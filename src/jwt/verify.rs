@@ -18,6 +18,13 @@ pub enum Selected<'k> {
 }
 
 impl Selected<'_> {
+    fn is_hmac(&self) -> bool {
+        match self {
+            Selected::Hs256(_) => true,
+            Selected::Key(key) => key.is_hmac(),
+        }
+    }
+
     fn verify(&self, signing_input: &[u8], signature: &[u8]) -> bool {
         match self {
             Selected::Hs256(key) => key.verify(signing_input, signature),
@@ -104,6 +111,7 @@ impl Verifier {
         token: &[u8],
         keys: &KeySet,
         cache: &VerifiedCache,
+        cache_hmac: bool,
         now: f64,
         scratch: &'s mut Vec<u8>,
     ) -> Result<Claims<'s>, AuthError> {
@@ -116,9 +124,13 @@ impl Verifier {
             self.rules.validate(&claims, now)?;
             return Ok(claims);
         }
-        let claims = decode_verified(token, keys, scratch)?;
+        let (claims, by_hmac) = decode_verified_by(token, keys, scratch)?;
         self.rules.validate(&claims, now)?;
-        cache.insert(digest, keys.generation(), claims.exp.as_num());
+        // An HMAC check costs less than the digest: HMAC tokens are only remembered when the
+        // cache was asked for by size (`cache_hmac`), even in a key set with asymmetric keys.
+        if cache_hmac || !by_hmac {
+            cache.insert(digest, keys.generation(), claims.exp.as_num());
+        }
         Ok(claims)
     }
 }
@@ -133,6 +145,15 @@ pub fn decode_verified<'s>(
     keys: &impl KeyLookup,
     scratch: &'s mut Vec<u8>,
 ) -> Result<Claims<'s>, AuthError> {
+    decode_verified_by(token, keys, scratch).map(|(claims, _)| claims)
+}
+
+/// As [`decode_verified`], also saying whether the key that verified the token is an HMAC key.
+fn decode_verified_by<'s>(
+    token: &[u8],
+    keys: &impl KeyLookup,
+    scratch: &'s mut Vec<u8>,
+) -> Result<(Claims<'s>, bool), AuthError> {
     let (header_b64, payload_b64, signature_b64) = split_compact(token)?;
     scratch.clear();
     // The header nearly every issuer of HS256 tokens writes (ours and jsonwebtoken's) is known
@@ -163,7 +184,7 @@ pub fn decode_verified<'s>(
     if !key.verify(signing_input, signature) {
         return Err(AuthError::InvalidSignature);
     }
-    Ok(claims)
+    Ok((claims, key.is_hmac()))
 }
 
 /// The claims of a token known to have passed [`decode_verified`] under the key set in force
@@ -361,9 +382,13 @@ mod tests {
         let verifier = Verifier::new(rules(), 8192);
         let cache = VerifiedCache::new(10).unwrap();
         let mut s = Vec::new();
+        // Unless the cache was asked for by size, a token an HMAC key verified is not kept.
+        let unasked = verifier.verify_cached(t.as_bytes(), &keys, &cache, false, 150.0, &mut s);
+        assert!(unasked.is_ok());
+        assert_eq!(cache.len(), 0);
         let mut at = |keys: &KeySet, now: f64| {
             verifier
-                .verify_cached(t.as_bytes(), keys, &cache, now, &mut s)
+                .verify_cached(t.as_bytes(), keys, &cache, true, now, &mut s)
                 .err()
         };
         assert_eq!(at(&keys, 150.0), None);
