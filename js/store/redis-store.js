@@ -20,6 +20,7 @@ const { EventEmitter } = require('node:events')
 const { commandClient } = require('./commands')
 const { LEASE_SCRIPT, LEASE_SCRIPT_SHA, BATCH_KEYS } = require('./lease-script')
 const { answerWithin } = require('./answer-within')
+const { RenewalCadence } = require('./renewal-cadence')
 const { readLimit, readStoreOptions, ATTACH_OPTIONS, ATTACH_SPEC } = require('./options')
 const { RateLimiter } = require('../rate-limit')
 const { typeError, rangeError } = require('../errors')
@@ -49,6 +50,9 @@ class Attachment {
     this.authenticator = authenticator
     this.strict = options.strict
     this.lease = options.strict ? 1 : options.lease !== undefined ? Math.min(options.lease, max) : Math.max(1, Math.min(100, Math.floor(max / 10)))
+    // Credits left when an identity is queued for renewal (as src/rate_limit/lease.rs): the
+    // slack its renewal has to arrive within. 0 in strict mode (nothing renewed ahead).
+    this.slack = options.strict ? 0 : Math.floor(this.lease / 2)
     // The script's bucket arguments, as sent.
     this.capacityArg = String(max)
     this.intervalArg = String(1e6 / refill)
@@ -68,6 +72,7 @@ class RedisStore extends EventEmitter {
   #commands
   #attachments = []
   #timer = null
+  #cadence
   #down = false
   #probe = null
   #lastProbe = 0
@@ -80,12 +85,13 @@ class RedisStore extends EventEmitter {
   // `seq` is answered.
   #waiters = []
   // Which attachment sends first, in turn, so one busy limit cannot starve another.
-  #turn = 0
+  #first = 0
 
   constructor(client, options) {
     super()
     this.options = readStoreOptions(options)
     this.#commands = commandClient(client)
+    this.#cadence = new RenewalCadence(this.options.renewIntervalMs)
     this.stats = { roundTrips: 0, failedRoundTrips: 0, leaseRequests: 0, recoveries: 0, fallbackGrants: 0, outages: 0 }
     // The middleware's recovery for `rate_limit_pending`: fetch the lease, authenticate again.
     this.recover = () => {
@@ -137,10 +143,7 @@ class RedisStore extends EventEmitter {
     }, this)
     authenticator.enableSharedLimit(attachment.lease, attachment.strict, merged.maxKeys)
     this.#attachments.push(attachment)
-    if (this.#timer === null && !this.#closed) {
-      this.#timer = setInterval(() => this.#renew(), this.options.renewIntervalMs)
-      this.#timer.unref()
-    }
+    if (this.#timer === null && !this.#closed) this.#schedule()
     return this
   }
 
@@ -155,13 +158,29 @@ class RedisStore extends EventEmitter {
     return new Promise((resolve) => this.#waiters.push({ seq, resolve }))
   }
 
+  /** The next turn of the background loop, after the cadence's sleep (js/store/renewal-cadence.js). */
+  #schedule() {
+    this.#timer = setTimeout(this.#turn, this.#cadence.delayMs)
+    this.#timer.unref()
+  }
+
+  #turn = () => {
+    this.#timer = null
+    this.#renew()
+    if (!this.#closed) this.#schedule()
+  }
+
   /** Takes the queued identities of every authenticator and sends what the bound allows. */
   #renew() {
     if (this.#down) this.#maybeProbe()
+    // The largest share of its slack an identity taken now had spent; -1: none taken.
+    let spent = -1
     for (const a of this.#attachments) {
       const requests = a.authenticator.takeLeaseRequests()
       for (let i = 0; i < requests.length; i++) {
         const { key, want } = requests[i]
+        // want = lease − credits, and the identity was queued with `slack` credits.
+        if (a.slack > 0) spent = Math.max(spent, Math.min(1, (want - (a.lease - a.slack)) / a.slack))
         // In a batch already: its answer is on the way (a later request queues it again).
         if (a.sending.has(key)) continue
         const waiting = a.waiting.get(key)
@@ -170,6 +189,12 @@ class RedisStore extends EventEmitter {
         // out: it stays pending and its next request queues it again.
         else if (a.waiting.size < a.maxKeys) a.waiting.set(key, { want, seq: ++this.#queued })
       }
+    }
+    const before = this.#cadence.delayMs
+    // A flush that found identities short of credit: the next turn comes sooner.
+    if (this.#cadence.next(spent) < before && this.#timer !== null) {
+      clearTimeout(this.#timer)
+      this.#schedule()
     }
     this.#pump()
   }
@@ -181,7 +206,7 @@ class RedisStore extends EventEmitter {
   #pump() {
     const count = this.#attachments.length
     for (let k = 0; k < count; k++) {
-      const index = (this.#turn + k) % count
+      const index = (this.#first + k) % count
       const a = this.#attachments[index]
       while (a.waiting.size > 0) {
         if (this.#down) {
@@ -190,12 +215,12 @@ class RedisStore extends EventEmitter {
         } else if (this.#batches.size < MAX_IN_FLIGHT_BATCHES) {
           this.#sendBatch(a)
         } else {
-          this.#turn = index
+          this.#first = index
           return this.#settleWaiters()
         }
       }
     }
-    if (count > 0) this.#turn = (this.#turn + 1) % count
+    if (count > 0) this.#first = (this.#first + 1) % count
     this.#settleWaiters()
   }
 
@@ -354,7 +379,7 @@ class RedisStore extends EventEmitter {
   /** Stops the background loop (in-flight leases still land). The user's client stays open. */
   async close() {
     this.#closed = true
-    if (this.#timer !== null) clearInterval(this.#timer)
+    if (this.#timer !== null) clearTimeout(this.#timer)
     this.#timer = null
   }
 }
