@@ -36,6 +36,7 @@ const authenticators = new WeakMap()
 // itself is wrapped in a Proxy, so `new`, `shared`, `instanceof` and the instances' own fast
 // methods stay the native ones; only `setKeys` is wrapped on the prototype.
 const allowShortSecretOf = new WeakMap()
+const { splitStore, attachStore } = require('./js/store/attached.js')
 
 function hasKeys(config) {
   return typeof config === 'object' && config !== null && (config.keys != null || config.signingKey != null)
@@ -60,10 +61,13 @@ function AuthenticatorClass() {}
 AuthenticatorClass.prototype = NativeAuthenticator.prototype
 const Authenticator = new Proxy(AuthenticatorClass, {
   construct(target, args, newTarget) {
-    const [config] = args
-    const instance = Reflect.construct(NativeAuthenticator, hasKeys(config) ? [nativeConfig(config)] : args, newTarget)
+    // `store` (docs/scale-out.md) is a JS object the core never reads: checked and taken out
+    // here, attached once the authenticator exists (js/store/attached.js).
+    const { config, store } = splitStore(args[0])
+    const instance = Reflect.construct(NativeAuthenticator, hasKeys(config) ? [nativeConfig(config)] : config === args[0] ? args : [config], newTarget)
     // Validated by now: an object whose allowShortSecret, if set, is a boolean.
     allowShortSecretOf.set(instance, config.allowShortSecret === true)
+    if (store !== undefined) attachStore(instance, store)
     return instance
   },
   apply() {

@@ -19,6 +19,7 @@ const { TenantRules } = require('./tenant')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
 const { LeaseTable, MAX_LEASE } = require('./lease-table')
 const { Revocations } = require('./revocation')
+const { splitStore, attachStore } = require('./store/attached')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/authenticator.rs).
 const MAX_LEASE_KEYS = 1e8
@@ -263,7 +264,11 @@ class Authenticator {
   #core
 
   constructor(config) {
-    this.#core = new Core(readSettings(config))
+    // `store` (docs/scale-out.md): a JS object, checked and taken out before the settings are
+    // read, attached once the authenticator exists, as native.js does (js/store/attached.js).
+    const { config: settings, store } = splitStore(config)
+    this.#core = new Core(readSettings(settings))
+    if (store !== undefined) attachStore(this, store)
   }
 
   /**

@@ -24,6 +24,7 @@ const { RenewalCadence } = require('./renewal-cadence')
 const { readLimit, readStoreOptions, ATTACH_OPTIONS, ATTACH_SPEC } = require('./options')
 const { RateLimiter } = require('../rate-limit')
 const { typeError, rangeError } = require('../errors')
+const { checkNotElsewhere, recordStore } = require('./attached')
 // Revocations are shared by their own object, RevocationFeed (js/store/revocations.js, also
 // exported by auth-shield/redis): it loads the whole set into every authenticator attached
 // before its start(), which this store's per-middleware attach cannot promise.
@@ -128,6 +129,7 @@ class RedisStore extends EventEmitter {
       throw typeError('attach needs an Authenticator of auth-shield or auth-shield/js')
     }
     if (this.#attachments.some((a) => a.authenticator === authenticator)) return this
+    checkNotElsewhere(authenticator, this)
     if (options === undefined || options === null) options = {}
     if (typeof options !== 'object' || Array.isArray(options)) throw typeError('attach options must be an object')
     const { name, ...rest } = options
@@ -142,6 +144,7 @@ class RedisStore extends EventEmitter {
       name: name === undefined ? `${authenticator.rateLimitMax}/${authenticator.rateLimitRefill}` : name,
     }, this)
     authenticator.enableSharedLimit(attachment.lease, attachment.strict, merged.maxKeys)
+    recordStore(authenticator, this)
     this.#attachments.push(attachment)
     if (this.#timer === null && !this.#closed) this.#schedule()
     return this
