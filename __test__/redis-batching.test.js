@@ -16,6 +16,7 @@ const js = require('../js')
 const { createRedisStore } = require('../redis')
 const { RenewalCadence, BACK_OFF } = require('../js/store/renewal-cadence')
 const { BATCH_KEYS } = require('../js/store/lease-script')
+const { answerWithin } = require('../js/store/answer-within')
 const { redisSkip, startRedis } = require('./support/redis-server')
 const { CLIENT_KINDS, connectClient } = require('./support/redis-clients')
 const { token } = require('./support/tokens')
@@ -99,6 +100,32 @@ describe('lease renewals in batches, with a real redis-server', { skip: redisSki
   })
 
   for (const kind of CLIENT_KINDS) {
+    it(`a round trip's time-out counts Redis, not an event loop kept busy by us (${kind})`, async () => {
+      const conn = await connectClient(kind, redis.url)
+      const busy = (ms) => {
+        const end = Date.now() + ms
+        while (Date.now() < end);
+      }
+      const timedOut = () => Object.assign(new Error('timed out'), { code: 'ERR_AUTH_SHIELD_STORE_TIMEOUT' })
+      try {
+        // Busy before the command is even written (node-redis writes in a setImmediate).
+        const early = answerWithin(() => conn.command(['PING']), 50, timedOut)
+        busy(200)
+        assert.equal(await early, 'PONG')
+        // Busy after it was written: the reply waits in the socket past the time-out.
+        const late = answerWithin(() => conn.command(['PING']), 50, timedOut)
+        await new Promise(setImmediate)
+        busy(200)
+        assert.equal(await late, 'PONG')
+        // And a server that does not answer still times out.
+        await conn.command(['CLIENT', 'PAUSE', '300', 'ALL'])
+        await assert.rejects(answerWithin(() => conn.command(['PING']), 50, timedOut), { code: 'ERR_AUTH_SHIELD_STORE_TIMEOUT' })
+      } finally {
+        await new Promise((r) => setTimeout(r, 350))
+        await conn.close()
+      }
+    })
+
     for (const [engine, Authenticator] of ENGINES) {
       it(`answers the first requests of ${BURST} identities at once from Redis, ${BATCH_KEYS} per round trip, within the limit (${kind}, ${engine} engine)`, async () => {
         const conn = await connectClient(kind, redis.url)
