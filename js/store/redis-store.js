@@ -22,7 +22,7 @@ const { LEASE_SCRIPT, LEASE_SCRIPT_SHA, BATCH_KEYS } = require('./lease-script')
 const { answerWithin } = require('./answer-within')
 const { RenewalCadence } = require('./renewal-cadence')
 const { readLimit, readStoreOptions, ATTACH_OPTIONS, ATTACH_SPEC } = require('./options')
-const { RateLimiter } = require('../rate-limit')
+const { Attachment } = require('./attachment')
 const { typeError, rangeError } = require('../errors')
 const { checkNotElsewhere, recordStore } = require('./attached')
 // Revocations are shared by their own object, RevocationFeed (js/store/revocations.js, also
@@ -41,32 +41,6 @@ function storeError(code, message, cause) {
   const err = new Error(message, cause === undefined ? undefined : { cause })
   err.code = code
   return err
-}
-
-/** One authenticator's shared limit: its bucket parameters, queued identities and fallback. */
-class Attachment {
-  constructor(authenticator, options, store) {
-    const max = authenticator.rateLimitMax
-    const refill = authenticator.rateLimitRefill
-    this.authenticator = authenticator
-    this.strict = options.strict
-    this.lease = options.strict ? 1 : options.lease !== undefined ? Math.min(options.lease, max) : Math.max(1, Math.min(100, Math.floor(max / 10)))
-    // Credits left when an identity is queued for renewal (as src/rate_limit/lease.rs): the
-    // slack its renewal has to arrive within. 0 in strict mode (nothing renewed ahead).
-    this.slack = options.strict ? 0 : Math.floor(this.lease / 2)
-    // The script's bucket arguments, as sent.
-    this.capacityArg = String(max)
-    this.intervalArg = String(1e6 / refill)
-    this.keyPrefix = `${store.options.prefix}rl:${options.name}:`
-    // Outage fallback: a local bucket holding `outageShare` of the shared one.
-    this.fallback = new RateLimiter(Math.max(1, Math.floor(max * options.outageShare)), refill * options.outageShare, options.maxKeys)
-    this.maxKeys = options.maxKeys
-    // Identities taken from the authenticator and not yet sent: key → { want, seq }, oldest
-    // first. At most `maxKeys`.
-    this.waiting = new Map()
-    // Identities in a batch awaiting Redis (at most MAX_IN_FLIGHT_BATCHES × BATCH_KEYS).
-    this.sending = new Set()
-  }
 }
 
 class RedisStore extends EventEmitter {
@@ -272,14 +246,10 @@ class RedisStore extends EventEmitter {
     }
   }
 
-  /** A lease for `key` from the local fallback bucket (Redis down or failing). */
+  /** A lease for `key` from `a`'s local fallback bucket (Redis down or failing). */
   #fallbackLease(a, key, want) {
     this.stats.fallbackGrants++
-    let d = a.fallback.consume(key, want)
-    if (d.allowed) return a.authenticator.grantLease(key, want, d.remaining, 0)
-    d = a.fallback.consume(key, 1)
-    if (d.allowed) return a.authenticator.grantLease(key, 1, d.remaining, 0)
-    a.authenticator.grantLease(key, 0, 0, d.retryAfterMs)
+    a.fallbackLease(key, want)
   }
 
   /** The oldest sequence number not yet answered (waiting or in a batch); Infinity if none. */
