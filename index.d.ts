@@ -112,6 +112,23 @@ export type AuthConfig = AuthConfigOptions &
     | { signingKey: SigningKeyInput; accessSecret?: null | undefined; keys?: null | undefined }
   )
 
+/**
+ * The config of `new Authenticator(config)`: an `AuthConfig` and the options the constructor
+ * takes out before the core reads the rest (`entryOptions` of `js/schema.json`).
+ * `Authenticator.shared` and `authenticateRequest` take an `AuthConfig` only.
+ */
+export type AuthenticatorConfig = AuthConfig & AuthenticatorEntryOptions
+
+/** The options of `AuthenticatorConfig` beyond `AuthConfig`, in `js/schema.json` order. */
+export interface AuthenticatorEntryOptions {
+  /**
+   * A store of `auth-shield/redis` (`createRedisStore`): the authenticator shares its rate limit
+   * through it from construction, as `store.attach(authenticator)` does (docs/scale-out.md).
+   * Not a store: `TypeError` `ERR_INVALID_ARG_TYPE`.
+   */
+  store?: import('./redis').RedisStore | null | undefined
+}
+
 /** Every option of `AuthConfig`, in `js/schema.json` order. */
 export interface AuthConfigOptions {
   /** HS256 secret for access tokens: the shorthand for `keys: [{ alg: 'HS256', secret }]`. */
@@ -306,9 +323,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class Authenticator {
   /**
    * Validates `config` and prepares keys, claim rules, tenant rules and the rate limiter.
-   * Throws a `TypeError` or `RangeError` naming the offending field.
+   * Throws a `TypeError` or `RangeError` naming the offending field. `config.store` (a JS
+   * object) is taken out by the package entry point (native.js), which attaches the new
+   * authenticator to it: this binding never sees it.
    */
-  constructor(config: AuthConfig)
+  constructor(config: AuthenticatorConfig)
   /**
    * An authenticator that shares keys and rate-limit buckets with every other one made by
    * `shared` (or by `authenticateRequest`) from equal settings. At most 64 distinct

@@ -39,6 +39,7 @@ const allowShortSecretOf = new WeakMap()
 // The signingKey's kid, which no key given to setKeys may take (checked here as by the JS
 // engine, so both throw the same coded error; src/authenticator.rs checks it again).
 const signingKidOf = new WeakMap()
+const { splitStore, attachStore } = require('./js/store/attached.js')
 
 function hasKeys(config) {
   return typeof config === 'object' && config !== null && (config.keys != null || config.signingKey != null)
@@ -64,12 +65,16 @@ function AuthenticatorClass() {}
 AuthenticatorClass.prototype = NativeAuthenticator.prototype
 const Authenticator = new Proxy(AuthenticatorClass, {
   construct(target, args, newTarget) {
-    const [config] = args
+    // `store` (docs/scale-out.md) is a JS object the core never reads: checked and taken out
+    // here, attached once the authenticator exists (js/store/attached.js).
+    const { config, store } = splitStore(args[0])
     const prepared = hasKeys(config) ? nativeConfig(config) : null
-    const instance = Reflect.construct(NativeAuthenticator, prepared === null ? args : [prepared.copy], newTarget)
+    const nativeArgs = prepared !== null ? [prepared.copy] : config === args[0] ? args : [config]
+    const instance = Reflect.construct(NativeAuthenticator, nativeArgs, newTarget)
     // Validated by now: an object whose allowShortSecret, if set, is a boolean.
     allowShortSecretOf.set(instance, config.allowShortSecret === true)
     if (prepared !== null && prepared.signingKid !== null) signingKidOf.set(instance, prepared.signingKid)
+    if (store !== undefined) attachStore(instance, store)
     return instance
   },
   apply() {

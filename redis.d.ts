@@ -27,7 +27,7 @@ export interface RedisStoreOptions {
   maxKeys?: number
   /** Each Redis round trip fails after this many ms. Default 500. */
   timeoutMs?: number
-  /** How often the background loop renews low leases, ms. Default 10. */
+  /** Shortest pause of the background loop that renews low leases, ms (it backs off up to 8× while renewals have slack to spare). Default 10. */
   renewIntervalMs?: number
   /** While Redis is down, how often it is probed, ms. Default 1000. */
   retryIntervalMs?: number
@@ -56,6 +56,7 @@ export interface SharedLimitDecision {
 export interface RedisStoreStats {
   roundTrips: number
   failedRoundTrips: number
+  /** Identities asked for (several per round trip). */
   leaseRequests: number
   /** Requests that waited for a lease (the middleware's recovery). */
   recoveries: number

@@ -181,6 +181,8 @@ test('the AuthConfig and AuthResult types declare exactly the schema names, in o
     return [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1])
   }
   assert.deepEqual(members('AuthConfigOptions'), schema.options.map((o) => o.name))
+  // The entry points' own options (JS objects the core never reads) have their interface.
+  assert.deepEqual(members('AuthenticatorEntryOptions'), schema.entryOptions.map((o) => o.name))
   // AuthResult is the union AuthSuccess | AuthFailure over these fields; each side lists them all.
   assert.deepEqual(members('AuthResultFields'), RESULT_KEYS)
   for (const side of ['AuthSuccess', 'AuthFailure']) {

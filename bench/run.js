@@ -29,7 +29,7 @@ const MODES = {
     micro: { rounds: 9, sampleMs: 200, warmupMs: 500 },
     argon2: { rounds: 5, sampleMs: 300, warmupMs: 0 },
     http: { rounds: 3, durationSec: 5, warmupSec: 1, connections: 50 },
-    scaleOut: { rounds: 3, durationSec: 5, warmupSec: 1, connections: 50 },
+    scaleOut: { rounds: 6, durationSec: 3, warmupSec: 1, connections: 50 },
   },
   quick: {
     micro: { rounds: 5, sampleMs: 40, warmupMs: 100 },

@@ -20,6 +20,7 @@ const { RateLimiter, monotonicNanos } = require('./rate-limit')
 const { randomSeeds, seedsFromSecret } = require('./debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./lease-table')
 const { Revocations } = require('./revocation')
+const { splitStore, attachStore } = require('./store/attached')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/authenticator.rs).
 const MAX_LEASE_KEYS = 1e8
@@ -293,7 +294,11 @@ class Authenticator {
   #core
 
   constructor(config) {
-    this.#core = new Core(readSettings(config))
+    // `store` (docs/scale-out.md): a JS object, checked and taken out before the settings are
+    // read, attached once the authenticator exists, as native.js does (js/store/attached.js).
+    const { config: settings, store } = splitStore(config)
+    this.#core = new Core(readSettings(settings))
+    if (store !== undefined) attachStore(this, store)
   }
 
   /**

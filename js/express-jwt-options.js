@@ -31,7 +31,12 @@ function splitSource(source, options, middlewareNames) {
     }
     delete config[name]
     if (name === 'secret' || name === 'algorithms') continue
-    if (name in options) throw typeError(`options.${name} is given twice: in the config and in the options`)
+    if (name in options) {
+      // One store given in both places is one store (docs/scale-out.md).
+      if (name === 'store' && options.store === source.store) continue
+      if (name === 'store') throw typeError('config.store and options.store are different stores: give one')
+      throw typeError(`options.${name} is given twice: in the config and in the options`)
+    }
     moved[name] = source[name]
   }
   if (config === null) return { config: source, options: withoutAlgorithms(checkedOptions(source, options)) }

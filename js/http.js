@@ -14,6 +14,7 @@ const { authorizationOf, headerValue, readCookieOption } = require('./token-sour
 const { AuthShieldError, UnauthorizedError, isOtherScheme } = require('./unauthorized-error')
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
+const { checkStore, attachStore, storeOf } = require('./store/attached')
 
 const OPTION_NAMES = new Set([
   'credentialsRequired',
@@ -114,6 +115,11 @@ class AuthDecision {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
     this.options = readOptions(options, ignoredOptions)
     this.adapterOptions = options
+    const store = options === undefined || options === null ? undefined : options.store
+    if (store !== undefined) checkStore(store, 'options.store')
+    // The shadow engine would keep local buckets: every limited request would differ. (A
+    // config's `store` is among the options by now: splitSource moves it.)
+    if (store !== undefined && options.shadow === true) throw typeError('options.store cannot be combined with shadow')
     // A remote key set (auth-shield/jwks) gives a config without keys its keys, and makes
     // unknown_key wait for its one shared refresh.
     const jwks = options && options.jwks !== undefined ? require('./jwks-source') : null
@@ -121,18 +127,12 @@ class AuthDecision {
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
-    // A shared store (auth-shield/redis): the limit goes through it, and an identity without a
-    // lease yet waits for one round trip (docs/scale-out.md).
-    const store = options === undefined || options === null ? undefined : options.store
-    if (store !== undefined) {
-      if (store === null || typeof store !== 'object' || typeof store.attach !== 'function' || typeof store.recover !== 'function') {
-        throw typeError('options.store must be a store from auth-shield/redis')
-      }
-      // The shadow engine would keep local buckets: every limited request would differ.
-      if (options.shadow === true) throw typeError('options.store cannot be combined with shadow')
-      store.attach(this.engine.authenticator)
-      this.recover(store.pendingCode, store.recover)
-    }
+    // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
+    // both): the limit goes through it, and an identity without a lease yet waits for one round
+    // trip (docs/scale-out.md).
+    if (store !== undefined) attachStore(this.engine.authenticator, store)
+    const shared = storeOf(this.engine.authenticator)
+    if (shared !== undefined) this.recover(shared.pendingCode, shared.recover)
     if (jwks !== null) jwks.useJwksSource(this, options.jwks)
   }
 

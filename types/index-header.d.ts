@@ -112,6 +112,23 @@ export type AuthConfig = AuthConfigOptions &
     | { signingKey: SigningKeyInput; accessSecret?: null | undefined; keys?: null | undefined }
   )
 
+/**
+ * The config of `new Authenticator(config)`: an `AuthConfig` and the options the constructor
+ * takes out before the core reads the rest (`entryOptions` of `js/schema.json`).
+ * `Authenticator.shared` and `authenticateRequest` take an `AuthConfig` only.
+ */
+export type AuthenticatorConfig = AuthConfig & AuthenticatorEntryOptions
+
+/** The options of `AuthenticatorConfig` beyond `AuthConfig`, in `js/schema.json` order. */
+export interface AuthenticatorEntryOptions {
+  /**
+   * A store of `auth-shield/redis` (`createRedisStore`): the authenticator shares its rate limit
+   * through it from construction, as `store.attach(authenticator)` does (docs/scale-out.md).
+   * Not a store: `TypeError` `ERR_INVALID_ARG_TYPE`.
+   */
+  store?: import('./redis').RedisStore | null | undefined
+}
+
 /** Every option of `AuthConfig`, in `js/schema.json` order. */
 export interface AuthConfigOptions {
   /** HS256 secret for access tokens: the shorthand for `keys: [{ alg: 'HS256', secret }]`. */

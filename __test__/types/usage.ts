@@ -312,6 +312,14 @@ const pendingCode: ErrorCode = redisStore.pendingCode
 redisStore.on('outage', (err: unknown) => void err)
 // @ts-expect-error outageShare is a number
 createRedisStore(redisClient, { outageShare: 'half' })
+// The store as an option of the constructor (either engine), not of the one-shot.
+const storedAuth = new Authenticator({ ...config, store: redisStore })
+new jsEngine.Authenticator({ accessSecret: 'x', store: null })
+express().use(authShield(storedAuth, { store: redisStore }))
+// @ts-expect-error store is a RedisStore
+new Authenticator({ accessSecret: 'x', store: 'redis://localhost' })
+// @ts-expect-error authenticateRequest takes an AuthConfig, without a store
+authenticateRequest(null, null, null, { accessSecret: 'x', store: redisStore })
 
 // auth-shield/jwks: a remote key set feeding the middleware; signingKey and jwks().
 import jwksModule = require('auth-shield/jwks')

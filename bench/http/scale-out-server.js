@@ -3,7 +3,8 @@
 // engine), its limits in memory (the default) or shared through Redis (auth-shield/redis with
 // node-redis). Reports its port over IPC; answers { requests, waited, cpuUs } when asked
 // ('stats'): `waited` counts requests that had to wait for Redis (a lease fetched on the request
-// path), `cpuUs` is this process's CPU time so far (user + system, microseconds).
+// path), `cpuUs` is this process's CPU time so far (user + system, microseconds), `roundTrips`
+// the store's Redis round trips so far.
 
 const http = require('node:http')
 const { loadNative } = require('../lib/ours')
@@ -63,7 +64,7 @@ async function main() {
     // Express waits through the middleware's recovery, which the store counts.
     const waited = framework === 'express' && store !== null ? store.stats.recoveries : counts.waited
     const cpu = process.cpuUsage()
-    if (m === 'stats') process.send({ requests: counts.requests, waited, cpuUs: cpu.user + cpu.system })
+    if (m === 'stats') process.send({ requests: counts.requests, waited, cpuUs: cpu.user + cpu.system, roundTrips: store === null ? 0 : store.stats.roundTrips })
   })
   server.keepAliveTimeout = 60_000
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }))

@@ -53,12 +53,13 @@ function renderScaleOut(section) {
     `${formatRps(r.rps.min)} – ${formatRps(r.rps.max)}`,
     r.store ? formatPercent(r.ofMemory.median) : '100 %',
     r.store ? `${(r.waitedShare.median * 100).toFixed(3)} %` : '–',
+    r.store && r.roundTripsPerThousand ? r.roundTripsPerThousand.median.toFixed(1) : '–',
     `${r.cpuUsPerRequest.median.toFixed(1)} µs`,
     r.store ? formatPercent(r.cpuShareOfMemory.median) : '100 %',
     formatLatency(r.p50Ms.median),
     formatLatency(r.p99Ms.median),
   ])
-  const headers = ['server', 'req/s', 'min – max', 'of in-memory', 'waited for Redis', 'server CPU/req', 'CPU share', 'p50', 'p99']
+  const headers = ['server', 'req/s', 'min – max', 'of in-memory', 'waited for Redis', 'Redis trips / 1k req', 'server CPU/req', 'CPU share', 'p50', 'p99']
   return [section.title, renderTable(headers, rows), '(CPU share: in-memory CPU per request ÷ this one\'s, the req/s share a CPU-bound server keeps)'].join('\n')
 }
 

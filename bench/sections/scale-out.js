@@ -6,7 +6,7 @@
 // time per request (and in-memory's as a share of it: the throughput share a CPU-bound server
 // keeps, steadier than req/s on a busy machine), and the share of requests that waited for
 // Redis during the measured runs (after a warm-up, so each identity's first lease is already
-// held). Skipped, with one line, without redis-server.
+// held), and the store's Redis round trips per 1,000 requests. Skipped, with one line, without redis-server.
 
 const path = require('node:path')
 const http = require('node:http')
@@ -24,6 +24,18 @@ const VARIANTS = [
   { framework: 'express', store: true, label: 'Express 5 + auth-shield/express, limits in Redis' },
 ]
 const idOf = (v) => `${v.framework}:${v.store ? 'redis' : 'memory'}`
+
+/**
+ * The variants in the order of one round. The two servers of a framework run back to back, so
+ * each paired ratio compares samples taken under the same machine load (on a shared machine the
+ * same server's CPU per request drifts by a third within a minute), and which of the two runs
+ * first, and which framework, alternates from round to round so a steady drift cancels out.
+ */
+function roundOrder(round) {
+  const frameworks = round % 2 === 0 ? ['node', 'express'] : ['express', 'node']
+  const stores = Math.floor(round / 2) % 2 === 0 ? [false, true] : [true, false]
+  return frameworks.flatMap((f) => stores.map((store) => VARIANTS.find((v) => v.framework === f && v.store === store)))
+}
 
 function startServer(variant, fx, redisUrl) {
   const arg = JSON.stringify({ framework: variant.framework, store: variant.store, redisUrl, config: fx.config })
@@ -81,8 +93,7 @@ async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connect
     }
     const samples = Object.fromEntries(VARIANTS.map((v) => [idOf(v), []]))
     for (let round = 0; round < rounds; round++) {
-      for (let k = 0; k < VARIANTS.length; k++) {
-        const v = VARIANTS[(k + round) % VARIANTS.length]
+      for (const v of roundOrder(round)) {
         progress(`scale-out: round ${round + 1}/${rounds} ${v.label}`)
         const { child, port } = servers.get(idOf(v))
         const before = await stats(child)
@@ -97,6 +108,8 @@ async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connect
           p50: result.latency.p50,
           p99: result.latency.p99,
           waitedShare: served > 0 ? (after.waited - before.waited) / served : 0,
+          // The store's Redis round trips (renewal batches, recoveries) per 1,000 requests.
+          roundTripsPerThousand: served > 0 ? (1000 * (after.roundTrips - before.roundTrips)) / served : 0,
           // Server CPU per request: what the store costs the server, less swayed by a busy
           // machine than req/s (which also measures autocannon and redis-server's share).
           cpuUsPerRequest: served > 0 ? (after.cpuUs - before.cpuUs) / served : 0,
@@ -118,6 +131,7 @@ async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connect
           p99Ms: summarize(own.map((s) => s.p99)),
           ofMemory: pairedRatio(own.map((s) => s.rps), memory.map((s) => s.rps)),
           waitedShare: summarize(own.map((s) => s.waitedShare)),
+          roundTripsPerThousand: summarize(own.map((s) => s.roundTripsPerThousand)),
           cpuUsPerRequest: summarize(own.map((s) => s.cpuUsPerRequest)),
           // In-memory CPU per request ÷ this one's: the req/s share a CPU-bound server would keep.
           cpuShareOfMemory: pairedRatio(memory.map((s) => s.cpuUsPerRequest), own.map((s) => s.cpuUsPerRequest)),

@@ -9,27 +9,33 @@
 //
 // Each attached authenticator spends credits leased from a shared GCRA bucket per identity
 // (src/rate_limit/lease.rs, js/lease-table.js). This module is the background half: on an
-// unref'd timer it takes the identities whose credits run low and asks Redis for more (one
-// EVALSHA each), and it answers the middleware's recovery for an identity seen for the first
-// time (one round trip). When Redis fails or times out, leases come from a local limiter holding
-// `outageShare` of the limit until a probe finds Redis again.
+// unref'd timer it takes the identities whose credits run low and asks Redis for more, every
+// identity queued since the last turn in one EVALSHA (at most BATCH_KEYS each, at most
+// MAX_IN_FLIGHT_BATCHES awaiting Redis), and it answers the middleware's recovery for an
+// identity seen for the first time (one round trip). When Redis fails or does not answer within
+// `timeoutMs`, leases come from a local limiter holding `outageShare` of the limit until a probe
+// finds Redis again.
 
 const { EventEmitter } = require('node:events')
 const { commandClient } = require('./commands')
-const { LEASE_SCRIPT, LEASE_SCRIPT_SHA } = require('./lease-script')
-const { RateLimiter } = require('../rate-limit')
+const { LEASE_SCRIPT, LEASE_SCRIPT_SHA, BATCH_KEYS } = require('./lease-script')
+const { answerWithin } = require('./answer-within')
+const { RenewalCadence } = require('./renewal-cadence')
+const { readLimit, readStoreOptions, ATTACH_OPTIONS, ATTACH_SPEC } = require('./options')
+const { Attachment } = require('./attachment')
 const { typeError, rangeError } = require('../errors')
+const { checkNotElsewhere, recordStore } = require('./attached')
 // Revocations are shared by their own object, RevocationFeed (js/store/revocations.js, also
 // exported by auth-shield/redis): it loads the whole set into every authenticator attached
 // before its start(), which this store's per-middleware attach cannot promise.
 
 const PENDING_CODE = 'rate_limit_pending'
 const MAX_KEY_BYTES = 1024
-
-// Names, kinds, defaults and bounds of the store options: js/schema.json (storeOptions).
-const STORE_OPTIONS = require('../schema.json').storeOptions
-const SPEC = new Map(STORE_OPTIONS.map((o) => [o.name, o]))
-const ATTACH_OPTIONS = ['lease', 'strict', 'maxKeys', 'outageShare']
+// Most lease batches awaiting Redis at once, per store. Identities queued past that wait here
+// (at most `maxKeys` per authenticator), not in the client's command queue: a burst of new
+// identities then costs a few round trips in a row, and a time-out still means that Redis did
+// not answer, not that our own backlog was deep.
+const MAX_IN_FLIGHT_BATCHES = 4
 
 function storeError(code, message, cause) {
   const err = new Error(message, cause === undefined ? undefined : { cause })
@@ -37,95 +43,30 @@ function storeError(code, message, cause) {
   return err
 }
 
-function readLimit(limit, name) {
-  if (limit === undefined || limit === null) return undefined
-  if (typeof limit !== 'object') throw typeError(`${name} must be { capacity, refillPerSec }`)
-  const { capacity, refillPerSec } = limit
-  if (typeof capacity !== 'number' || typeof refillPerSec !== 'number') throw typeError(`${name} must be { capacity, refillPerSec } numbers`)
-  if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= 1e9)) throw rangeError(`${name}.capacity must be an integer from 1 to 1000000000, got ${capacity}`)
-  if (!(refillPerSec > 0 && refillPerSec <= 1e9)) throw rangeError(`${name}.refillPerSec must be greater than 0 and at most 1000000000, got ${refillPerSec}`)
-  return { capacity, refillPerSec }
-}
-
-/** One option by its schema entry: the default when absent, else checked kind and bounds. */
-function readOption(spec, value, where) {
-  if (value === undefined) return spec.default === null ? undefined : spec.default
-  const name = `${where}.${spec.name}`
-  switch (spec.kind) {
-    case 'limit':
-      return readLimit(value, name)
-    case 'boolean':
-      if (typeof value !== 'boolean') throw typeError(`${name} must be a boolean`)
-      return value
-    case 'string':
-      if (typeof value !== 'string' || value.length > spec.max) throw typeError(`${name} must be a string of at most ${spec.max} characters`)
-      return value
-    default: {
-      if (typeof value !== 'number') throw typeError(`${name} must be a number`)
-      const integer = spec.kind === 'integer'
-      const low = spec.exclusiveMin ? value > spec.min : value >= spec.min
-      if (!((!integer || Number.isInteger(value)) && low && value <= spec.max)) {
-        const what = integer ? `an integer from ${spec.min} to ${spec.max}` : `greater than ${spec.min} and at most ${spec.max}`
-        throw rangeError(`${name} must be ${what}, got ${value}`)
-      }
-      return value
-    }
-  }
-}
-
-/** Store options, validated once; unknown names are refused. */
-function readStoreOptions(options, allowed = SPEC, where = 'options') {
-  if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object' || Array.isArray(options)) throw typeError(`${where} must be an object`)
-  for (const name of Object.keys(options)) {
-    if (!allowed.has(name)) throw typeError(`${where}.${name} is not a known option`)
-  }
-  const read = {}
-  for (const spec of allowed.values()) read[spec.name] = readOption(spec, options[spec.name], where)
-  return read
-}
-
-/** Resolves like `promise`, or rejects with ERR_AUTH_SHIELD_STORE_TIMEOUT after `ms`. */
-function withTimeout(promise, ms) {
-  let timer
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`)), ms)
-    timer.unref()
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
-
-/** One authenticator's shared limit: its bucket parameters, in-flight leases and fallback. */
-class Attachment {
-  constructor(authenticator, options, store) {
-    const max = authenticator.rateLimitMax
-    const refill = authenticator.rateLimitRefill
-    this.authenticator = authenticator
-    this.strict = options.strict
-    this.lease = options.strict ? 1 : options.lease !== undefined ? Math.min(options.lease, max) : Math.max(1, Math.min(100, Math.floor(max / 10)))
-    this.capacity = max
-    this.intervalUs = 1e6 / refill
-    this.keyPrefix = `${store.options.prefix}rl:${options.name}:`
-    // Outage fallback: a local bucket holding `outageShare` of the shared one.
-    this.fallback = new RateLimiter(Math.max(1, Math.floor(max * options.outageShare)), refill * options.outageShare, options.maxKeys)
-    this.inFlight = new Map()
-    this.maxKeys = options.maxKeys
-  }
-}
-
 class RedisStore extends EventEmitter {
   #commands
   #attachments = []
   #timer = null
+  #cadence
   #down = false
   #probe = null
   #lastProbe = 0
   #closed = false
+  // Lease batches awaiting Redis: { lo } (the oldest sequence number among their identities).
+  #batches = new Set()
+  // Sequence number of the last identity taken into a `waiting` queue.
+  #queued = 0
+  // flush() callers, oldest first: { seq, resolve }, resolved once every identity queued up to
+  // `seq` is answered.
+  #waiters = []
+  // Which attachment sends first, in turn, so one busy limit cannot starve another.
+  #first = 0
 
   constructor(client, options) {
     super()
     this.options = readStoreOptions(options)
     this.#commands = commandClient(client)
+    this.#cadence = new RenewalCadence(this.options.renewIntervalMs)
     this.stats = { roundTrips: 0, failedRoundTrips: 0, leaseRequests: 0, recoveries: 0, fallbackGrants: 0, outages: 0 }
     // The middleware's recovery for `rate_limit_pending`: fetch the lease, authenticate again.
     this.recover = () => {
@@ -162,13 +103,14 @@ class RedisStore extends EventEmitter {
       throw typeError('attach needs an Authenticator of auth-shield or auth-shield/js')
     }
     if (this.#attachments.some((a) => a.authenticator === authenticator)) return this
+    checkNotElsewhere(authenticator, this)
     if (options === undefined || options === null) options = {}
     if (typeof options !== 'object' || Array.isArray(options)) throw typeError('attach options must be an object')
     const { name, ...rest } = options
     if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 128)) {
       throw typeError('attach options.name must be a non-empty string of at most 128 characters')
     }
-    const own = readStoreOptions(rest, new Map(ATTACH_OPTIONS.map((n) => [n, SPEC.get(n)])), 'attach options')
+    const own = readStoreOptions(rest, ATTACH_SPEC, 'attach options')
     const merged = { ...this.options }
     for (const n of ATTACH_OPTIONS) if (rest[n] !== undefined) merged[n] = own[n]
     const attachment = new Attachment(authenticator, {
@@ -176,11 +118,9 @@ class RedisStore extends EventEmitter {
       name: name === undefined ? `${authenticator.rateLimitMax}/${authenticator.rateLimitRefill}` : name,
     }, this)
     authenticator.enableSharedLimit(attachment.lease, attachment.strict, merged.maxKeys)
+    recordStore(authenticator, this)
     this.#attachments.push(attachment)
-    if (this.#timer === null && !this.#closed) {
-      this.#timer = setInterval(() => this.#renew(), this.options.renewIntervalMs)
-      this.#timer.unref()
-    }
+    if (this.#timer === null && !this.#closed) this.#schedule()
     return this
   }
 
@@ -190,64 +130,160 @@ class RedisStore extends EventEmitter {
    */
   flush() {
     this.#renew()
-    const waits = []
-    for (const a of this.#attachments) for (const p of a.inFlight.values()) waits.push(p)
-    return Promise.all(waits).then(() => undefined)
+    const seq = this.#queued
+    if (this.#oldestUnanswered() > seq) return Promise.resolve()
+    return new Promise((resolve) => this.#waiters.push({ seq, resolve }))
   }
 
-  /** Takes the queued identities of every authenticator and asks for their leases. */
+  /** The next turn of the background loop, after the cadence's sleep (js/store/renewal-cadence.js). */
+  #schedule() {
+    this.#timer = setTimeout(this.#turn, this.#cadence.delayMs)
+    this.#timer.unref()
+  }
+
+  #turn = () => {
+    this.#timer = null
+    this.#renew()
+    if (!this.#closed) this.#schedule()
+  }
+
+  /** Takes the queued identities of every authenticator and sends what the bound allows. */
   #renew() {
     if (this.#down) this.#maybeProbe()
+    // The largest share of its slack an identity taken now had spent; -1: none taken.
+    let spent = -1
     for (const a of this.#attachments) {
       const requests = a.authenticator.takeLeaseRequests()
       for (let i = 0; i < requests.length; i++) {
         const { key, want } = requests[i]
-        // At most `maxKeys` round trips in flight per authenticator, whatever a flood of new
-        // identities does; a key left out stays pending and is asked for again.
-        if (a.inFlight.has(key) || a.inFlight.size >= a.maxKeys) continue
-        // #lease answers every failure itself; the catch is a guard against an unhandled rejection.
-        const p = this.#lease(a, key, want)
-          .catch(() => {})
-          .finally(() => a.inFlight.delete(key))
-        a.inFlight.set(key, p)
+        // want = lease − credits, and the identity was queued with `slack` credits.
+        if (a.slack > 0) spent = Math.max(spent, Math.min(1, (want - (a.lease - a.slack)) / a.slack))
+        // In a batch already: its answer is on the way (a later request queues it again).
+        if (a.sending.has(key)) continue
+        const waiting = a.waiting.get(key)
+        if (waiting !== undefined) waiting.want = want
+        // Past `maxKeys` waiting identities, whatever a flood of new ones does, a key is left
+        // out: it stays pending and its next request queues it again.
+        else if (a.waiting.size < a.maxKeys) a.waiting.set(key, { want, seq: ++this.#queued })
       }
     }
+    const before = this.#cadence.delayMs
+    // A flush that found identities short of credit: the next turn comes sooner.
+    if (this.#cadence.next(spent) < before && this.#timer !== null) {
+      clearTimeout(this.#timer)
+      this.#schedule()
+    }
+    this.#pump()
   }
 
-  /** One lease for `key`: from Redis, or from the fallback while it is down. Never rejects. */
-  async #lease(a, key, want) {
-    this.stats.leaseRequests++
-    if (!this.#down) {
-      try {
-        const reply = await this.#eval(a.keyPrefix + key, a.capacity, a.intervalUs, want, 1)
-        const [granted, remaining, retryAfterMs] = reply.map(Number)
-        a.authenticator.grantLease(key, granted, remaining, retryAfterMs)
-        return
-      } catch (err) {
+  /**
+   * Sends waiting identities, BATCH_KEYS per round trip, while fewer than MAX_IN_FLIGHT_BATCHES
+   * await Redis; while Redis is down, answers them from the fallback at once.
+   */
+  #pump() {
+    const count = this.#attachments.length
+    for (let k = 0; k < count; k++) {
+      const index = (this.#first + k) % count
+      const a = this.#attachments[index]
+      while (a.waiting.size > 0) {
+        if (this.#down) {
+          for (const [key, { want }] of a.waiting) this.#fallbackLease(a, key, want)
+          a.waiting.clear()
+        } else if (this.#batches.size < MAX_IN_FLIGHT_BATCHES) {
+          this.#sendBatch(a)
+        } else {
+          this.#first = index
+          return this.#settleWaiters()
+        }
+      }
+    }
+    if (count > 0) this.#first = (this.#first + 1) % count
+    this.#settleWaiters()
+  }
+
+  /** One EVALSHA for the oldest BATCH_KEYS waiting identities of `a`. */
+  #sendBatch(a) {
+    const keys = []
+    const wants = []
+    let lo = 0
+    for (const [key, { want, seq }] of a.waiting) {
+      if (keys.length === 0) lo = seq
+      keys.push(key)
+      wants.push(want)
+      a.waiting.delete(key)
+      a.sending.add(key)
+      if (keys.length === BATCH_KEYS) break
+    }
+    const batch = { lo }
+    this.#batches.add(batch)
+    this.stats.leaseRequests += keys.length
+    const args = [String(keys.length)]
+    for (let i = 0; i < keys.length; i++) args.push(a.keyPrefix + keys[i])
+    args.push(a.capacityArg, a.intervalArg, '1')
+    for (let i = 0; i < wants.length; i++) args.push(String(wants[i]))
+    this.#eval(args)
+      .then((reply) => this.#grant(a, keys, reply))
+      .catch((err) => {
         this.#markDown(err)
-      }
-    }
-    this.stats.fallbackGrants++
-    let d = a.fallback.consume(key, want)
-    if (d.allowed) return a.authenticator.grantLease(key, want, d.remaining, 0)
-    d = a.fallback.consume(key, 1)
-    if (d.allowed) return a.authenticator.grantLease(key, 1, d.remaining, 0)
-    a.authenticator.grantLease(key, 0, 0, d.retryAfterMs)
+        for (let i = 0; i < keys.length; i++) this.#fallbackLease(a, keys[i], wants[i])
+      })
+      .finally(() => {
+        this.#batches.delete(batch)
+        for (let i = 0; i < keys.length; i++) a.sending.delete(keys[i])
+        this.#pump()
+      })
+      // A guard: every failure is answered above.
+      .catch(() => {})
   }
 
-  /** The lease script, by EVALSHA, loading it with EVAL after a NOSCRIPT; one timeout each. */
-  async #eval(redisKey, capacity, intervalUs, want, fewest) {
-    const args = ['1', redisKey, String(capacity), String(intervalUs), String(want), String(fewest)]
-    const send = (cmd) => {
-      this.stats.roundTrips++
-      return withTimeout(Promise.resolve().then(() => this.#commands.send(cmd)), this.options.timeoutMs)
+  /** Records the script's answers: granted, remaining, retryAfterMs per key, in order. */
+  #grant(a, keys, reply) {
+    if (!Array.isArray(reply) || reply.length !== keys.length * 3) {
+      throw storeError('ERR_AUTH_SHIELD_STORE_REPLY', `the lease script answered ${Array.isArray(reply) ? `${reply.length} values for ${keys.length} keys` : typeof reply}`)
     }
-    try {
-      return await send(['EVALSHA', LEASE_SCRIPT_SHA, ...args])
-    } catch (err) {
+    for (let i = 0, j = 0; i < keys.length; i++, j += 3) {
+      a.authenticator.grantLease(keys[i], Number(reply[j]), Number(reply[j + 1]), Number(reply[j + 2]))
+    }
+  }
+
+  /** A lease for `key` from `a`'s local fallback bucket (Redis down or failing). */
+  #fallbackLease(a, key, want) {
+    this.stats.fallbackGrants++
+    a.fallbackLease(key, want)
+  }
+
+  /** The oldest sequence number not yet answered (waiting or in a batch); Infinity if none. */
+  #oldestUnanswered() {
+    let oldest = Infinity
+    for (const a of this.#attachments) {
+      const first = a.waiting.values().next()
+      if (!first.done && first.value.seq < oldest) oldest = first.value.seq
+    }
+    for (const b of this.#batches) if (b.lo < oldest) oldest = b.lo
+    return oldest
+  }
+
+  #settleWaiters() {
+    if (this.#waiters.length === 0) return
+    const oldest = this.#oldestUnanswered()
+    let n = 0
+    while (n < this.#waiters.length && this.#waiters[n].seq < oldest) this.#waiters[n++].resolve()
+    if (n > 0) this.#waiters.splice(0, n)
+  }
+
+  /** The lease script (`args`: its numkeys, keys and arguments), by EVALSHA, loading it with EVAL after a NOSCRIPT. */
+  #eval(args) {
+    return this.#roundTrip(['EVALSHA', LEASE_SCRIPT_SHA, ...args]).catch((err) => {
       if (!/NOSCRIPT/.test(String(err && err.message))) throw err
-      return send(['EVAL', LEASE_SCRIPT, ...args])
-    }
+      return this.#roundTrip(['EVAL', LEASE_SCRIPT, ...args])
+    })
+  }
+
+  /** One command with its own time-out (js/store/answer-within.js). */
+  #roundTrip(command) {
+    this.stats.roundTrips++
+    const ms = this.options.timeoutMs
+    return answerWithin(() => this.#commands.send(command), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
   }
 
   #markDown(err) {
@@ -263,7 +299,8 @@ class RedisStore extends EventEmitter {
   #maybeProbe() {
     if (this.#probe !== null || Date.now() - this.#lastProbe < this.options.retryIntervalMs) return
     this.#lastProbe = Date.now()
-    this.#probe = withTimeout(Promise.resolve().then(() => this.#commands.send(['PING'])), this.options.timeoutMs)
+    const ms = this.options.timeoutMs
+    this.#probe = answerWithin(() => this.#commands.send(['PING']), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
       .then(
         () => {
           if (this.#down && !this.#closed) {
@@ -303,7 +340,7 @@ class RedisStore extends EventEmitter {
     }
     let reply
     try {
-      reply = await this.#eval(`${this.options.prefix}limit:${key}`, bucket.capacity, 1e6 / bucket.refillPerSec, cost, cost)
+      reply = await this.#eval(['1', `${this.options.prefix}limit:${key}`, String(bucket.capacity), String(1e6 / bucket.refillPerSec), String(cost), String(cost)])
     } catch (err) {
       this.#markDown(err)
       throw storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'Redis is unreachable: the shared limit cannot be checked', err)
@@ -315,7 +352,7 @@ class RedisStore extends EventEmitter {
   /** Stops the background loop (in-flight leases still land). The user's client stays open. */
   async close() {
     this.#closed = true
-    if (this.#timer !== null) clearInterval(this.#timer)
+    if (this.#timer !== null) clearTimeout(this.#timer)
     this.#timer = null
   }
 }

@@ -56,8 +56,14 @@ pub struct PublicJwks {
 #[napi]
 impl Authenticator {
     /// Validates `config` and prepares keys, claim rules, tenant rules and the rate limiter.
-    /// Throws a `TypeError` or `RangeError` naming the offending field.
-    #[napi(catch_unwind, constructor, ts_args_type = "config: AuthConfig")]
+    /// Throws a `TypeError` or `RangeError` naming the offending field. `config.store` (a JS
+    /// object) is taken out by the package entry point (native.js), which attaches the new
+    /// authenticator to it: this binding never sees it.
+    #[napi(
+        catch_unwind,
+        constructor,
+        ts_args_type = "config: AuthenticatorConfig"
+    )]
     pub fn new(env: Env, config: Unknown) -> Result<Self> {
         let settings = read_settings(config).map_err(|e| e.throw(&env))?;
         Ok(Authenticator::of(Arc::new(Core::new(settings)), false))
