@@ -14,6 +14,7 @@
 // already refused with `revocation_unavailable` (503) until a read succeeds again.
 
 const { commandClient } = require('./commands')
+const { answerWithin } = require('./answer-within')
 const { typeError, rangeError } = require('../errors')
 
 const DEFAULTS = {
@@ -51,14 +52,18 @@ function storeError(message, code, cause) {
   return err
 }
 
-/** `promise`, or a rejection after `ms`; the late outcome of `promise` is swallowed. */
+/**
+ * `promise`, or a rejection when Redis gave no answer within `ms` of the command being written
+ * (js/store/answer-within.js: a busy event loop does not count); the late outcome of `promise`
+ * is swallowed.
+ */
 function withTimeout(promise, ms, what) {
-  let timer
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(storeError(`${what} got no answer from Redis within ${ms} ms`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT')), ms)
-  })
   promise.catch(() => {})
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+  return answerWithin(
+    () => promise,
+    ms,
+    () => storeError(`${what} got no answer from Redis within ${ms} ms`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT'),
+  )
 }
 
 /** Stream ids compared as numbers (`ms-seq`). */
