@@ -84,11 +84,17 @@ describe('the renewal cadence', () => {
     assert.equal(c.next(1), 10)
   })
 
-  it('keeps its sleep on a turn that took nothing or found a middling spend', () => {
+  it('keeps its sleep on a turn that found a middling spend', () => {
     const c = new RenewalCadence(10)
     c.next(0)
-    assert.equal(c.next(-1), 20)
     assert.equal(c.next(0.4), 20)
+    assert.equal(c.next(0.5), 20)
+  })
+
+  it('backs off on idle turns (nothing taken), and still comes back at once when one is short', () => {
+    const c = new RenewalCadence(10)
+    assert.deepEqual(Array.from({ length: 4 }, () => c.next(-1)), [20, 40, 80, 80])
+    assert.equal(c.next(0.9), 10)
   })
 })
 
