@@ -13,7 +13,7 @@ const { ClaimRules, signedWith, decodeKnownGood } = require('./jwt')
 const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
 const { Hs256Key } = require('./hs256')
 const { KeySet } = require('./key-set')
-const { normalizeKeys } = require('./keys')
+const { ALGS, normalizeKeys } = require('./keys')
 const { signToken } = require('./sign')
 const { TenantRules } = require('./tenant')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
@@ -257,7 +257,7 @@ const { success: SUCCESS, failure: FAILURE } = resultTemplates()
  */
 function sketchSeeds(settings) {
   if (settings.accessSecret !== null) return seedsFromSecret(settings.accessSecret)
-  const hmac = settings.keys === null ? undefined : settings.keys.find((k) => k.alg.startsWith('HS'))
+  const hmac = settings.keys === null ? undefined : settings.keys.find((k) => ALGS[k.alg].family === 'hmac')
   return hmac === undefined ? randomSeeds() : seedsFromSecret(hmac.key)
 }
 

@@ -621,8 +621,13 @@ mod tests {
     const ACCESS: &[u8] = b"access-secret-of-at-least-32-bytes!!";
     const REFRESH: &[u8] = b"refresh-secret-of-at-least-32-bytes!";
 
-    /// An authenticator that signs access tokens with a fresh Ed25519 `signingKey` (kid "own").
+    /// An authenticator that signs with a fresh Ed25519 `signingKey` (kid "own").
     fn signing_core() -> Authenticator {
+        signing_core_with(RawConfig::new())
+    }
+
+    /// As [`signing_core`], on top of `raw` (other options).
+    fn signing_core_with(raw: RawConfig) -> Authenticator {
         use crate::config::RawValue;
         let rng = ring::rand::SystemRandom::new();
         let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
@@ -631,9 +636,7 @@ mod tests {
             ("alg", "EdDSA".into()),
             ("key", pkcs8.as_ref().into()),
         ])]);
-        let raw = RawConfig::new()
-            .with("signingKey", key)
-            .with("rateLimitMax", 0.0);
+        let raw = raw.with("signingKey", key).with("rateLimitMax", 0.0);
         Authenticator::new(Settings::from_config(raw).unwrap())
     }
 
@@ -714,19 +717,7 @@ mod tests {
 
     #[test]
     fn refresh_secret_wins_over_signing_key() {
-        use crate::config::RawValue;
-        let rng = ring::rand::SystemRandom::new();
-        let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
-        let key = RawValue::List(vec![RawValue::Fields(vec![
-            ("kid", "own".into()),
-            ("alg", "EdDSA".into()),
-            ("key", pkcs8.as_ref().into()),
-        ])]);
-        let raw = RawConfig::new()
-            .with("signingKey", key)
-            .with("refreshSecret", REFRESH)
-            .with("rateLimitMax", 0.0);
-        let core = Authenticator::new(Settings::from_config(raw).unwrap());
+        let core = signing_core_with(RawConfig::new().with("refreshSecret", REFRESH));
         let refresh = core.issue(TokenKind::Refresh, r#"{"sub":"u"}"#).unwrap();
         assert_eq!(header_of(&refresh), r#"{"alg":"HS256","typ":"JWT"}"#);
         assert_eq!(verdict(&core, TokenKind::Refresh, &refresh), Ok(()));
