@@ -9,6 +9,7 @@
 
 const { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError } = require('./js/http')
 const { compileSkip } = require('./js/request-match')
+const { callbackError } = require('./js/callback-fence')
 const { typeError } = require('./js/errors')
 
 // Express-only options.
@@ -33,9 +34,9 @@ function authShield(configOrAuthenticator, options) {
     try {
       d = decision.decide(req, pathOf(req.originalUrl || req.url))
     } catch (err) {
-      return next(err)
+      return next(refusal(err))
     }
-    if (isPending(d)) return d.then((d) => apply(d, req, res, next)).catch(next)
+    if (isPending(d)) return d.then((d) => apply(d, req, res, next)).catch((err) => next(refusal(err)))
     apply(d, req, res, next)
   }
 
@@ -51,11 +52,23 @@ function authShield(configOrAuthenticator, options) {
       return next()
     }
     if (errors === 'next') return next(decision.unauthorizedError(d))
-    if (onError !== undefined) return onError(new AuthShieldError(d.result), req, res, next)
+    if (onError !== undefined) return callOnError(d, req, res, next)
     res.statusCode = d.status
     res.setHeader('Content-Type', 'application/json; charset=utf-8')
     res.setHeader('Content-Length', Buffer.byteLength(d.body))
     res.end(d.body)
+  }
+
+  // onError is fenced (js/callback-fence.js): a throw, a rejection or a Promise that does not
+  // settle reaches next() as a real Error, never as `next(undefined)`, which would continue.
+  function callOnError(d, req, res, next) {
+    let answer
+    try {
+      answer = onError(new AuthShieldError(d.result), req, res, next)
+    } catch (err) {
+      return next(err)
+    }
+    if (answer instanceof Promise) answer.then(undefined, next)
   }
 
   authShieldMiddleware.engine = decision.engine.name
@@ -102,10 +115,18 @@ function setClaims(req, path, d) {
  */
 function unlessOf(middleware) {
   return function unless(rules) {
-    const skip = compileSkip(rules, 'unless')
+    const skip = compileSkip(rules, 'unless', middleware.decision.options.fence)
     const wrapped = function authShieldUnless(req, res, next) {
-      if (skip !== null && skip(req, pathOf(req.originalUrl || req.url))) return next()
-      return middleware(req, res, next)
+      if (skip === null) return middleware(req, res, next)
+      let skipped
+      try {
+        skipped = skip(req, pathOf(req.originalUrl || req.url))
+      } catch (err) {
+        return next(err)
+      }
+      if (skipped === true) return next()
+      if (skipped === false) return middleware(req, res, next)
+      skipped.then((s) => (s ? next() : middleware(req, res, next))).catch((err) => next(refusal(err)))
     }
     wrapped.engine = middleware.engine
     wrapped.authenticator = middleware.authenticator
@@ -114,6 +135,14 @@ function unlessOf(middleware) {
     Object.defineProperty(wrapped, 'unless', { value: unlessOf(wrapped) })
     return wrapped
   }
+}
+
+/**
+ * What reaches `next(err)` when the decision failed: always a real Error (the callbacks are
+ * fenced already; this keeps a falsy value from ever meaning "continue").
+ */
+function refusal(err) {
+  return callbackError('auth-shield', err)
 }
 
 module.exports = authShield

@@ -35,7 +35,10 @@ async function authShieldPlugin(fastify, pluginOptions) {
   if (formatUser !== undefined && typeof formatUser !== 'function') throw typeError('options.formatUser must be a function')
   const decision = new AuthDecision(config !== undefined ? config : authenticator, rest, PLUGIN_OPTIONS)
   const { engine } = decision
-  const { onError, errors } = decision.options
+  // onError comes fenced (js/callback-fence.js), formatUser is fenced here: what they throw or
+  // reject with reaches Fastify's error handling as a real Error.
+  const { onError, errors, fence } = decision.options
+  const shapeUser = formatUser === undefined ? undefined : fence.wrap('options.formatUser', formatUser)
 
   // undefined until a request passes: the same values the Express middleware leaves.
   for (const name of ['user', 'tenantId', 'tenantSource', 'requestId']) fastify.decorateRequest(name, undefined)
@@ -61,7 +64,10 @@ async function authShieldPlugin(fastify, pluginOptions) {
       Object.assign(request, d.identity)
       if (d.authorization !== undefined) {
         request[PASS] = d
-        if (formatUser !== undefined) request.user = formatUser(d.claims, request)
+        if (shapeUser !== undefined) {
+          const user = shapeUser(d.claims, request)
+          request.user = user instanceof Promise ? await user : user
+        }
       }
       return
     }

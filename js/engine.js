@@ -8,12 +8,14 @@
 // engine is a TypeError: an instance cannot be turned into the other engine, and serving the
 // engine nobody asked for in silence is worse than failing at startup. With shadow: true every
 // request runs through both engines, the primary's result is served, and every difference
-// (requestId aside) is counted and reported to onMismatch.
+// (requestId aside) is counted and reported to onMismatch, through the middleware's callback
+// fence: an onMismatch that throws, rejects or does not settle refuses the request it reports on.
 //
 // The JS engine (./authenticator and its modules) is required only when it is used, so an app
 // on the native engine never loads it.
 
 const { typeError } = require('./errors')
+const { CallbackFence } = require('./callback-fence')
 const { RESULT_FIELDS: ALL_RESULT_FIELDS } = require('./schema')
 
 // Compared in shadow mode: every AuthResult field but the request id, fresh per call by design.
@@ -98,12 +100,16 @@ function engineOf(authenticator) {
 /**
  * An engine for the middleware: `{ name, authenticator, authenticate(a, t, h), stats() }`.
  * `source` is an authenticator config, or an Authenticator of either engine to use as is.
+ * In shadow mode `authenticate` gives a Promise of the result while an asynchronous
+ * onMismatch runs, and throws (or rejects) when it fails; `options.fence` calls it.
  */
 function createEngine(source, options = {}) {
   const onMismatch = options.onMismatch
   if (onMismatch !== undefined && typeof onMismatch !== 'function') {
     throw typeError('options.onMismatch must be a function')
   }
+  const fence = options.fence === undefined ? new CallbackFence() : options.fence
+  const report = onMismatch === undefined ? undefined : fence.wrap('options.onMismatch', onMismatch)
   if (options.shadow !== undefined && typeof options.shadow !== 'boolean') {
     throw typeError('options.shadow must be a boolean')
   }
@@ -154,12 +160,24 @@ function createEngine(source, options = {}) {
     if (fields.length > 0) {
       counts.mismatches++
       for (const field of fields) counts.mismatchesByField[field] = (counts.mismatchesByField[field] || 0) + 1
-      if (onMismatch) {
+      if (report !== undefined) {
+        // Fail closed: a reporting hook that fails refuses the request it reports on (the
+        // adapters hand its error to the framework), and is counted.
+        let answer
         try {
-          onMismatch({ fields, primary: served, shadow: other, primaryEngine: name, shadowEngine: shadowName })
-        } catch {
-          // A broken reporting hook must not fail the request it reports on.
+          answer = report({ fields, primary: served, shadow: other, primaryEngine: name, shadowEngine: shadowName })
+        } catch (err) {
           counts.onMismatchErrors++
+          throw err
+        }
+        if (answer instanceof Promise) {
+          return answer.then(
+            () => served,
+            (err) => {
+              counts.onMismatchErrors++
+              throw err
+            },
+          )
         }
       }
     }

@@ -15,6 +15,7 @@ const { AuthShieldError, UnauthorizedError, isOtherScheme } = require('./unautho
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf } = require('./store/attached')
+const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 
 const OPTION_NAMES = new Set([
   'credentialsRequired',
@@ -35,6 +36,7 @@ const OPTION_NAMES = new Set([
   'algorithms',
   'store',
   'jwks',
+  'callbackTimeoutMs',
 ])
 
 /** Validated middleware options; `ignored` names keys owned by the host framework. */
@@ -44,6 +46,8 @@ function readOptions(options, ignored = new Set()) {
   for (const name of Object.keys(options)) {
     if (!OPTION_NAMES.has(name) && !ignored.has(name)) throw typeError(`options.${name} is not a known option`)
   }
+  // Every callback of the application is called through the fence (js/callback-fence.js).
+  const fence = new CallbackFence(options.callbackTimeoutMs)
   const { credentialsRequired = true, getToken, onError, realm, isRevoked } = options
   const { errors = 'respond', skipPreflight = true, rateLimitHeaders = 'legacy' } = options
   if (typeof credentialsRequired !== 'boolean') throw typeError('options.credentialsRequired must be a boolean')
@@ -66,9 +70,25 @@ function readOptions(options, ignored = new Set()) {
   }
   // `unless` is express-unless's name for the same rules.
   if (options.skip !== undefined && options.unless !== undefined) throw typeError('options.skip and options.unless are the same option: give one')
-  const skip = options.unless !== undefined ? compileSkip(options.unless, 'unless') : compileSkip(options.skip, 'skip')
+  const skip = options.unless !== undefined ? compileSkip(options.unless, 'unless', fence) : compileSkip(options.skip, 'skip', fence)
   const cookie = readCookieOption(options.cookie)
-  return { credentialsRequired, getToken, onError, realm, skip, cookie, errors, skipPreflight, isRevoked, rateLimitHeaders }
+  return {
+    credentialsRequired,
+    getToken: fenced(fence, 'getToken', getToken),
+    onError: fenced(fence, 'onError', onError),
+    realm,
+    skip,
+    cookie,
+    errors,
+    skipPreflight,
+    isRevoked: fenced(fence, 'isRevoked', isRevoked),
+    rateLimitHeaders,
+    fence,
+  }
+}
+
+function fenced(fence, name, fn) {
+  return fn === undefined ? undefined : fence.wrap(`options.${name}`, fn)
 }
 
 const RATE_LIMIT_HEADER_MODES = ['draft', 'legacy', 'both', false]
@@ -80,9 +100,10 @@ function pathOf(url) {
 }
 
 /** The engine for a middleware: `source` is a config or an Authenticator. */
-function engineFor(source, options) {
+function engineFor(source, options, fence) {
   if (options === undefined || options === null) options = {}
   return createEngine(source, {
+    fence,
     engine: options.engine,
     shadow: options.shadow,
     onMismatch: options.onMismatch,
@@ -123,7 +144,7 @@ class AuthDecision {
     // A remote key set (auth-shield/jwks) gives a config without keys its keys, and makes
     // unknown_key wait for its one shared refresh.
     const jwks = options && options.jwks !== undefined ? require('./jwks-source') : null
-    this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options)
+    this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options, this.options.fence)
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
@@ -141,21 +162,32 @@ class AuthDecision {
    * decision waits for the Promise it returns and, when it resolves to true, authenticates the
    * request once more, reading its credentials again (never a third time). For failures that background state can repair: a
    * key set refreshed on an unknown `kid`, a rate-limit lease fetched from a shared store. A
-   * rejection or `false` keeps the first failure. Only these paths are asynchronous.
+   * throw, a rejection, any answer but `true`, or no answer within `callbackTimeoutMs` keeps the
+   * first failure (the recovery is fenced as every callback is). Only these paths are
+   * asynchronous.
    */
   recover(code, recover) {
     if (typeof recover !== 'function') throw typeError('recover must be a function')
-    this.recoveries.set(code, recover)
+    this.recoveries.set(code, this.options.fence.wrap(`the ${code} recovery`, recover))
   }
 
   /**
    * The decision for a request: a decision object, or a Promise of one on a recovery path, an
-   * asynchronous `getToken` or `isRevoked`. A throwing `getToken` or `isRevoked` throws (or
-   * rejects): the adapters hand that error to the framework.
+   * asynchronous `getToken`, `isRevoked`, skip predicate or `onMismatch`. A callback that
+   * throws, rejects, answers what it may not or does not settle makes this throw (or reject)
+   * a real Error (js/callback-fence.js): the adapters hand that error to the framework.
    */
   decide(req, path) {
-    const { skip, getToken, cookie, skipPreflight } = this.options
-    if (skip !== null && skip(req, path)) return SKIP
+    const skip = this.options.skip
+    if (skip === null) return this.authenticateUnskipped(req)
+    const skipped = skip(req, path)
+    if (skipped === true) return SKIP
+    if (skipped === false) return this.authenticateUnskipped(req)
+    return skipped.then((s) => (s ? SKIP : this.authenticateUnskipped(req)))
+  }
+
+  authenticateUnskipped(req) {
+    const { getToken, cookie, skipPreflight } = this.options
     if (skipPreflight && isPreflight(req)) return SKIP
     const authorization = authorizationOf(req, getToken, cookie)
     if (typeof authorization === 'object') return authorization.then((a) => this.decideFor(req, a, false))
@@ -165,6 +197,12 @@ class AuthDecision {
   decideFor(req, authorization, retried) {
     const headers = req.headers
     const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
+    // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
+    if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, retried, r))
+    return this.decideWith(req, authorization, retried, result)
+  }
+
+  decideWith(req, authorization, retried, result) {
     if (!result.authenticated && !retried && this.recoveries.size !== 0) {
       const recover = this.recoveries.get(result.errorCode)
       if (recover !== undefined) {
@@ -211,14 +249,19 @@ class AuthDecision {
   }
 
   /**
-   * `isRevoked(req, claims)` after the engine accepted the token: truthy (or a Promise of it)
-   * turns the pass into `token_revoked`. Only ever called with a verified payload.
+   * `isRevoked(req, claims)` after the engine accepted the token: `true` (or a Promise of it)
+   * turns the pass into `token_revoked`, `false` keeps it, and any other answer is an
+   * ERR_AUTH_SHIELD_CALLBACK error (fail closed: a forgotten `return` must not pass). Only ever
+   * called with a verified payload.
    */
   checkRevoked(pass, result, authorization, req) {
     const answer = this.options.isRevoked(req, pass.claims)
-    const settle = (revoked) => (revoked ? this.verdict(revokedResult(result), authorization) : pass)
-    if (answer !== null && typeof answer === 'object' && typeof answer.then === 'function') return Promise.resolve(answer).then(settle)
-    return settle(answer)
+    const settle = (revoked) => {
+      if (revoked === false) return pass
+      if (revoked === true) return this.verdict(revokedResult(result), authorization)
+      throw unexpectedAnswer('options.isRevoked', revoked, 'true or false')
+    }
+    return answer instanceof Promise ? answer.then(settle) : settle(answer)
   }
 
   /** The error `errors: 'next'` hands to the framework for a fail decision. */

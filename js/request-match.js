@@ -10,12 +10,14 @@ const { typeError } = require('./errors')
 const SHAPES = 'a path, a RegExp, { url, methods }, an array of them, { path, method, ext, custom }, or a function'
 
 /**
- * `(req, path) => boolean` for a `skip` / `unless` value, or null without one. `name` is the
- * option's name, for error messages.
+ * `(req, path) => boolean | Promise<boolean>` for a `skip` / `unless` value, or null without
+ * one. `name` is the option's name, for error messages; the application's predicates (a
+ * function, `custom`) are called through `fence` (js/callback-fence.js), and only `true` (or a
+ * Promise of it, as express-unless awaits `custom`) skips: any other answer authenticates.
  */
-function compileSkip(rule, name) {
+function compileSkip(rule, name, fence) {
   if (rule === undefined || rule === null) return null
-  if (typeof rule === 'function') return rule
+  if (typeof rule === 'function') return predicate(fence.wrap(`options.${name}`, rule))
   if (typeof rule === 'string' || rule instanceof RegExp || Array.isArray(rule)) return compilePaths(rule, name)
   if (typeof rule !== 'object') throw typeError(`options.${name} must be ${SHAPES}`)
   if ('url' in rule) return compilePaths(rule, name)
@@ -35,14 +37,26 @@ function compileSkip(rule, name) {
     const exts = listOf(rule.ext, `${name}.ext`).map((e) => (e.startsWith('.') ? e : `.${e}`))
     tests.push((req, path) => exts.some((e) => path.endsWith(e)))
   }
+  let custom = null
   if (rule.custom !== undefined) {
     if (typeof rule.custom !== 'function') throw typeError(`options.${name}.custom must be a function`)
-    tests.push(rule.custom)
+    custom = predicate(fence.wrap(`options.${name}.custom`, rule.custom))
   }
-  if (tests.length === 0) return null
-  // express-unless skips when any rule matches.
-  return (req, path) => tests.some((t) => t(req, path) === true)
+  if (tests.length === 0) return custom
+  // express-unless skips when any rule matches; the application's own predicate runs last.
+  if (custom === null) return (req, path) => tests.some((t) => t(req, path))
+  return (req, path) => tests.some((t) => t(req, path)) || custom(req, path)
 }
+
+/** A fenced predicate whose answer skips only when it is `true` (or resolves to `true`). */
+function predicate(fenced) {
+  return (req, path) => {
+    const answer = fenced(req, path)
+    return answer instanceof Promise ? answer.then(isTrue) : answer === true
+  }
+}
+
+const isTrue = (answer) => answer === true
 
 // useOriginalUrl is express-unless's switch between req.originalUrl and req.url: the adapters
 // always match the path the client asked for (originalUrl), so only `true` is accepted.
