@@ -52,7 +52,7 @@ declare namespace authShield {
     hook?: 'onRequest' | 'preHandler' | false
     /** Formats failures your own way; the X-Request-Id and auth headers are already set. */
     onError?: (err: AuthShieldErrorClass, request: FastifyRequest, reply: FastifyReply) => unknown
-    /** Shapes `request.user` from the verified payload (@fastify/jwt's option). */
+    /** Shapes `request.user` from the verified payload (@fastify/jwt's option); a returned Promise is awaited. */
     formatUser?: (claims: JwtClaims, request: FastifyRequest) => any
     /** Instead of `config`: the access secret, with the other config keys beside it (@fastify/jwt's form). */
     secret?: AuthConfig['accessSecret']

@@ -49,7 +49,7 @@ export interface AuthShieldStats {
   mismatches: number
   /** Mismatches per AuthResult field. */
   mismatchesByField: Record<string, number>
-  /** onMismatch calls that threw (the request was served regardless). */
+  /** onMismatch calls that threw, rejected or did not settle (each refused its request: fail closed). */
   onMismatchErrors: number
 }
 
@@ -72,13 +72,17 @@ export interface UnlessRules<Req> {
   method?: string | string[]
   /** File extensions (`'css'` or `'.css'`) the path may end with. */
   ext?: string | string[]
-  custom?: (req: Req) => boolean
+  /** Skips only when it answers `true` (or a Promise of `true`); any other answer authenticates. */
+  custom?: (req: Req) => boolean | Promise<boolean>
   /** Only `true` (the default): rules match the path the client asked for. */
   useOriginalUrl?: true
 }
 
-/** Requests not to authenticate: paths, patterns, express-unless rules, or a predicate. */
-export type SkipRule<Req> = PathRule | PathRule[] | UnlessRules<Req> | ((req: Req, path: string) => boolean)
+/**
+ * Requests not to authenticate: paths, patterns, express-unless rules, or a predicate (which
+ * skips only when it answers `true`, or a Promise of `true`).
+ */
+export type SkipRule<Req> = PathRule | PathRule[] | UnlessRules<Req> | ((req: Req, path: string) => boolean | Promise<boolean>)
 
 /** Options common to the Express middleware and the Fastify plugin. */
 export interface CommonOptions<Req> {
@@ -89,7 +93,8 @@ export interface CommonOptions<Req> {
   credentialsRequired?: boolean
   /**
    * Reads the bare token from the request (a cookie, a query parameter…) instead of the header;
-   * may return a Promise. A throw or rejection reaches the framework's error handling.
+   * may return a Promise. A throw or rejection reaches the framework's error handling as an
+   * Error (see `callbackTimeoutMs`).
    */
   getToken?: (req: Req) => string | null | undefined | Promise<string | null | undefined>
   /**
@@ -109,8 +114,9 @@ export interface CommonOptions<Req> {
    */
   errors?: 'respond' | 'next'
   /**
-   * Asked after the engine accepted the token; truthy (or a Promise of it) refuses the request
-   * with `token_revoked` (401). A throw or rejection reaches the framework's error handling.
+   * Asked after the engine accepted the token: `true` (or a Promise of it) refuses the request
+   * with `token_revoked` (401), `false` lets it through. Any other answer, a throw or a
+   * rejection reaches the framework's error handling as an Error (`ERR_AUTH_SHIELD_CALLBACK`).
    */
   isRevoked?: (req: Req, claims: JwtClaims) => boolean | Promise<boolean>
   /**
@@ -131,12 +137,25 @@ export interface CommonOptions<Req> {
   engine?: EngineName
   /** Run both engines per request, serve the primary's result and count differences. */
   shadow?: boolean
-  /** Called for each shadow-mode difference. */
-  onMismatch?: (mismatch: ShadowMismatch) => void
+  /**
+   * Called for each shadow-mode difference (a returned Promise is awaited). A throw or rejection
+   * refuses the request it reports on (fail closed) and counts in `onMismatchErrors`.
+   */
+  onMismatch?: (mismatch: ShadowMismatch) => void | Promise<void>
   /** retryAfterMs values within this many ms count as equal in shadow mode. Default 1000. */
   retryAfterToleranceMs?: number
   /** `realm` of the WWW-Authenticate challenge. */
   realm?: string
+  /**
+   * Milliseconds the middleware waits for a Promise returned by any callback of the application
+   * (getToken, isRevoked, skip/unless predicates, onError, formatUser, onMismatch) and for a
+   * recovery (a JWKS refresh, a store lease); past it the request is refused
+   * (`ERR_AUTH_SHIELD_CALLBACK_TIMEOUT`, status 503; a recovery keeps its first failure).
+   * Whatever a callback throws or rejects with is refused too: an Error as it is, any other
+   * value (`undefined`, `''`, `'route'`…) as an `ERR_AUTH_SHIELD_CALLBACK` Error whose `cause`
+   * is the value. 1..2147483647, default 10000.
+   */
+  callbackTimeoutMs?: number
   /**
    * A shared store (`createRedisStore` of `auth-shield/redis`): the rate limit is shared by every
    * process, and an identity this process has not seen waits for one round trip.

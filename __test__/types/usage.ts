@@ -265,6 +265,18 @@ app.use((err: unknown, _req: express.Request, res: express.Response, next: expre
     res.status(err.status).json({ jwtCode, ours, cause: err.inner.result.errorCode })
   } else next(err)
 })
+// Fail closed: a bound on every callback's Promise, async predicates and an async onMismatch.
+authShield(config, {
+  callbackTimeoutMs: 2000,
+  skip: async (req) => req.headers['x-internal'] === 'yes',
+  shadow: true,
+  onMismatch: async (m) => {
+    await Promise.resolve(m.fields.length)
+  },
+})
+authShield(config, { unless: { custom: async () => false } })
+// @ts-expect-error callbackTimeoutMs is a number of milliseconds
+authShield(config, { callbackTimeoutMs: '10s' })
 // @ts-expect-error errors is 'respond' | 'next'
 authShield(config, { errors: 'throw' })
 // @ts-expect-error rateLimitHeaders is 'draft' | 'legacy' | 'both' | false
