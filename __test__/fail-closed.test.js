@@ -65,13 +65,15 @@ function rows({ answers = null, onThrow = (value) => ({ error: value }), onTimeo
     list.push([`throws ${label}`, thrower(value), onThrow(value)])
     list.push([`rejects with ${label}`, () => Promise.reject(value), onThrow(value)])
   }
+  // A thenable that is not a native Promise, as a client library may return.
+  list.push(['returns a thenable rejecting with undefined', () => ({ then: (resolve, reject) => reject(undefined) }), onThrow(undefined)])
   list.push(['never settles', () => new Promise(() => {}), onTimeout])
   if (answers !== null) {
     for (const [label, value] of ANSWERS) {
       list.push([`answers ${label}`, () => value, answers(value)])
       list.push([`resolves to ${label}`, () => Promise.resolve(value), answers(value)])
     }
-    list.push(['answers a Promise of false (a skip predicate)', () => Promise.resolve(Promise.resolve(undefined)), answers(undefined)])
+    list.push(['returns a thenable resolving to a Promise of undefined', () => ({ then: (resolve) => resolve(Promise.resolve(undefined)) }), answers(undefined)])
   }
   return list
 }
