@@ -67,6 +67,7 @@ function rows({ answers = null, onThrow = (value) => ({ error: value }), onTimeo
   }
   // A thenable that is not a native Promise, as a client library may return.
   list.push(['returns a thenable rejecting with undefined', () => ({ then: (resolve, reject) => reject(undefined) }), onThrow(undefined)])
+  list.push(['returns a Promise whose constructor getter throws undefined', promiseWithHostileConstructor, onThrow(undefined)])
   list.push(['never settles', () => new Promise(() => {}), onTimeout])
   if (answers !== null) {
     for (const [label, value] of ANSWERS) {
@@ -82,6 +83,17 @@ function thrower(value) {
   return () => {
     throw value
   }
+}
+
+// Promise.resolve(p) reads p.constructor: a getter there throws out of it synchronously.
+function promiseWithHostileConstructor() {
+  const p = Promise.resolve(true)
+  Object.defineProperty(p, 'constructor', {
+    get() {
+      throw undefined
+    },
+  })
+  return p
 }
 
 const REFUSED = { refused: 'missing_authorization' }

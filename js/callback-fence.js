@@ -53,21 +53,23 @@ class CallbackFence {
 
   settle(name, thenable) {
     return new Promise((resolve, reject) => {
+      // Not unref'd: a request still waiting is work in progress, answered within timeoutMs.
       const timer = setTimeout(() => reject(timeoutError(name, this.timeoutMs)), this.timeoutMs)
-      // The request waiting on it keeps the process busy; the timer alone need not.
-      timer.unref()
-      // Promise.resolve follows a thenable that resolves with another thenable to the end, so
-      // the rejection seen here is the last one, whatever kind of thenable started it.
-      Promise.resolve(thenable).then(
-        (value) => {
+      const fail = (err) => {
+        clearTimeout(timer)
+        reject(callbackError(name, err, 'rejected with'))
+      }
+      try {
+        // Promise.resolve follows a thenable that resolves with another thenable to the end, so
+        // the rejection seen here is the last one, whatever kind of thenable started it. (It
+        // reads a Promise's `constructor`, which may throw.)
+        Promise.resolve(thenable).then((value) => {
           clearTimeout(timer)
           resolve(value)
-        },
-        (err) => {
-          clearTimeout(timer)
-          reject(callbackError(name, err, 'rejected with'))
-        },
-      )
+        }, fail)
+      } catch (err) {
+        fail(err)
+      }
     })
   }
 }
@@ -104,7 +106,7 @@ function fenceError(code, message, status, options) {
 function describe(value) {
   if (value === undefined || value === null || typeof value === 'boolean' || typeof value === 'number') return String(value)
   if (typeof value === 'string') return value === '' ? "''" : 'a string'
-  if (typeof value === 'object') return types.isPromise(value) ? 'a Promise' : 'an object that is not an Error'
+  if (typeof value === 'object') return 'an object'
   return `a ${typeof value}`
 }
 
