@@ -36,19 +36,20 @@ class CallbackFence {
    * `callbackError`. `name` names the callback in messages (`options.getToken`).
    */
   wrap(name, fn) {
-    return (...args) => this.call(name, fn, args)
-  }
-
-  call(name, fn, args) {
-    let answer
-    try {
-      answer = fn(...args)
-      // Reading `then` runs code of the application too (a getter).
-      if (answer === null || (typeof answer !== 'object' && typeof answer !== 'function') || typeof answer.then !== 'function') return answer
-    } catch (err) {
-      throw callbackError(name, err, 'threw')
+    const fence = this
+    // `apply(undefined, arguments)` passes exactly the adapter's arguments without building an
+    // array per call (a rest parameter and a spread cost about twice as much on the hot path).
+    return function fenced() {
+      let answer
+      try {
+        answer = fn.apply(undefined, arguments)
+        // Reading `then` runs code of the application too (a getter).
+        if (!isThenable(answer)) return answer
+      } catch (err) {
+        throw callbackError(name, err, 'threw')
+      }
+      return fence.settle(name, answer)
     }
-    return this.settle(name, answer)
   }
 
   settle(name, thenable) {
@@ -72,6 +73,10 @@ class CallbackFence {
       }
     })
   }
+}
+
+function isThenable(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function'
 }
 
 /**
