@@ -74,7 +74,8 @@ function rows({ answers = null, onThrow = (value) => ({ error: value }), onTimeo
       list.push([`answers ${label}`, () => value, answers(value)])
       list.push([`resolves to ${label}`, () => Promise.resolve(value), answers(value)])
     }
-    list.push(['returns a thenable resolving to a Promise of undefined', () => ({ then: (resolve) => resolve(Promise.resolve(undefined)) }), answers(undefined)])
+    const nested = () => ({ then: (resolve) => resolve(Promise.resolve(undefined)) })
+    list.push(['returns a thenable resolving to a Promise of undefined', nested, answers(undefined)])
   }
   return list
 }
@@ -273,7 +274,8 @@ function problem(mount, res, seen) {
   if (res.status >= 200 && res.status < 300) return `answered ${res.status}`
   if (expect.refused !== undefined) {
     if (err !== undefined) return `expected the refusal ${expect.refused}, the error handler got ${String(err && err.code)}`
-    return res.status === 401 && res.json && res.json.code === expect.refused ? null : `expected 401 ${expect.refused}, got ${res.status} ${JSON.stringify(res.json)}`
+    const refused = res.status === 401 && res.json && res.json.code === expect.refused
+    return refused ? null : `expected 401 ${expect.refused}, got ${res.status} ${JSON.stringify(res.json)}`
   }
   if (err === undefined) return `the error handler got nothing (answered ${res.status})`
   if (!types.isNativeError(err)) return `the error handler got ${typeof err}, not an Error`
