@@ -18,18 +18,28 @@ const MAX_REFILL_PER_SEC = 1e9
 const MAX_KEYS_BOUND = 1e8
 const DEFAULT_MAX_KEYS = 100000
 const MAX_KEY_BYTES = 1024
+// Longest time one token takes to come back, in nanoseconds (src/rate_limit.rs
+// MAX_INTERVAL_NANOS): a refill so small that 1e9 / refill is larger, or Infinity (1e-300,
+// Number.MIN_VALUE), never refills. Unclamped, Infinity <= Infinity admitted every request.
+const MAX_INTERVAL_NANOS = 1e290
 
 function monotonicNanos() {
   return performance.now() * 1e6
 }
 
-// Float-to-u32/u64 conversion as Rust's `as`: truncation, saturating.
-const toU32 = (x) => Math.min(Math.max(Math.trunc(x), 0), 4294967295)
+// Float-to-u32/u64 conversion as Rust's `as`: truncation, saturating, NaN to 0.
+const toU32 = (x) => (Number.isNaN(x) ? 0 : Math.min(Math.max(Math.trunc(x), 0), 4294967295))
+
+/** Nanoseconds per token, saturated at MAX_INTERVAL_NANOS (src/rate_limit.rs interval_nanos). */
+function intervalNanos(refillPerSec) {
+  const interval = NANOS_PER_SEC / refillPerSec
+  return Number.isNaN(interval) || interval > MAX_INTERVAL_NANOS ? MAX_INTERVAL_NANOS : interval
+}
 
 class RateLimiter {
   constructor(capacity, refillPerSec, maxKeys, seeds = randomSeeds()) {
     this.capacity = capacity
-    this.interval = NANOS_PER_SEC / refillPerSec
+    this.interval = intervalNanos(refillPerSec)
     this.limit = (capacity + ROUNDING_SLACK) * this.interval
     this.maxKeys = Math.max(maxKeys, 1)
     this.buckets = new Map()
@@ -160,4 +170,4 @@ class PublicRateLimiter {
   }
 }
 
-module.exports = { RateLimiter, PublicRateLimiter, monotonicNanos }
+module.exports = { RateLimiter, PublicRateLimiter, monotonicNanos, intervalNanos, MAX_INTERVAL_NANOS }

@@ -26,6 +26,12 @@ pub use self::lease::{check_grant, check_lease_options, LeaseDecision, LeaseTabl
 pub use crate::clock::monotonic_nanos;
 
 const NANOS_PER_SEC: f64 = 1e9;
+/// Longest time one token takes to come back, in nanoseconds (about 3e273 years): a refill so
+/// small that `1e9 / refill` is larger (or overflows to infinity, as `Number.MIN_VALUE` does)
+/// means "never refills" and is held here. Unclamped, an infinite interval made every sum
+/// below infinite and `∞ ≤ ∞` admitted every request; at this bound `(capacity + cost + 1)·T`
+/// stays far below `f64::MAX` for every capacity (≤ 1e9), so the test stays exact.
+pub const MAX_INTERVAL_NANOS: f64 = 1e290;
 /// Slack on the admission test, in tokens: absorbs float rounding so `capacity` requests at one
 /// instant are all admitted and `remaining` counts whole tokens exactly.
 const ROUNDING_SLACK: f64 = 1e-6;
@@ -134,6 +140,18 @@ pub fn seeds_from_secret(secret: &[u8]) -> (u32, u32) {
     (lane(0), lane(4))
 }
 
+/// Nanoseconds per token at `refill_per_sec`, saturated at [`MAX_INTERVAL_NANOS`] (a refill of
+/// 0, a subnormal or `Number.MIN_VALUE` never refills; it never switches the limit off).
+pub fn interval_nanos(refill_per_sec: f64) -> f64 {
+    let interval = NANOS_PER_SEC / refill_per_sec;
+    // NaN cannot come from a checked option; were it to, it must not admit either.
+    if interval.is_nan() || interval > MAX_INTERVAL_NANOS {
+        MAX_INTERVAL_NANOS
+    } else {
+        interval
+    }
+}
+
 impl RateLimiter {
     /// `capacity` tokens per bucket, `refill_per_sec` tokens added per second (> 0), at most
     /// about `max_keys` buckets kept, plus a debt sketch of `ROWS × width_for(max_keys)` cells.
@@ -149,7 +167,7 @@ impl RateLimiter {
         seeds: (u32, u32),
     ) -> Self {
         let max_keys = max_keys.max(1);
-        let interval = NANOS_PER_SEC / refill_per_sec;
+        let interval = interval_nanos(refill_per_sec);
         RateLimiter {
             capacity,
             interval,
@@ -273,5 +291,7 @@ impl RateLimiter {
     }
 }
 
+#[cfg(test)]
+mod extreme_tests;
 #[cfg(test)]
 mod tests;
