@@ -92,10 +92,12 @@ test('a refill too small for 1e9 / refill never refills and never switches the l
 
 test('property: admissions <= capacity + refill x elapsed on a simulated clock, extreme floats (JS core)', () => {
   const step = fc.oneof(fc.constant(0), fc.constant(1), fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: 1e9, max: 1e11 }))
+  // The monotonic clock after 16 minutes, 11.6 days, 104 days of uptime.
+  const start = fc.constantFrom(1e12, 1e15, 2 ** 53)
   fc.assert(
-    fc.property(capacity, refill, fc.array(fc.tuple(step, fc.nat()), { minLength: 1, maxLength: 40 }), (cap, rate, calls) => {
+    fc.property(capacity, refill, fc.array(fc.tuple(step, fc.nat()), { minLength: 1, maxLength: 40 }), start, (cap, rate, calls, from) => {
       const limiter = new CoreLimiter(cap, rate, 100, [3, 5])
-      let now = 1e12
+      let now = from
       const admitted = []
       for (const [dt, draw] of calls) {
         now += dt
@@ -108,6 +110,18 @@ test('property: admissions <= capacity + refill x elapsed on a simulated clock, 
     }),
     { ...RUNS, numRuns: 600 },
   )
+})
+
+test('a refill near the 1e9 bound stays exact after days of uptime (JS core, simulated clock)', () => {
+  // At 1e15 ns an f64 instant is exact to 1/8 ns: with the TAT kept as an instant, a refill of
+  // 1e9/1.3 admitted 800,002 of 1,000,000 one-nanosecond-apart requests (bound 769,233).
+  for (const rate of [1e9 / 1.3, 758252799.7981564, 3e8, 1e9]) {
+    const limiter = new CoreLimiter(3, rate, 100, [3, 5])
+    let admitted = 0
+    for (let i = 1; i <= 1e6; i++) if (limiter.consume('u', 1, 1e15 + i).allowed) admitted++
+    const bound = 3 + (rate * 1e6) / 1e9
+    assert.ok(admitted <= bound && admitted >= Math.min(bound - 1, 1e6), `${rate}: ${admitted} admitted, bound ${bound}`)
+  }
 })
 
 test('property: RateLimiter at extreme capacities and refills, both engines, equal fields', () => {
@@ -205,4 +219,37 @@ test('values past each bound (MAX_VALUE, 0, -0, the next double past 1e9, NaN) a
     assert.notEqual(expected, 'accepted', make.toString())
     assert.deepEqual(refused(() => make(js)), expected)
   }
+})
+
+test('a refill that never refills writes whole delta-seconds (at most 2^31) in every rate-limit header, both adapters and engines', async () => {
+  const express = require('express')
+  const Fastify = require('fastify')
+  const authShield = require('../express')
+  const authShieldPlugin = require('../fastify')
+  const { listen, get } = require('./support/http')
+  const config = { accessSecret: SECRET, rateLimitMax: 1, rateLimitRefill: 1e-300 }
+  const user = `Bearer ${token({ sub: 'headers', exp: Math.floor(Date.now() / 1000) + 600 }, SECRET)}`
+  const seen = []
+  for (const engine of ['native', 'js']) {
+    const app = express()
+    app.get('/x', authShield(config, { engine, rateLimitHeaders: 'both' }), (req, res) => res.json({ ok: true }))
+    const fastify = Fastify()
+    await fastify.register(authShieldPlugin, { config, engine, rateLimitHeaders: 'both' })
+    fastify.get('/x', async () => ({ ok: true }))
+    await fastify.ready()
+    for (const [framework, server] of [['express', await listen(require('node:http').createServer(app))], ['fastify', await listen(fastify.server)]]) {
+      try {
+        const [first, second] = [await get(`${server.base}/x`, { authorization: user }), await get(`${server.base}/x`, { authorization: user })]
+        const label = `${framework}, ${engine}`
+        assert.deepEqual([first.status, second.status], [200, 429], label)
+        const pick = (r) => [r.headers['ratelimit-reset'], r.headers['ratelimit-policy'], r.headers.ratelimit, r.headers['retry-after']]
+        assert.deepEqual(pick(first), ['2147483648', '"default";q=1;w=2147483648', '"default";r=0;t=2147483648', undefined], label)
+        assert.deepEqual(pick(second), ['2147483648', '"default";q=1;w=2147483648', '"default";r=0;t=2147483648', '2147483648'], label)
+        seen.push([pick(first), pick(second)])
+      } finally {
+        await server.close()
+      }
+    }
+  }
+  assert.equal(new Set(seen.map((s) => JSON.stringify(s))).size, 1)
 })

@@ -57,10 +57,11 @@ proptest! {
         capacity in capacity(),
         refill in refill(),
         calls in prop::collection::vec((step(), any::<u32>()), 1..40),
+        // The monotonic clock after 16 minutes, 11.6 days, 104 days of uptime.
+        start in prop::sample::select(vec![1_000 * SEC, 1_000_000 * SEC, 1 << 53]),
     ) {
         let rl = RateLimiter::with_seeds(capacity, refill, 100, (3, 5));
-        // A start far from 0, as the monotonic clock is.
-        let mut now = 1_000 * SEC;
+        let mut now = start;
         let mut admitted: Vec<(u64, u64)> = Vec::new();
         for (step, draw) in calls {
             now += step;
@@ -137,4 +138,26 @@ fn the_interval_saturates_and_stays_finite_for_every_capacity() {
             retry_after_ms: u64::MAX
         }
     );
+}
+
+#[test]
+fn a_refill_near_the_bound_stays_exact_after_days_of_uptime() {
+    // At 1e15 ns an f64 instant is exact to 1/8 ns: with the TAT kept as an instant, a refill
+    // of 1e9/1.3 admitted 800,002 of 1,000,000 one-nanosecond-apart requests (bound 769,233)
+    // and 758,252,799.8 admitted 727,274 (bound 758,255).
+    for refill in [1e9 / 1.3, 758_252_799.798_156_4, 3e8, 1e9] {
+        let rl = RateLimiter::with_seeds(3, refill, 100, (3, 5));
+        let start = 1_000_000 * SEC;
+        let mut admitted = 0u64;
+        for i in 1..=1_000_000u64 {
+            if let Decision::Allowed { .. } = rl.take(b"u", start + i) {
+                admitted += 1;
+            }
+        }
+        let bound = 3.0 + refill * 1e6 / 1e9;
+        assert!(
+            admitted as f64 <= bound && admitted as f64 >= (bound - 1.0).min(1e6),
+            "{refill}: {admitted} admitted, bound {bound}"
+        );
+    }
 }
