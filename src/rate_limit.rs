@@ -3,9 +3,9 @@
 //!
 //! A bucket of `capacity` tokens refilled at `refill_per_sec` is one number, its TAT: the
 //! instant the bucket will be full again (stored as its distance from the key's last request,
-//! so its precision does not shrink as the process's uptime grows). A request costing `n` tokens at `now` is admitted
-//! when `max(TAT, now) + n·T − now ≤ capacity·T` (`T` = nanoseconds per token), which moves the
-//! TAT forward; a refused request changes nothing. Over any interval of `e` seconds a key is
+//! so its precision does not shrink as the process's uptime grows). A request costing `n`
+//! tokens at `now` is admitted when `max(TAT, now) + n·T − now ≤ capacity·T` (`T` =
+//! nanoseconds per token, at most [`MAX_INTERVAL_NANOS`]), which moves the TAT forward; a refused request changes nothing. Over any interval of `e` seconds a key is
 //! admitted at most `capacity + refill_per_sec·e` tokens (to within a millionth of a token, the
 //! allowance for float rounding).
 //!
