@@ -329,9 +329,10 @@ export declare class Authenticator {
    */
   constructor(config: AuthenticatorConfig)
   /**
-   * An authenticator that shares keys and rate-limit buckets with every other one made by
-   * `shared` (or by `authenticateRequest`) from equal settings. At most 64 distinct
-   * settings are kept; past that the shared set starts over.
+   * An authenticator that shares keys, rate-limit buckets and revocations with every other
+   * one made by `shared` (or by `authenticateRequest`) from equal settings. At most 64
+   * distinct settings are kept, and none is ever forgotten: one more throws a `RangeError`
+   * with code `ERR_AUTH_SHIELD_CONFIG_LIMIT` (build it with `new Authenticator(config)`).
    */
   static shared(config: AuthConfig): Authenticator
   /**
@@ -543,9 +544,11 @@ export interface ApiKeySecretOptions {
 }
 
 /**
- * Same chain and result as `Authenticator#authenticate`, configured per call. Keys and
- * rate-limit buckets are shared by equal configs; reusing one config object skips the
- * validation while its values are unchanged.
+ * Same chain and result as `Authenticator#authenticate`, configured per call. Keys,
+ * rate-limit buckets and revocations are shared by equal configs (and with
+ * `Authenticator.shared`); reusing one config object skips the validation while its values
+ * are unchanged. At most 64 distinct configs are kept, never forgotten: one more throws a
+ * `RangeError` with code `ERR_AUTH_SHIELD_CONFIG_LIMIT` (use `new Authenticator(config)`).
  */
 export declare function authenticateRequest(authorization: string | null | undefined, tenantHeader: string | null | undefined, host: string | null | undefined, config: AuthConfig): AuthResult
 

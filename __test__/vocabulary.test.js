@@ -82,7 +82,8 @@ test('the Authenticator members of both engines are the rows of their section', 
   const declared = fs.readFileSync(path.join(root, 'js', 'index.d.ts'), 'utf8')
   const jsClass = declared.slice(declared.indexOf('export declare class Authenticator'), declared.indexOf('\n}', declared.indexOf('export declare class Authenticator')))
   const jsMembers = [...jsClass.matchAll(/^\s+(?:get |static )?(\w+)\(/gm)].map((m) => m[1]).filter((n) => n !== 'constructor')
-  for (const name of jsMembers) assert.ok(typeof new js.Authenticator({ accessSecret: SECRET })[name] !== 'undefined', name)
+  const jsInstance = new js.Authenticator({ accessSecret: SECRET })
+  for (const name of jsMembers) assert.ok(typeof jsInstance[name] !== 'undefined' || typeof js.Authenticator[name] === 'function', name)
   assert.deepEqual(missing(jsMembers), [])
 })
 

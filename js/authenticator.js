@@ -26,7 +26,7 @@ const { splitStore, attachStore } = require('./store/attached')
 const MAX_LEASE_KEYS = 1e8
 const MAX_GRANT = 4294967295
 const MAX_GRANT_KEY_BYTES = 1 << 20
-const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, rustNumber } = require('./errors')
+const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys, rustNumber } = require('./errors')
 const { resultTemplates } = require('./schema')
 
 // Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
@@ -289,11 +289,22 @@ function readHeaderArg(value, name, cap) {
   return bytes.toString('utf8', 0, end)
 }
 
+// The second constructor argument of Authenticator.shared: a core from the shared table
+// instead of a config. Module-private, so no caller can hand in a core of its own.
+const SHARED_CORE = Symbol('auth-shield.shared-core')
+
 /** Authenticates requests with settings validated and keys prepared once, at construction. */
 class Authenticator {
   #core
+  // Made by `shared`: its keys are its config's, setKeys refuses (src/binding/authenticator.rs).
+  #shared = false
 
-  constructor(config) {
+  constructor(config, sharedCore) {
+    if (sharedCore !== undefined && sharedCore.tag === SHARED_CORE) {
+      this.#core = sharedCore.core
+      this.#shared = true
+      return
+    }
     // `store` (docs/scale-out.md): a JS object, checked and taken out before the settings are
     // read, attached once the authenticator exists, as native.js does (js/store/attached.js).
     const { config: settings, store } = splitStore(config)
@@ -302,10 +313,22 @@ class Authenticator {
   }
 
   /**
+   * An authenticator sharing keys, rate-limit buckets and revocations with every other one
+   * made by `shared` (or by `authenticateRequest`) from equal settings. At most 64 distinct
+   * settings are kept, none ever forgotten: one more throws ERR_AUTH_SHIELD_CONFIG_LIMIT.
+   */
+  static shared(config) {
+    // Required here, not at the top: js/one-shot.js requires this module.
+    const core = require('./one-shot').sharedCore(config)
+    return new Authenticator(undefined, { tag: SHARED_CORE, core })
+  }
+
+  /**
    * Replaces the access-token keys at once, with the constructor's checks; returns the new
    * keySetGeneration.
    */
   setKeys(keys) {
+    if (this.#shared) throw sharedKeys()
     return this.#core.setKeys(keys)
   }
 

@@ -47,6 +47,15 @@ function noAccessSecret() {
   return err
 }
 
+/** `setKeys` on an authenticator from `Authenticator.shared` (src/binding/js_error.rs). */
+function sharedKeys() {
+  const err = new Error(
+    'setKeys cannot change a shared authenticator: its keys belong to every user of its config; build one with new Authenticator(config)',
+  )
+  err.code = 'ERR_AUTH_SHIELD_SHARED_KEYS'
+  return err
+}
+
 /**
  * An f64 written the way Rust's `Display` writes it (the native messages embed numbers so):
  * shortest round-trip digits, never an exponent, `inf`, `-inf`, `NaN`, and `-0`.
@@ -92,6 +101,7 @@ module.exports = {
   rangeError,
   noRefreshSecret,
   noAccessSecret,
+  sharedKeys,
   rustNumber,
   rustDebugString,
 }

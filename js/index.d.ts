@@ -21,6 +21,14 @@ export declare class Authenticator {
    * `store`, shares its rate limit through that store from now on (docs/scale-out.md).
    */
   constructor(config: AuthenticatorConfig)
+  /**
+   * An authenticator that shares keys, rate-limit buckets and revocations with every other one
+   * made by `shared` (or by `authenticateRequest`) from equal settings, as the native class's.
+   * At most 64 distinct settings are kept, and none is ever forgotten: one more throws a
+   * `RangeError` with code `ERR_AUTH_SHIELD_CONFIG_LIMIT` (use `new Authenticator(config)`).
+   * Its `setKeys` throws `ERR_AUTH_SHIELD_SHARED_KEYS`.
+   */
+  static shared(config: AuthConfig): Authenticator
   /** Runs the whole chain for one request; nothing a client sends makes it throw. */
   authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null): AuthResult
   /** Signs an access token (with `signingKey`, else HS256 with `accessSecret`); `claims.sub` is required. */
@@ -72,7 +80,11 @@ export declare class Authenticator {
   jwks(): PublicJwks
 }
 
-/** One-shot form: the config is validated per call; equal configs share keys and buckets. */
+/**
+ * One-shot form: the config is validated per call; equal configs share keys, buckets and
+ * revocations (with `Authenticator.shared` too). At most 64 distinct configs are kept, never
+ * forgotten: one more throws a `RangeError` with code `ERR_AUTH_SHIELD_CONFIG_LIMIT`.
+ */
 export declare function authenticateRequest(
   authorization: string | null | undefined,
   tenantHeader: string | null | undefined,

@@ -1,26 +1,48 @@
 'use strict'
 
-// authenticateRequest(...): the one-shot form. Cores are cached by their settings, so passing
-// an equal config again reuses prepared keys and rate-limit state (src/binding/one_shot.rs).
+// authenticateRequest(...): the one-shot form, and the table behind Authenticator.shared. Cores
+// are kept by their settings, so an equal config reuses prepared keys, rate-limit buckets and
+// revocations (src/binding/one_shot.rs).
+//
+// The table is never emptied, in whole or in part: it holds security state (an exhausted
+// bucket, a revoked token) that no other place keeps, and forgetting it would let 64 other
+// configs, which a client may be able to influence (per-tenant audiences), reset a limit or
+// un-revoke a token. It is bounded instead: past MAX_SHARED_CONFIGS distinct settings a new one
+// is refused (ERR_AUTH_SHIELD_CONFIG_LIMIT); the configs already kept go on working.
 
 const { readSettings, fingerprint } = require('./config')
 const { Core } = require('./authenticator')
 
-// Distinct configurations kept; past this the cache starts over (a process normally has one).
-const MAX_CACHED_CONFIGS = 64
-const cache = new Map()
+// Distinct settings kept (a process normally has one): each holds its own buckets, debt
+// sketch and revocations, so the bound keeps memory bounded (docs/api.md).
+const MAX_SHARED_CONFIGS = 64
+const cores = new Map()
+
+/** The refusal of one more distinct config; the same words as src/binding/one_shot.rs. */
+function configLimit() {
+  const err = new RangeError(
+    `authenticateRequest and Authenticator.shared keep at most ${MAX_SHARED_CONFIGS} distinct configs, and never forget one (their rate limits and revocations live there); build an authenticator per config with new Authenticator(config) and reuse it`,
+  )
+  err.code = 'ERR_AUTH_SHIELD_CONFIG_LIMIT'
+  return err
+}
+
+/** The core shared by every caller with settings equal to `config`'s (validated here). */
+function sharedCore(config) {
+  const settings = readSettings(config)
+  const key = fingerprint(settings)
+  let core = cores.get(key)
+  if (core === undefined) {
+    if (cores.size >= MAX_SHARED_CONFIGS) throw configLimit()
+    core = new Core(settings)
+    cores.set(key, core)
+  }
+  return core
+}
 
 /** Same chain and result as `Authenticator#authenticate`, configured per call. */
 function authenticateRequest(authorization, tenantHeader, host, config) {
-  const settings = readSettings(config)
-  const key = fingerprint(settings)
-  let core = cache.get(key)
-  if (core === undefined) {
-    if (cache.size >= MAX_CACHED_CONFIGS) cache.clear()
-    core = new Core(settings)
-    cache.set(key, core)
-  }
-  return core.authenticate(authorization, tenantHeader, host)
+  return sharedCore(config).authenticate(authorization, tenantHeader, host)
 }
 
-module.exports = { authenticateRequest }
+module.exports = { authenticateRequest, sharedCore, MAX_SHARED_CONFIGS }

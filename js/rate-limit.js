@@ -18,18 +18,45 @@ const MAX_REFILL_PER_SEC = 1e9
 const MAX_KEYS_BOUND = 1e8
 const DEFAULT_MAX_KEYS = 100000
 const MAX_KEY_BYTES = 1024
+// Longest time one token takes to come back, in nanoseconds (src/rate_limit.rs
+// MAX_INTERVAL_NANOS): a refill so small that 1e9 / refill is larger, or Infinity (1e-300,
+// Number.MIN_VALUE), never refills. Unclamped, Infinity <= Infinity admitted every request.
+const MAX_INTERVAL_NANOS = 1e290
 
 function monotonicNanos() {
   return performance.now() * 1e6
 }
 
-// Float-to-u32/u64 conversion as Rust's `as`: truncation, saturating.
-const toU32 = (x) => Math.min(Math.max(Math.trunc(x), 0), 4294967295)
+// Float-to-u32/u64 conversion as Rust's `as`: truncation, saturating, NaN to 0.
+const toU32 = (x) => (Number.isNaN(x) ? 0 : Math.min(Math.max(Math.trunc(x), 0), 4294967295))
+
+/** Nanoseconds per token, saturated at MAX_INTERVAL_NANOS (src/rate_limit.rs interval_nanos). */
+function intervalNanos(refillPerSec) {
+  const interval = NANOS_PER_SEC / refillPerSec
+  return Number.isNaN(interval) || interval > MAX_INTERVAL_NANOS ? MAX_INTERVAL_NANOS : interval
+}
+
+/** TAT - now: what `bucket` owes at `now` (<= 0: full); a lagging clock read adds nothing. */
+function owedAt(bucket, now) {
+  return now >= bucket.lastNanos ? bucket.debt - (now - bucket.lastNanos) : bucket.debt + (bucket.lastNanos - now)
+}
+
+const bits = new Float64Array(1)
+const bitsAsInt = new BigUint64Array(bits.buffer)
+
+/** The TAT as an instant, rounded up (f64::next_up), for the sketch: never fresher. */
+function tatOf(bucket) {
+  const tat = bucket.lastNanos + bucket.debt
+  if (!(tat - bucket.lastNanos < bucket.debt) || !(tat > 0) || tat === Infinity) return tat
+  bits[0] = tat
+  bitsAsInt[0] += 1n
+  return bits[0]
+}
 
 class RateLimiter {
   constructor(capacity, refillPerSec, maxKeys, seeds = randomSeeds()) {
     this.capacity = capacity
-    this.interval = NANOS_PER_SEC / refillPerSec
+    this.interval = intervalNanos(refillPerSec)
     this.limit = (capacity + ROUNDING_SLACK) * this.interval
     this.maxKeys = Math.max(maxKeys, 1)
     this.buckets = new Map()
@@ -53,7 +80,10 @@ class RateLimiter {
     let bucket = this.buckets.get(key)
     if (bucket !== undefined) return this.charge(bucket, cost, nowNanos)
     const hash = this.sketch.hash(key)
-    bucket = { tat: this.sketch.tatOf(hash), lastNanos: nowNanos, hash }
+    // `debt`: how far the TAT lies ahead of `lastNanos` (<= 0: full). Relative, as in
+    // src/rate_limit.rs: an instant near 1e15 ns (11.6 days up) is exact only to 1/8 ns, and
+    // TAT + T rounded by up to 5% of a token per admission at refills near 1e9.
+    bucket = { debt: this.sketch.tatOf(hash) - nowNanos, lastNanos: nowNanos, hash }
     const decision = this.charge(bucket, cost, nowNanos)
     this.buckets.set(key, bucket)
     if (this.buckets.size > this.maxKeys) this.sweep(nowNanos)
@@ -61,31 +91,36 @@ class RateLimiter {
   }
 
   charge(bucket, cost, now) {
-    // A clock that seems to go backwards never adds tokens: the TAT only moves forward.
-    bucket.lastNanos = Math.max(bucket.lastNanos, now)
-    const start = Math.max(bucket.tat, now)
-    const tat = start + cost * this.interval
-    const ahead = tat - now
+    // `start` and `ahead` are max(TAT, now) - now and the TAT after this request - now.
+    const owed = owedAt(bucket, now)
+    if (now >= bucket.lastNanos) {
+      // Measured from now on: the same TAT, the debt as small as it can be.
+      bucket.debt = owed
+      bucket.lastNanos = now
+    }
+    const start = Math.max(owed, 0)
+    const ahead = start + cost * this.interval
     if (ahead <= this.limit) {
-      bucket.tat = tat
+      // A clock that seems to go backwards never adds tokens: the TAT only moves forward.
+      bucket.debt = ahead - (bucket.lastNanos - now)
       return { allowed: true, remaining: toU32((this.limit - ahead) / this.interval) }
     }
     // Clamped like the native `as u64` conversion of an absurdly slow refill.
     const retryAfterMs = Math.min(Math.max(Math.ceil((ahead - this.limit) / 1e6), 1), U64_MAX)
-    return { allowed: false, remaining: toU32((this.limit - (start - now)) / this.interval), retryAfterMs }
+    return { allowed: false, remaining: toU32((this.limit - start) / this.interval), retryAfterMs }
   }
 
   sweep(now) {
     const target = this.maxKeys - Math.floor(this.maxKeys / 4)
     // A full bucket owes nothing: forgetting it loses nothing.
-    this.retain((b) => b.tat > now)
+    this.retain((b) => owedAt(b, now) > 0)
     const excess = this.buckets.size - target
     if (excess > 0) {
       const stamps = Array.from(this.buckets.values(), (b) => b.lastNanos).sort((x, y) => x - y)
       const cutoff = stamps[excess - 1]
       this.retain((b) => {
         const keep = b.lastNanos > cutoff
-        if (!keep && b.tat > now) this.sketch.fold(b.hash, b.tat)
+        if (!keep && owedAt(b, now) > 0) this.sketch.fold(b.hash, tatOf(b))
         return keep
       })
     }
@@ -160,4 +195,4 @@ class PublicRateLimiter {
   }
 }
 
-module.exports = { RateLimiter, PublicRateLimiter, monotonicNanos }
+module.exports = { RateLimiter, PublicRateLimiter, monotonicNanos, intervalNanos, MAX_INTERVAL_NANOS }

@@ -2,9 +2,10 @@
 //! "theoretical arrival time" per key) on a concurrent map, on a monotonic clock.
 //!
 //! A bucket of `capacity` tokens refilled at `refill_per_sec` is one number, its TAT: the
-//! instant the bucket will be full again. A request costing `n` tokens at `now` is admitted
-//! when `max(TAT, now) + n·T − now ≤ capacity·T` (`T` = nanoseconds per token), which moves the
-//! TAT forward; a refused request changes nothing. Over any interval of `e` seconds a key is
+//! instant the bucket will be full again (stored as its distance from the key's last request,
+//! so its precision does not shrink as the process's uptime grows). A request costing `n`
+//! tokens at `now` is admitted when `max(TAT, now) + n·T − now ≤ capacity·T` (`T` =
+//! nanoseconds per token, at most [`MAX_INTERVAL_NANOS`]), which moves the TAT forward; a refused request changes nothing. Over any interval of `e` seconds a key is
 //! admitted at most `capacity + refill_per_sec·e` tokens (to within a millionth of a token, the
 //! allowance for float rounding).
 //!
@@ -26,6 +27,12 @@ pub use self::lease::{check_grant, check_lease_options, LeaseDecision, LeaseTabl
 pub use crate::clock::monotonic_nanos;
 
 const NANOS_PER_SEC: f64 = 1e9;
+/// Longest time one token takes to come back, in nanoseconds (about 3e273 years): a refill so
+/// small that `1e9 / refill` is larger (or overflows to infinity, as `Number.MIN_VALUE` does)
+/// means "never refills" and is held here. Unclamped, an infinite interval made every sum
+/// below infinite and `∞ ≤ ∞` admitted every request; at this bound `(capacity + cost + 1)·T`
+/// stays far below `f64::MAX` for every capacity (≤ 1e9), so the test stays exact.
+pub const MAX_INTERVAL_NANOS: f64 = 1e290;
 /// Slack on the admission test, in tokens: absorbs float rounding so `capacity` requests at one
 /// instant are all admitted and `remaining` counts whole tokens exactly.
 const ROUNDING_SLACK: f64 = 1e-6;
@@ -41,12 +48,40 @@ pub enum Decision {
 
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
-    /// Theoretical arrival time, nanoseconds: the bucket is full from then on.
-    tat: f64,
-    /// Last request, for least-recently-used eviction.
+    /// How far the theoretical arrival time (the bucket is full from then on) lies ahead of
+    /// `last_nanos`, in nanoseconds; ≤ 0 when full. Kept relative, not as an instant: at a
+    /// monotonic clock of 1e15 ns (11.6 days up) an f64 instant is exact only to 1/8 ns, so
+    /// `TAT + T` with `T` ≈ 1.3 ns (a refill near the 1e9 bound) rounded by up to 5% of a token
+    /// on every admission, and 1e9/1.3 tokens per second admitted 4% over the limit.
+    debt: f64,
+    /// Last request: the instant `debt` is measured from, and the least-recently-used order.
     last_nanos: u64,
     /// The key's sketch cells, hashed once when the bucket is created.
     hash: KeyHash,
+}
+
+impl Bucket {
+    /// TAT − now: what the bucket owes at `now_nanos` (≤ 0: full). A clock read that lags
+    /// `last_nanos` (another thread read it earlier) never adds tokens: the TAT stays put.
+    fn owed(&self, now_nanos: u64) -> f64 {
+        if now_nanos >= self.last_nanos {
+            self.debt - (now_nanos - self.last_nanos) as f64
+        } else {
+            self.debt + (self.last_nanos - now_nanos) as f64
+        }
+    }
+
+    /// The TAT as an instant, rounded up, for the sketch: a folded debt may come back a hair
+    /// older, never fresher.
+    fn tat(&self) -> f64 {
+        let base = self.last_nanos as f64;
+        let tat = base + self.debt;
+        if tat - base < self.debt {
+            tat.next_up()
+        } else {
+            tat
+        }
+    }
 }
 
 pub struct RateLimiter {
@@ -134,6 +169,18 @@ pub fn seeds_from_secret(secret: &[u8]) -> (u32, u32) {
     (lane(0), lane(4))
 }
 
+/// Nanoseconds per token at `refill_per_sec`, saturated at [`MAX_INTERVAL_NANOS`] (a refill of
+/// 0, a subnormal or `Number.MIN_VALUE` never refills; it never switches the limit off).
+pub fn interval_nanos(refill_per_sec: f64) -> f64 {
+    let interval = NANOS_PER_SEC / refill_per_sec;
+    // NaN cannot come from a checked option; were it to, it must not admit either.
+    if interval.is_nan() || interval > MAX_INTERVAL_NANOS {
+        MAX_INTERVAL_NANOS
+    } else {
+        interval
+    }
+}
+
 impl RateLimiter {
     /// `capacity` tokens per bucket, `refill_per_sec` tokens added per second (> 0), at most
     /// about `max_keys` buckets kept, plus a debt sketch of `ROWS × width_for(max_keys)` cells.
@@ -149,7 +196,7 @@ impl RateLimiter {
         seeds: (u32, u32),
     ) -> Self {
         let max_keys = max_keys.max(1);
-        let interval = NANOS_PER_SEC / refill_per_sec;
+        let interval = interval_nanos(refill_per_sec);
         RateLimiter {
             capacity,
             interval,
@@ -196,7 +243,7 @@ impl RateLimiter {
                 // Under the shard lock: a sweep folding this key has finished with it.
                 let hash = self.sketch.hash(key);
                 let mut bucket = Bucket {
-                    tat: self.sketch.tat_of(hash),
+                    debt: self.sketch.tat_of(hash) - now_nanos as f64,
                     last_nanos: now_nanos,
                     hash,
                 };
@@ -213,20 +260,24 @@ impl RateLimiter {
     }
 
     fn charge(&self, bucket: &mut Bucket, cost: u32, now_nanos: u64) -> Decision {
-        let now = now_nanos as f64;
-        // A clock that seems to go backwards never adds tokens: the TAT only moves forward.
-        bucket.last_nanos = bucket.last_nanos.max(now_nanos);
-        let start = bucket.tat.max(now);
-        let tat = start + cost as f64 * self.interval;
-        let ahead = tat - now;
+        // `start` and `ahead` are `max(TAT, now) − now` and the TAT after this request − now.
+        let owed = bucket.owed(now_nanos);
+        if now_nanos >= bucket.last_nanos {
+            // Measured from now on: the same TAT, the debt as small as it can be.
+            bucket.debt = owed;
+            bucket.last_nanos = now_nanos;
+        }
+        let start = owed.max(0.0);
+        let ahead = start + cost as f64 * self.interval;
         if ahead <= self.limit {
-            bucket.tat = tat;
+            // A clock that seems to go backwards never adds tokens: the TAT only moves forward.
+            bucket.debt = ahead - (bucket.last_nanos - now_nanos) as f64;
             Decision::Allowed {
                 remaining: ((self.limit - ahead) / self.interval) as u32,
             }
         } else {
             Decision::Limited {
-                remaining: ((self.limit - (start - now)) / self.interval) as u32,
+                remaining: ((self.limit - start) / self.interval) as u32,
                 retry_after_ms: ((ahead - self.limit) / 1e6).ceil().max(1.0) as u64,
             }
         }
@@ -237,10 +288,9 @@ impl RateLimiter {
         if self.sweeping.swap(true, Ordering::Acquire) {
             return;
         }
-        let now = now_nanos as f64;
         let target = self.max_keys - self.max_keys / 4;
         // A full bucket owes nothing: forgetting it loses nothing.
-        self.retain(|b| b.tat > now);
+        self.retain(|b| b.owed(now_nanos) > 0.0);
         let excess = self.len().saturating_sub(target);
         if excess > 0 {
             // Keep the `target` most recently used: cut at the excess-th oldest touch, and
@@ -250,8 +300,8 @@ impl RateLimiter {
                 let (_, &mut cutoff, _) = stamps.select_nth_unstable(excess - 1);
                 self.retain(|b| {
                     let keep = b.last_nanos > cutoff;
-                    if !keep && b.tat > now {
-                        self.sketch.fold(b.hash, b.tat);
+                    if !keep && b.owed(now_nanos) > 0.0 {
+                        self.sketch.fold(b.hash, b.tat());
                     }
                     keep
                 });
@@ -273,5 +323,7 @@ impl RateLimiter {
     }
 }
 
+#[cfg(test)]
+mod extreme_tests;
 #[cfg(test)]
 mod tests;

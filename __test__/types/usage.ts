@@ -210,6 +210,7 @@ const keepsParsed: ParsedApiKey = keyCheck
 const jsAuth = new jsEngine.Authenticator(config)
 const jsResult: AuthResult = jsAuth.authenticate(`Bearer ${jsAuth.signAccessToken(claims)}`, null, null)
 const jsOneShot: AuthResult = jsEngine.authenticateRequest(null, null, null, config)
+const jsShared: jsEngine.Authenticator = jsEngine.Authenticator.shared(config)
 
 // Express: a config or an Authenticator of either engine, options, req.user typed.
 const app = express()
@@ -332,6 +333,8 @@ express().use(authShield(storedAuth, { store: redisStore }))
 new Authenticator({ accessSecret: 'x', store: 'redis://localhost' })
 // @ts-expect-error authenticateRequest takes an AuthConfig, without a store
 authenticateRequest(null, null, null, { accessSecret: 'x', store: redisStore })
+// @ts-expect-error the JS engine's Authenticator.shared takes an AuthConfig, without a store
+jsEngine.Authenticator.shared({ accessSecret: 'x', store: redisStore })
 
 // auth-shield/jwks: a remote key set feeding the middleware; signingKey and jwks().
 import jwksModule = require('auth-shield/jwks')
@@ -364,7 +367,7 @@ new Authenticator({ signingKey: { kid: 'k1', alg: 'ES384', privateKey: '' } })
 export {
   shared, pendingCode,
   refreshed, remoteError, published,
-  jsResult, jsOneShot, engineName, mismatches, expressError,
+  jsResult, jsOneShot, jsShared, engineName, mismatches, expressError,
   misspelt, missing, withIat, tenantSource, wrongSource, authenticated, status, retry, requestId, userId, code, mustBeString, oneShot,
   valid, expiresAtSec, limits, csp, otpValid, parsed, codes, otpMatches, rehash, pending, clean, same, throttled,
 }

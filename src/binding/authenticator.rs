@@ -69,13 +69,15 @@ impl Authenticator {
         Ok(Authenticator::of(Arc::new(Core::new(settings)), false))
     }
 
-    /// An authenticator that shares keys and rate-limit buckets with every other one made by
-    /// `shared` (or by `authenticateRequest`) from equal settings. At most 64 distinct
-    /// settings are kept; past that the shared set starts over.
+    /// An authenticator that shares keys, rate-limit buckets and revocations with every other
+    /// one made by `shared` (or by `authenticateRequest`) from equal settings. At most 64
+    /// distinct settings are kept, and none is ever forgotten: one more throws a `RangeError`
+    /// with code `ERR_AUTH_SHIELD_CONFIG_LIMIT` (build it with `new Authenticator(config)`).
     #[napi(catch_unwind, factory, ts_args_type = "config: AuthConfig")]
     pub fn shared(env: Env, config: Unknown) -> Result<Self> {
         let settings = read_settings(config).map_err(|e| e.throw(&env))?;
-        Ok(Authenticator::of(shared_core(settings), true))
+        let core = shared_core(settings).map_err(|e| throw(&env, e))?;
+        Ok(Authenticator::of(core, true))
     }
 
     fn of(core: Arc<Core>, shared: bool) -> Self {
