@@ -297,7 +297,8 @@ class RemoteJwks extends EventEmitter {
       try {
         target.setKeys(placeholderKeys())
       } catch {
-        // An Authenticator that refuses the placeholder keeps what it had; nothing else to do.
+        // Unreached: every target took a key set through setKeys before (a shared Authenticator,
+        // which refuses setKeys, refused the first document, so never held this set).
       }
     }
     const age = Date.now() - this.#updatedAtMs
