@@ -1,6 +1,7 @@
 // Types of `auth-shield/jwks` (hand-written).
 
 import type { KeyObject } from 'node:crypto'
+import { EventEmitter } from 'node:events'
 
 /** The signature algorithms a JWKS key may be bound to. */
 export type JwksAlgorithm = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'EdDSA' | 'Ed25519'
@@ -15,10 +16,23 @@ export interface JwksKey {
 }
 
 export interface RemoteJwksOptions {
-  /** On-demand refreshes (a token naming an unknown kid) at most once per this many ms. Default 30000. */
+  /**
+   * On-demand refreshes (a token naming an unknown kid) at most once per this many ms; one asked
+   * for inside it is made at its end, so a newly published key is in force within this time.
+   * Default 5000.
+   */
   cooldownMs?: number
   /** Scheduled refresh this long after the last good document. Default 600000 (10 minutes). */
   cacheMaxAgeMs?: number
+  /**
+   * While fetches fail, the key set in force is kept this long past `cacheMaxAgeMs` (RFC 5861
+   * stale-if-error), then withdrawn: the middleware answers `keys_unavailable` (503). Default 3600000 (1 hour).
+   */
+  staleIfErrorMs?: number
+  /** First retry this long after a failed fetch, doubling per further failure. 100 or more; default 1000. */
+  retryMinMs?: number
+  /** Longest wait between two retries after failed fetches. At least `retryMinMs`; default 30000. */
+  retryMaxMs?: number
   /** Whole fetch, request to last byte. Default 5000. */
   timeoutMs?: number
   /** Largest document read; reading stops at the first byte past it. Default 262144 (256 KiB). */
@@ -34,23 +48,30 @@ export interface KeyedAuthenticator {
   setKeys(keys: readonly JwksKey[]): void
 }
 
-/** Error codes of `lastError` and of a `ready()` rejection. */
+/** Error codes of `lastError`, of a `ready()` rejection and of the source's events. */
 export type JwksErrorCode =
   | 'ERR_AUTH_SHIELD_JWKS_INVALID'
   | 'ERR_AUTH_SHIELD_JWKS_FETCH'
   | 'ERR_AUTH_SHIELD_JWKS_TIMEOUT'
   | 'ERR_AUTH_SHIELD_JWKS_TOO_LARGE'
   | 'ERR_AUTH_SHIELD_JWKS_CLOSED'
+  | 'ERR_AUTH_SHIELD_JWKS_EXPIRED'
 
 export interface JwksError extends Error {
   code: JwksErrorCode
 }
 
-export declare class RemoteJwks {
+/**
+ * A remote key set, and an EventEmitter: `'keys'` (a different set was installed), `'error'` (a
+ * fetch or document failed; the set in force stays; emitted only to listeners, never thrown),
+ * `'expired'` (the set passed `cacheMaxAgeMs + staleIfErrorMs` and was withdrawn). A listener
+ * that throws or rejects is ignored.
+ */
+export declare class RemoteJwks extends EventEmitter {
   private constructor()
   /** The URL fetched. */
   readonly url: string
-  /** The key set in force, or null before the first good document. */
+  /** The key set in force, or null: before the first good document, and once withdrawn past its maximum age. */
   readonly keys: readonly JwksKey[] | null
   /** Key sets installed so far (a refresh that changed nothing does not count). */
   readonly generation: number
@@ -60,12 +81,18 @@ export declare class RemoteJwks {
   readonly lastError: JwksError | null
   /** Feeds an Authenticator the current and every later key set; returns a detach function. */
   attach(authenticator: KeyedAuthenticator): () => void
-  /** Refetches unless within the cooldown; true when a different key set was installed. Never rejects. */
+  /** Refetches unless within the cooldown (then once at its end); true when a different key set was installed. Never rejects. */
   refresh(): Promise<boolean>
   /** Resolves once a key set is in force; rejects with lastError if the fetch under way fails. */
   ready(): Promise<void>
   /** Stops the schedule and aborts a fetch in flight. */
   close(): void
+  on(event: 'keys', listener: (keys: readonly JwksKey[]) => void): this
+  on(event: 'error' | 'expired', listener: (error: JwksError) => void): this
+  once(event: 'keys', listener: (keys: readonly JwksKey[]) => void): this
+  once(event: 'error' | 'expired', listener: (error: JwksError) => void): this
+  off(event: 'keys', listener: (keys: readonly JwksKey[]) => void): this
+  off(event: 'error' | 'expired', listener: (error: JwksError) => void): this
 }
 
 /** A source that starts fetching `url` at once. */

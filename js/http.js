@@ -143,7 +143,7 @@ class AuthDecision {
     if (store !== undefined && options.shadow === true) throw typeError('options.store cannot be combined with shadow')
     // A remote key set (auth-shield/jwks) gives a config without keys its keys, and makes
     // unknown_key wait for its one shared refresh.
-    const jwks = options && options.jwks !== undefined ? require('./jwks-source') : null
+    const jwks = options && options.jwks !== undefined ? require('./jwks-middleware') : null
     this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options, this.options.fence)
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
@@ -327,6 +327,9 @@ function responseHeaders(result, authorization, rateLimitHeaders, realm) {
     rateLimitHeaders(result, headers)
   }
   if (result.errorStatus === 401) headers.push(['WWW-Authenticate', challenge(result, authorization, realm)])
+  // A 503 for a state the server expects to end (keys_unavailable: a remote key set not in force)
+  // says when to try again (RFC 9110 §10.2.3).
+  else if (result.errorStatus === 503 && result.retryAfterMs > 0) headers.push(['Retry-After', String(Math.ceil(result.retryAfterMs / 1000))])
   return headers
 }
 

@@ -1,44 +1,86 @@
 'use strict'
 
 // A remote JWKS as a key source for Authenticators (`auth-shield/jwks`). The URL is the one the
-// operator configured; a token's `jku`/`x5u` headers are never followed (anyone can sign a token
-// naming their own key set). The source fetches the document with the built-in fetch under a
-// timeout and a byte cap, checks every key (js/jwks-document.js) and hands the set to each
-// attached Authenticator through `setKeys`, an atomic swap. It refreshes on a schedule (every
-// `cacheMaxAgeMs`) and when asked to (a token named a kid no key has), at most once per
-// `cooldownMs` whatever the number of callers, who all share one fetch in flight. A refused or
-// unreachable document leaves the key set in force and is kept in `lastError`.
+// operator configured, and the only one ever fetched: a token's `jku`/`x5u` headers are never
+// followed (anyone can sign a token naming their own key set), nor is a redirect
+// (js/jwks-fetch.js). Every key of a document is checked (js/jwks-document.js) and the set is
+// handed to each attached Authenticator through `setKeys`, an atomic swap.
+//
+// When it fetches:
+// - at creation, then every `cacheMaxAgeMs` after a good document;
+// - after a failed fetch, again after `retryMinMs`, doubling at each further failure up to
+//   `retryMaxMs` (an identity provider down at start-up is picked up within seconds of its
+//   return, and one down for long is not hammered);
+// - when asked (a token named a kid no key has): at once unless a fetch started less than
+//   `cooldownMs` ago; inside the cooldown, one fetch is set for its end (so a key published just
+//   after a fetch is in force within `cooldownMs`), whatever the number of callers. Callers
+//   during a fetch share it.
+// A refused or unreachable document leaves the key set in force (stale-if-error) until
+// `cacheMaxAgeMs + staleIfErrorMs` after the last good document; past that the keys are
+// withdrawn (the middleware answers `keys_unavailable`) until a good document arrives.
 //
 // Memory: one key set (at most `maxKeys` keys from a document of at most `maxBytes` bytes, read
-// in chunks and dropped at the first byte over the cap), one fetch in flight, one timer, and the
-// attached Authenticators (one per attach call).
+// in chunks and dropped at the first byte over the cap), one fetch in flight, two timers (the
+// next fetch, the key set's expiry), the attached Authenticators (one per attach call) and the
+// event listeners the application adds.
 
+const EventEmitter = require('node:events')
+const { generateKeyPairSync } = require('node:crypto')
 const { typeError, rangeError } = require('./errors')
 const { readJwksDocument, readAlgorithms, jwksError } = require('./jwks-document')
+const { fetchDocument, readUrl } = require('./jwks-fetch')
 
 const DEFAULTS = {
-  cooldownMs: 30_000,
+  cooldownMs: 5_000,
   cacheMaxAgeMs: 600_000,
+  staleIfErrorMs: 3_600_000,
+  retryMinMs: 1_000,
+  retryMaxMs: 30_000,
   timeoutMs: 5_000,
   maxBytes: 256 * 1024,
   maxKeys: 64,
 }
-// Each option's bounds: a timer beyond 2^31-1 ms fires at once in Node; a cap of 0 admits nothing.
+// The longest timer Node keeps: a longer delay fires at once.
+const MAX_TIMER_MS = 2 ** 31 - 1
+// Each option's bounds: a cap of 0 admits nothing; a retry under 100 ms would be a busy loop.
 const BOUNDS = {
-  cooldownMs: [0, 2 ** 31 - 1],
-  cacheMaxAgeMs: [1, 2 ** 31 - 1],
-  timeoutMs: [1, 2 ** 31 - 1],
+  cooldownMs: [0, MAX_TIMER_MS],
+  cacheMaxAgeMs: [1, MAX_TIMER_MS],
+  staleIfErrorMs: [0, MAX_TIMER_MS],
+  retryMinMs: [100, MAX_TIMER_MS],
+  retryMaxMs: [100, MAX_TIMER_MS],
+  timeoutMs: [1, MAX_TIMER_MS],
   maxBytes: [64, 16 * 1024 * 1024],
   // The Authenticator takes at most 100 keys (js/keys.js).
   maxKeys: [1, 100],
 }
 const OPTION_NAMES = new Set([...Object.keys(DEFAULTS), 'algorithms'])
-// After a failed fetch the next scheduled attempt waits this long at least (never a busy loop).
-const MIN_RETRY_MS = 1_000
+// The Retry-After of a request answered while no keys are in force is never under a second.
+const MIN_RETRY_AFTER_MS = 1_000
 // Marks a source, so that the adapters recognise one from another copy of the package.
 const SOURCE = Symbol.for('auth-shield.jwks-source')
+// How long until the next fetch (the middleware's Retry-After): not part of the public surface.
+const RETRY_IN = Symbol.for('auth-shield.jwks-retry-in')
 
-class RemoteJwks {
+// The kid of the placeholder key (see placeholderKeys); a document may publish it (its key then
+// replaces this one).
+const PLACEHOLDER_KID = 'auth-shield:jwks-pending'
+let placeholder = null
+
+/**
+ * What an Authenticator holds while the source has no keys in force (an Authenticator needs at
+ * least one key): a fresh Ed25519 public key whose private half was never kept, so no token
+ * verifies under it. Made once per process.
+ */
+function placeholderKeys() {
+  if (placeholder === null) {
+    const { publicKey } = generateKeyPairSync('ed25519')
+    placeholder = Object.freeze([Object.freeze({ kid: PLACEHOLDER_KID, alg: 'EdDSA', publicKey })])
+  }
+  return placeholder
+}
+
+class RemoteJwks extends EventEmitter {
   #url
   #options
   #algorithms
@@ -48,13 +90,17 @@ class RemoteJwks {
   #generation = 0
   #updatedAtMs = null
   #lastError = null
+  #failures = 0
   #inFlight = null
   #lastFetchStartMs = -Infinity
   #timer = null
+  #timerAtMs = Infinity
+  #expiry = null
   #closed = false
   #closing = new AbortController()
 
   constructor(url, options) {
+    super()
     this.#url = readUrl(url)
     if (options === undefined || options === null) options = {}
     if (typeof options !== 'object' || Array.isArray(options)) throw typeError('options must be an object')
@@ -69,6 +115,9 @@ class RemoteJwks {
       if (value < min || value > max) throw rangeError(`options.${name} must be between ${min} and ${max}, got ${value}`)
       this.#options[name] = value
     }
+    if (this.#options.retryMinMs > this.#options.retryMaxMs) {
+      throw rangeError(`options.retryMinMs (${this.#options.retryMinMs}) must not exceed options.retryMaxMs (${this.#options.retryMaxMs})`)
+    }
     this.#algorithms = readAlgorithms(options.algorithms)
     this.#load()
   }
@@ -82,7 +131,10 @@ class RemoteJwks {
     return this.#url.href
   }
 
-  /** The key set in force (`{ kid?, alg, publicKey }` entries, frozen), or null before the first. */
+  /**
+   * The key set in force (`{ kid?, alg, publicKey }` entries, frozen), or null: before the
+   * first good document, and once the last one is past `cacheMaxAgeMs + staleIfErrorMs`.
+   */
   get keys() {
     return this.#keys
   }
@@ -118,14 +170,19 @@ class RemoteJwks {
   }
 
   /**
-   * Fetches the document again unless one was fetched less than `cooldownMs` ago; joins the
-   * fetch in flight if there is one. Resolves true when a different key set was installed,
-   * false otherwise (unchanged, in the cooldown, closed, or failed: see `lastError`). Never rejects.
+   * Fetches the document again unless a fetch started less than `cooldownMs` ago (then one
+   * fetch is set for the end of the cooldown); joins the fetch in flight if there is one.
+   * Resolves true when a different key set was installed, false otherwise (unchanged, in the
+   * cooldown, closed, or failed: see `lastError`). Never rejects.
    */
   refresh() {
     if (this.#closed) return Promise.resolve(false)
     if (this.#inFlight !== null) return this.#inFlight
-    if (Date.now() - this.#lastFetchStartMs < this.#options.cooldownMs) return Promise.resolve(false)
+    const wait = this.#lastFetchStartMs + this.#options.cooldownMs - Date.now()
+    if (wait > 0) {
+      this.#fetchWithin(wait)
+      return Promise.resolve(false)
+    }
     return this.#load()
   }
 
@@ -145,44 +202,125 @@ class RemoteJwks {
   /** Stops the schedule and aborts a fetch in flight; the key set in force stays where it is. */
   close() {
     this.#closed = true
-    clearTimeout(this.#timer)
-    this.#timer = null
+    this.#clearTimer()
+    clearTimeout(this.#expiry)
+    this.#expiry = null
     this.#closing.abort()
+  }
+
+  /** Milliseconds until the next fetch is due (at least a second): a client's Retry-After. */
+  [RETRY_IN]() {
+    if (this.#inFlight !== null || this.#timer === null) return MIN_RETRY_AFTER_MS
+    return Math.max(MIN_RETRY_AFTER_MS, Math.min(this.#timerAtMs - Date.now(), this.#options.retryMaxMs))
   }
 
   /** One fetch, shared by every caller until it settles; the Promise never rejects. */
   #load() {
     this.#lastFetchStartMs = Date.now()
-    clearTimeout(this.#timer)
-    this.#timer = null
+    this.#clearTimer()
     const attempt = this.#fetchAndInstall().then(
       (changed) => {
         this.#lastError = null
+        this.#failures = 0
         return changed
       },
       (err) => {
         this.#lastError = err
+        this.#failures++
         return false
       },
     )
     this.#inFlight = attempt.then((changed) => {
       this.#inFlight = null
-      this.#schedule()
+      if (this.#closed) return false
+      if (this.#failures === 0) {
+        this.#fetchWithin(this.#options.cacheMaxAgeMs)
+        if (changed) this.#notify('keys', this.#keys)
+      } else {
+        // Bounded exponential back-off: retryMinMs, twice that, … up to retryMaxMs.
+        const { retryMinMs, retryMaxMs } = this.#options
+        this.#fetchWithin(Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(this.#failures - 1, 31)))
+        this.#notify('error', this.#lastError)
+      }
       return changed
     })
     return this.#inFlight
   }
 
-  #schedule() {
+  /** Makes the next fetch start within `delay` ms (an earlier one stands). */
+  #fetchWithin(delay) {
     if (this.#closed) return
-    const { cacheMaxAgeMs, cooldownMs } = this.#options
-    const delay = this.#lastError === null ? cacheMaxAgeMs : Math.min(cacheMaxAgeMs, Math.max(cooldownMs, MIN_RETRY_MS))
+    const at = Date.now() + delay
+    if (this.#timer !== null && this.#timerAtMs <= at) return
+    this.#clearTimer()
+    this.#timerAtMs = at
     this.#timer = setTimeout(() => {
       this.#timer = null
-      if (this.#inFlight === null) this.#load()
-    }, delay)
+      this.#timerAtMs = Infinity
+      if (this.#inFlight === null && !this.#closed) this.#load()
+    }, Math.min(delay, MAX_TIMER_MS))
     // The schedule alone never keeps a process alive.
     this.#timer.unref()
+  }
+
+  #clearTimer() {
+    clearTimeout(this.#timer)
+    this.#timer = null
+    this.#timerAtMs = Infinity
+  }
+
+  /** The key set in force is withdrawn `cacheMaxAgeMs + staleIfErrorMs` after the last good document. */
+  #expireLater() {
+    clearTimeout(this.#expiry)
+    const expiresAtMs = this.#updatedAtMs + this.#options.cacheMaxAgeMs + this.#options.staleIfErrorMs
+    const check = () => {
+      const left = expiresAtMs - Date.now()
+      if (left > 0) {
+        // A delay past the longest timer is waited in steps.
+        this.#expiry = setTimeout(check, Math.min(left, MAX_TIMER_MS))
+        this.#expiry.unref()
+        return
+      }
+      this.#expiry = null
+      this.#withdraw()
+    }
+    check()
+  }
+
+  /** Past its maximum age, the key set leaves every attached Authenticator. */
+  #withdraw() {
+    if (this.#closed || this.#keys === null) return
+    this.#keys = null
+    // The same document, once readable again, is installed again.
+    this.#fingerprint = null
+    for (const target of this.#targets) {
+      try {
+        target.setKeys(placeholderKeys())
+      } catch {
+        // Unreached: every target took a key set through setKeys before (a shared Authenticator,
+        // which refuses setKeys, refused the first document, so never held this set).
+      }
+    }
+    const age = Date.now() - this.#updatedAtMs
+    const cause = this.#lastError === null ? undefined : this.#lastError
+    this.#notify('expired', jwksError('ERR_AUTH_SHIELD_JWKS_EXPIRED', `the key set from ${this.#url.href} is ${age} ms old, past cacheMaxAgeMs + staleIfErrorMs: withdrawn`, cause))
+  }
+
+  /**
+   * Calls the listeners of `event`. A listener that throws, or returns a Promise that rejects,
+   * changes nothing here (and is no unhandled rejection): the source keeps running.
+   */
+  #notify(event, value) {
+    for (const listener of this.listeners(event)) {
+      try {
+        const returned = listener.call(this, value)
+        if (returned !== null && typeof returned === 'object' && typeof returned.then === 'function') {
+          Promise.resolve(returned).catch(() => {})
+        }
+      } catch {
+        // See above.
+      }
+    }
   }
 
   async #fetchAndInstall() {
@@ -191,6 +329,7 @@ class RemoteJwks {
     if (this.#closed) return false
     if (fingerprint === this.#fingerprint) {
       this.#updatedAtMs = Date.now()
+      this.#expireLater()
       return false
     }
     const set = Object.freeze(keys)
@@ -210,79 +349,15 @@ class RemoteJwks {
     this.#fingerprint = fingerprint
     this.#generation++
     this.#updatedAtMs = Date.now()
+    this.#expireLater()
     return true
   }
 }
 
-/** The document's bytes: status 200, at most `maxBytes`, within `timeoutMs` from request to last byte. */
-async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
-  const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), closing])
-  const failed = (err) => {
-    if (closing.aborted) return jwksError('ERR_AUTH_SHIELD_JWKS_CLOSED', 'the JWKS source was closed during the fetch')
-    if (signal.aborted) return jwksError('ERR_AUTH_SHIELD_JWKS_TIMEOUT', `fetching ${url.href} took over ${timeoutMs} ms`)
-    return jwksError('ERR_AUTH_SHIELD_JWKS_FETCH', `fetching ${url.href} failed: ${err.message}`, err)
-  }
-  let res
-  try {
-    res = await fetch(url, { signal, headers: { accept: 'application/json, application/jwk-set+json' } })
-  } catch (err) {
-    throw failed(err)
-  }
-  const tooLarge = () => jwksError('ERR_AUTH_SHIELD_JWKS_TOO_LARGE', `the JWKS at ${url.href} is over maxBytes (${maxBytes})`)
-  if (res.status !== 200) {
-    discard(res)
-    throw jwksError('ERR_AUTH_SHIELD_JWKS_FETCH', `fetching ${url.href} answered HTTP ${res.status}`)
-  }
-  const declared = Number(res.headers.get('content-length'))
-  if (declared > maxBytes) {
-    discard(res)
-    throw tooLarge()
-  }
-  if (res.body === null) return Buffer.alloc(0)
-  const reader = res.body.getReader()
-  const chunks = []
-  let total = 0
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      total += value.byteLength
-      // Stop reading at the first chunk past the cap: a hostile server cannot make us buffer more.
-      if (total > maxBytes) {
-        reader.cancel().catch(() => {})
-        throw tooLarge()
-      }
-      chunks.push(value)
-    }
-  } catch (err) {
-    throw err.code === 'ERR_AUTH_SHIELD_JWKS_TOO_LARGE' ? err : failed(err)
-  }
-  return Buffer.concat(chunks, total)
-}
-
-function discard(res) {
-  if (res.body !== null) res.body.cancel().catch(() => {})
-}
-
-function readUrl(url) {
-  let parsed
-  if (url instanceof URL) parsed = new URL(url.href)
-  else if (typeof url === 'string') {
-    try {
-      parsed = new URL(url)
-    } catch {
-      throw typeError(`the JWKS URL is not a valid URL: ${JSON.stringify(url)}`)
-    }
-  } else throw typeError('the JWKS URL must be a string or a URL')
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw typeError(`the JWKS URL must be http: or https:, got ${parsed.protocol}`)
-  }
-  return parsed
-}
-
 /**
  * `createRemoteJwks(url, options)`: a started source (the first fetch is under way).
- * Options: cooldownMs, cacheMaxAgeMs, timeoutMs, maxBytes, maxKeys, algorithms.
+ * Options: cooldownMs, cacheMaxAgeMs, staleIfErrorMs, retryMinMs, retryMaxMs, timeoutMs,
+ * maxBytes, maxKeys, algorithms.
  */
 function createRemoteJwks(url, options) {
   return new RemoteJwks(url, options)
@@ -292,35 +367,9 @@ function isJwksSource(value) {
   return typeof value === 'object' && value !== null && value[SOURCE] === true
 }
 
-/**
- * The adapters' `jwks` option, before the engine is built: a config with neither `keys` nor
- * `accessSecret` gets the source's key set (so the source must be ready); anything else as is.
- */
-function withSourceKeys(config, source) {
-  if (!isJwksSource(source)) throw typeError('options.jwks must be a source from createRemoteJwks (auth-shield/jwks)')
-  if (typeof config !== 'object' || config === null || typeof config.authenticate === 'function') return config
-  if (config.keys != null || config.accessSecret != null) return config
-  if (source.keys === null) {
-    const err = new Error('options.jwks has no key set yet: await jwks.ready() before building the middleware, or give config.keys')
-    err.code = 'ERR_AUTH_SHIELD_JWKS_NOT_READY'
-    throw err
-  }
-  const copy = {}
-  // Every enumerable key, inherited ones too, as the config readers see them.
-  for (const name in config) copy[name] = config[name]
-  copy.keys = source.keys
-  return copy
+/** Milliseconds until `source` fetches next (at least a second), for a Retry-After. */
+function retryInMs(source) {
+  return typeof source[RETRY_IN] === 'function' ? source[RETRY_IN]() : MIN_RETRY_AFTER_MS
 }
 
-/**
- * The adapters' `jwks` option: the middleware's Authenticator(s) get the source's keys, and a
- * request failing with `unknown_key` waits for the one shared refresh, then authenticates again.
- */
-function useJwksSource(decision, source) {
-  if (!isJwksSource(source)) throw typeError('options.jwks must be a source from createRemoteJwks (auth-shield/jwks)')
-  source.attach(decision.engine.authenticator)
-  if (decision.engine.shadowAuthenticator) source.attach(decision.engine.shadowAuthenticator)
-  decision.recover('unknown_key', () => source.refresh())
-}
-
-module.exports = { createRemoteJwks, RemoteJwks, isJwksSource, withSourceKeys, useJwksSource, DEFAULTS }
+module.exports = { createRemoteJwks, RemoteJwks, isJwksSource, retryInMs, placeholderKeys, DEFAULTS }

@@ -27,6 +27,10 @@ pub enum AuthError {
     /// A shared limit (a store is attached) holds no lease for this identity yet: the
     /// middleware fetches one and authenticates again; see docs/scale-out.md.
     RateLimitPending,
+    /// A remote key set (auth-shield/jwks) has no keys in force: none fetched yet, or the last
+    /// good document is past its maximum age. Never produced by the core: the middleware
+    /// answers it in place of a key failure; see docs/jwks.md.
+    KeysUnavailable,
 }
 
 impl AuthError {
@@ -52,6 +56,7 @@ impl AuthError {
         AuthError::TenantMismatch,
         AuthError::RateLimited,
         AuthError::RateLimitPending,
+        AuthError::KeysUnavailable,
     ];
 
     /// Stable machine-readable code (`AuthResult.errorCode`).
@@ -78,6 +83,7 @@ impl AuthError {
             AuthError::TenantMismatch => "tenant_mismatch",
             AuthError::RateLimited => "rate_limited",
             AuthError::RateLimitPending => "rate_limit_pending",
+            AuthError::KeysUnavailable => "keys_unavailable",
         }
     }
 
@@ -89,6 +95,7 @@ impl AuthError {
             AuthError::RateLimited => 429,
             AuthError::RateLimitPending => 503,
             AuthError::RevocationUnavailable => 503,
+            AuthError::KeysUnavailable => 503,
             _ => 401,
         }
     }
@@ -119,6 +126,7 @@ impl AuthError {
             AuthError::RateLimitPending => {
                 "Rate limit credit is being fetched from the shared store; retry"
             }
+            AuthError::KeysUnavailable => "The token signing keys are unavailable; retry",
         }
     }
 }

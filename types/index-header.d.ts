@@ -39,6 +39,7 @@ export type ErrorCode =
   | 'tenant_mismatch'
   | 'rate_limited'
   | 'rate_limit_pending'
+  | 'keys_unavailable'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'

@@ -342,6 +342,15 @@ const remote = jwksModule.createRemoteJwks('https://idp.example.com/.well-known/
 const refreshed: Promise<boolean> = remote.refresh()
 const remoteError: string | undefined = remote.lastError?.code
 authShield({ issuer: 'https://idp.example.com/' }, { jwks: remote })
+// Outages: back-off, stale-if-error, and events instead of polling lastError.
+const resilient = jwksModule.createRemoteJwks('https://idp.example.com/jwks', { cooldownMs: 5000, staleIfErrorMs: 3_600_000, retryMinMs: 1000, retryMaxMs: 30_000 })
+resilient.on('error', (err) => console.warn(err.code satisfies jwksModule.JwksErrorCode, err.message))
+resilient.on('keys', (keys) => console.info(keys.map((k) => k.kid)))
+resilient.once('expired', (err) => console.error(err.cause))
+// @ts-expect-error the 'keys' listener gets the key set, not an error
+resilient.on('keys', (err: Error) => err)
+// @ts-expect-error staleIfErrorMs is milliseconds, a number
+jwksModule.createRemoteJwks('https://idp.example.com/jwks', { staleIfErrorMs: '1h' })
 // Fastify with a jwks source: a config of claims checks alone, no keys.
 fastify.register(authShieldPlugin, { config: { issuer: 'https://idp.example.com/', audience: 'api' }, jwks: remote })
 fastify.register(authShieldPlugin, { config: { issuer: 'https://idp.example.com/' }, jwks: remote, hook: 'preHandler', errors: 'next' })
