@@ -171,9 +171,9 @@ impl RateLimiter {
             }
             // A lone surrogate arrives as U+FFFD: refused, so that keys differing only there
             // never share a bucket here while the JS engine keeps them apart (docs/rate-limiting.md).
+            let replaced = bytes.windows(3).any(|w| w == "\u{fffd}".as_bytes());
             // SAFETY: `key` is a live string handle of the current call.
-            if bytes.windows(3).any(|w| w == "\u{fffd}".as_bytes())
-                && unsafe { has_lone_surrogate(key.value().env, key.raw(), MAX_KEY_BYTES) }
+            if replaced && unsafe { has_lone_surrogate(key.value().env, key.raw(), MAX_KEY_BYTES) }
             {
                 return Err(ArgError::Type(LONE_SURROGATE.into()));
             }
