@@ -297,6 +297,56 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   for (const [code, n] of checker.codes) assert.ok(n >= 10, `${code} reached only ${n} times`)
 })
 
+// Lone surrogate escapes (issue 22): high alone, low alone, a reversed pair, a high one before a
+// non-surrogate escape or at the end of a string, at key and value positions, nested, in header
+// and payload, under the right key and a forged one. Both engines: malformed_token, decided
+// before alg and signature; a real pair (the control) is a character like any other.
+const SURROGATES = ['\\ud800', '\\udbff', '\\udc00', '\\udfff', '\\udc00\\ud800', '\\ud83d\\u0041', '\\ud83dx', 'a\\ud800']
+const PAIR = '\\ud83d\\ude00'
+const SURROGATE_PAYLOADS = [
+  (u) => `{"sub":"${u}","exp":9999999999}`,
+  (u) => `{"sub":"u","exp":9999999999,"${u}":1}`,
+  (u) => `{"sub":"u","exp":9999999999,"x":"${u}"}`,
+  (u) => `{"sub":{"${u}":1},"exp":9999999999}`,
+  (u) => `{"sub":"u","exp":9999999999,"aud":[1,"${u}"]}`,
+  (u) => `{"sub":"u","exp":9999999999,"aud":["api","${u}"]}`,
+  (u) => `{"sub":"u","exp":{"a":[{"${u}":null}]}}`,
+  (u) => `{"sub":"u","exp":9999999999,"x":[[{"y":{"z":["${u}"]}}]]}`,
+  (u) => `{"sub":"u","exp":9999999999,"tenant_id":{"${u}":"acme"}}`,
+]
+const SURROGATE_HEADERS = [
+  (u) => `{"alg":{"${u}":1}}`,
+  (u) => `{"alg":"HS256","${u}":1}`,
+  (u) => `{"alg":"HS256","typ":"${u}"}`,
+  (u) => `{"alg":"none","x":[{"${u}":[]}]}`,
+  (u) => `{"alg":"HS256","kid":"${u}"}`,
+  (u) => `{"alg":"HS256","crit":["${u}"]}`,
+]
+
+test('lone surrogates anywhere in header or payload are malformed_token in both engines, forged or not', () => {
+  const checker = makeChecker()
+  const pair = pairOf({ ...CONFIGS[0] })
+  const rng = random(22)
+  let lone = 0
+  for (let i = 0; i < 1200; i++) {
+    const u = rng.chance(0.15) ? PAIR : rng.pick(SURROGATES)
+    const secret = rng.chance(0.5) ? ACCESS : WRONG
+    const t = rng.chance(0.6)
+      ? rawToken(HS256, rng.pick(SURROGATE_PAYLOADS)(u), secret)
+      : rawToken(rng.pick(SURROGATE_HEADERS)(u), '{"sub":"u","exp":9999999999}', secret)
+    const result = checker.check(pair, [`Bearer ${t}`], `surrogate #${i} ${t}`)
+    assert.deepStrictEqual(pair.j.verifyAccessToken(t), pair.n.verifyAccessToken(t), t)
+    if (u !== PAIR) {
+      lone++
+      assert.equal(result.errorCode, 'malformed_token', t.split('.', 2).map((part) => Buffer.from(part, 'base64url').toString()).join(' '))
+    }
+  }
+  assert.deepEqual(checker.mismatches, [])
+  assert.ok(lone > 900)
+  // The control reaches past the JSON reader: a verdict other than malformed_token.
+  assert.ok([...checker.codes.keys()].some((c) => c !== 'malformed_token'), [...checker.codes.keys()].join())
+})
+
 test('tenantSource names where the tenant came from, the same in both engines', () => {
   const schemaFields = require('../js/schema.json').result.map((f) => f.name)
   const plain = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })

@@ -51,10 +51,12 @@ for (const [name, engine] of ENGINES) {
   test(`${name}: revokeSubject refuses tokens issued before the cut-off and those without iat, not later ones`, () => {
     const auth = new engine.Authenticator({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
     const at = (iat) => `Bearer ${token({ sub: 'u', exp: NOW + 60, ...(iat === undefined ? {} : { iat }) }, ACCESS)}`
-    auth.revokeSubject('u') // before: now
+    auth.revokeSubject('u') // before: the millisecond after now
     assert.equal(auth.authenticate(at(NOW - 1)).errorCode, 'token_revoked')
     assert.equal(auth.authenticate(at(undefined)).errorCode, 'token_revoked')
-    assert.equal(auth.authenticate(at(NOW)).authenticated, true)
+    // Issued in the second of the call, by an issuer writing whole seconds: refused (fail closed).
+    assert.equal(auth.authenticate(at(NOW)).errorCode, 'token_revoked')
+    assert.equal(auth.authenticate(at(NOW + 0.001)).authenticated, true)
     assert.equal(auth.authenticate(`Bearer ${token({ sub: 'v', exp: NOW + 60 }, ACCESS)}`).authenticated, true)
   })
 

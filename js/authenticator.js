@@ -6,6 +6,7 @@
 // other side.
 
 const { randomUUID } = require('node:crypto')
+const { performance } = require('node:perf_hooks')
 const { createPublicKey, createSecretKey } = require('node:crypto')
 const { readSettings, checkSigningKid } = require('./config')
 const { extractBearer } = require('./bearer')
@@ -26,6 +27,9 @@ const { splitStore, attachStore } = require('./store/attached')
 const MAX_LEASE_KEYS = 1e8
 const MAX_GRANT = 4294967295
 const MAX_GRANT_KEY_BYTES = 1 << 20
+// The longest a signature waits for the clock to pass a subject revocation's cut-off (at most
+// 2 ms ahead); past it the token takes the cut-off as its iat (src/authenticator.rs).
+const CUTOFF_WAIT_MS = 5
 const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys, rustNumber } = require('./errors')
 const { resultTemplates } = require('./schema')
 
@@ -87,6 +91,12 @@ class Core {
     const retentionSec = Math.max(settings.accessTtlSec, settings.refreshTtlSec) + settings.clockToleranceSec
     this.revocations = new Revocations(settings.maxRevocations, settings.clockToleranceSec, retentionSec)
     this.defaultIssuer = settings.issuers.length > 0 ? settings.issuers[0] : ''
+  }
+
+  /** Whole milliseconds since the epoch, or the fixed test clock's (src/authenticator.rs `now_ms`). */
+  nowMs() {
+    const fixed = this.settings.clockTimestamp
+    return fixed === null ? Date.now() : Math.floor(fixed * 1000)
   }
 
   /** Seconds since the epoch, whole, or the fixed test clock. */
@@ -240,7 +250,21 @@ class Core {
       if (this.refreshKey === null) throw noRefreshSecret('signRefreshToken')
       key = this.refreshKey
     }
-    return signToken(this.settings, key, claims, kind, this.now())
+    return signToken(this.settings, key, claims, kind, this.issueTime())
+  }
+
+  /**
+   * The iat of a token signed now, to the millisecond; right after a subject revocation it waits
+   * for the clock to reach the cut-off, at most CUTOFF_WAIT_MS (src/authenticator.rs `issue_time`).
+   */
+  issueTime() {
+    const cutoff = this.revocations.recentCutoff
+    let now = this.nowMs() / 1000
+    if (cutoff > now && this.settings.clockTimestamp === null) {
+      const deadline = performance.now() + CUTOFF_WAIT_MS
+      while (now < cutoff && performance.now() < deadline) now = Date.now() / 1000
+    }
+    return this.revocations.issuedAt(now)
   }
 }
 
@@ -374,10 +398,13 @@ class Authenticator {
     core.revocations.revokeToken(jti, expiresAtSec, options, core.defaultIssuer, core.now())
   }
 
-  /** Refuses the tokens of `sub` issued before `options.before` (default now). */
+  /**
+   * Refuses the tokens of `sub` issued before `options.before`; by default every token issued up
+   * to and including the current millisecond (docs/revocation.md).
+   */
   revokeSubject(sub, options) {
     const core = this.#core
-    core.revocations.revokeSubject(sub, options, core.defaultIssuer, core.now())
+    core.revocations.revokeSubject(sub, options, core.defaultIssuer, core.nowMs())
   }
 
   get revocationCount() {

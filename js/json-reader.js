@@ -1,8 +1,9 @@
 'use strict'
 
-// A JSON reader over bytes with serde_json's rules, in two modes: decoding (paired surrogate
-// escapes, finite numbers) for the values the auth chain reads, and skipping (grammar only, no
-// values built, no recursion: serde's IgnoredAny) for everything else. The bytes must be valid
+// A JSON reader over bytes with serde_json's rules, in two modes: decoding (finite numbers) for
+// the values the auth chain reads, and skipping (grammar only, no values built, no recursion:
+// serde's IgnoredAny) for everything else. Both refuse a lone surrogate escape, which serde's
+// IgnoredAny lets through: the native reader refuses it too (src/jwt/json_scan.rs). The bytes must be valid
 // UTF-8 (RFC 8259 §8.1), checked once by the caller: a quote or backslash byte never sits inside
 // a multi-byte sequence, so every run between them is valid UTF-8 as well.
 
@@ -69,6 +70,15 @@ class Reader {
       if (simple === undefined) throw MALFORMED
       return simple
     }
+    return this.unicodeEscape()
+  }
+
+  /**
+   * The `XXXX` of a `\u` escape (and the trailing half of a surrogate pair). A lone surrogate is
+   * refused wherever it stands, read or skipped, at any depth (src/jwt/json_scan.rs
+   * `skip_unicode_escape`): it has no UTF-8 form, and both engines must call it malformed.
+   */
+  unicodeEscape() {
     const unit = this.hex4()
     if (unit >= 0xdc00 && unit <= 0xdfff) throw MALFORMED // lone trailing surrogate
     if (unit < 0xd800 || unit > 0xdbff) return String.fromCharCode(unit)
@@ -98,7 +108,7 @@ class Reader {
       if (c === QUOTE) return
       if (c === BACKSLASH) {
         const e = b[this.i++]
-        if (e === 0x75) this.hex4()
+        if (e === 0x75) this.unicodeEscape()
         else if (SIMPLE_ESCAPES[e] === undefined) throw MALFORMED
       } else if (c === undefined || c < 0x20) {
         throw MALFORMED

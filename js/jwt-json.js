@@ -6,7 +6,8 @@
 // - known claims (and `alg`) are decoded strictly: valid UTF-8, paired surrogate escapes,
 //   numbers that do not overflow to infinity; each known claim may appear only once;
 // - everything else is skipped after a grammar check only (serde's IgnoredAny), without
-//   building values and without recursion, so deep nesting cannot overflow the stack.
+//   building values and without recursion, so deep nesting cannot overflow the stack;
+// - a lone surrogate escape is malformed anywhere (keys or values, read or skipped, any depth).
 // Each known claim comes back as undefined (absent), a string, a number, an array of strings
 // (the only array form `aud` may take), or OTHER (null, booleans, objects, mixed arrays).
 

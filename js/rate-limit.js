@@ -180,6 +180,8 @@ class PublicRateLimiter {
     if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {
       throw rangeError(`key must be at most ${MAX_KEY_BYTES} bytes of UTF-8`)
     }
+    // Native reads a lone surrogate as U+FFFD: refused in both engines rather than shared there.
+    if (!key.isWellFormed()) throw typeError('key must be well-formed UTF-16 (a lone surrogate has no UTF-8 form)')
     const d = core.consume(key, cost)
     return { allowed: d.allowed, remaining: d.remaining, retryAfterMs: d.allowed ? 0 : d.retryAfterMs }
   }

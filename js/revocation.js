@@ -10,6 +10,8 @@ const { typeError, rangeError } = require('./errors')
 const MAX_PART_BYTES = 256
 const MAX_TIME_SEC = 1e13
 const LIMIT_CODE = 'ERR_AUTH_SHIELD_REVOCATION_LIMIT'
+// How far ahead of the clock a subject cut-off may be and still hold back the next `iat`.
+const CUTOFF_AHEAD_SEC = 0.002
 
 function limitReached(max) {
   const err = new RangeError(
@@ -55,6 +57,7 @@ function checkTime(value, name) {
 }
 
 class Revocations {
+  #recentCutoff
   constructor(maxEntries, toleranceSec, retentionSec) {
     this.maxEntries = maxEntries
     this.toleranceSec = toleranceSec
@@ -63,6 +66,31 @@ class Revocations {
     this.subjects = new Map() // key -> { before, dropAt }
     this.nextSweepAt = Infinity
     this.unavailable = false
+    // The latest subject cut-off at most CUTOFF_AHEAD_SEC ahead of the clock (or of the latest
+    // iat) when it was set, and the latest iat signed (src/revocation.rs).
+    this.#recentCutoff = 0
+    this.lastIssued = 0
+  }
+
+  /**
+   * The `iat` of a token signed at `now` (seconds, millisecond precision): `now`, or the cut-off
+   * of a subject revocation made in this same millisecond, so the login right after "log out
+   * everywhere" is accepted (src/revocation.rs `issued_at`).
+   */
+  /** The latest subject cut-off at most CUTOFF_AHEAD_SEC ahead of the clock, or 0. */
+  get recentCutoff() {
+    return this.#recentCutoff
+  }
+
+  issuedAt(now) {
+    const iat = Math.max(now, this.#recentCutoff)
+    this.lastIssued = Math.max(this.lastIssued, iat)
+    return iat
+  }
+
+  /** The default cut-off at `nowMs`: the millisecond after the call and the latest iat signed. */
+  defaultCutoff(nowMs) {
+    return (Math.max(nowMs, Math.round(this.lastIssued * 1000)) + 1) / 1000
   }
 
   get size() {
@@ -110,13 +138,16 @@ class Revocations {
     this.nextSweepAt = Math.min(this.nextSweepAt, dropAt)
   }
 
-  revokeSubject(sub, options, defaultIss, now) {
+  /** `nowMs`: whole milliseconds; the default cut-off is the next one (src/authenticator.rs). */
+  revokeSubject(sub, options, defaultIss, nowMs) {
+    const now = nowMs / 1000
     readPart(sub, 'sub')
     const opts = readOptions(options)
-    const before = readNumber(opts.before, 'options.before') ?? now
+    const before = readNumber(opts.before, 'options.before') ?? this.defaultCutoff(nowMs)
     const iss = readIss(opts) ?? defaultIss
     checkNotEmpty(sub, 'sub')
     checkTime(before, 'options.before')
+    if (before <= Math.max(now, Math.round(this.lastIssued * 1000) / 1000) + CUTOFF_AHEAD_SEC) this.#recentCutoff = Math.max(this.#recentCutoff, before)
     const dropAt = before + this.retentionSec
     if (dropAt <= now) return
     const key = `${iss}\0${sub}`

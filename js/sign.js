@@ -20,15 +20,17 @@ const RESERVED = [
 const HEADER_SEGMENT = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')
 
 /**
- * Signs `claims` as a `kind` ('access' | 'refresh') token with `key`, at `now` seconds: an
+ * Signs `claims` as a `kind` ('access' | 'refresh') token with `key`, at `now` seconds
+ * (millisecond precision, the iat): an
  * Hs256Key, or a signing key from js/signing-key.js (its own header, with `kid`).
  */
 function signToken(settings, key, claims, kind, now) {
   const payload = claimsToObject(claims)
   checkUserClaims(payload)
   const ttl = kind === 'access' ? settings.accessTtlSec : settings.refreshTtlSec
-  // Whole seconds, as RFC 7519 NumericDate is usually written.
-  payload.iat = Math.floor(now)
+  // Millisecond precision (RFC 7519 §2 allows a fractional NumericDate), so "log out everywhere"
+  // refuses every earlier token and accepts the next login (docs/revocation.md); exp stays whole.
+  payload.iat = now
   payload.exp = Math.floor(now + ttl)
   if (settings.issuers.length > 0) payload.iss = settings.issuers[0]
   if (settings.audiences.length > 0 && !Object.hasOwn(payload, 'aud')) payload.aud = settings.audiences[0]

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use crate::bearer::{extract_bearer, is_b64token};
-use crate::clock::unix_seconds_at;
+use crate::clock::{unix_millis, unix_seconds_at};
 use crate::error::AuthError;
 use crate::helpers::error::HelperError;
 use crate::input::InputError;
@@ -131,6 +131,10 @@ pub struct Authenticator {
     leases: OnceLock<LeaseTable>,
     revocations: Revocations,
 }
+
+/// The longest a signature waits for the clock to pass a subject revocation's cut-off (it is
+/// at most 2 ms ahead); past it the token takes the cut-off as its `iat`.
+const CUTOFF_WAIT_NANOS: u64 = 5_000_000;
 
 thread_local! {
     /// Reused buffers for the decoded token and the rate-limit key: no allocation per request.
@@ -303,6 +307,30 @@ impl Authenticator {
 
     pub fn limiter(&self) -> Option<&RateLimiter> {
         self.limiter.as_ref()
+    }
+
+    /// Whole milliseconds since the epoch (like `Date.now()`), or the fixed clock's.
+    fn now_ms(&self) -> f64 {
+        self.settings
+            .clock_timestamp()
+            .map_or_else(unix_millis, |t| (t * 1000.0).floor())
+    }
+
+    /// The `iat` of a token signed now, to the millisecond. Right after a subject revocation
+    /// (its cut-off is the next millisecond) it waits for the clock to reach the cut-off, at
+    /// most [`CUTOFF_WAIT_NANOS`]: the token is then after this cut-off and before any later one,
+    /// which every process computes from its own clock (docs/revocation.md).
+    fn issue_time(&self) -> f64 {
+        let cutoff = self.revocations.recent_cutoff();
+        let mut now = self.now_ms() / 1000.0;
+        if cutoff > now && self.settings.clock_timestamp().is_none() {
+            let deadline = monotonic_nanos() + CUTOFF_WAIT_NANOS;
+            while now < cutoff && monotonic_nanos() < deadline {
+                std::hint::spin_loop();
+                now = unix_millis() / 1000.0;
+            }
+        }
+        self.revocations.issued_at(now)
     }
 
     /// Seconds since the epoch, whole (like `Math.floor(Date.now() / 1000)`), or the fixed clock.
@@ -490,17 +518,20 @@ impl Authenticator {
             .revoke_token(iss, jti, expires_at_sec, self.now_sec())
     }
 
-    /// Refuses the tokens of `(iss, sub)` issued before `before` (default: now).
+    /// Refuses the tokens of `(iss, sub)` issued before `before`; by default every token
+    /// issued up to and including the current millisecond (the cut-off is the next one, and
+    /// tokens this library signs carry a millisecond `iat`: docs/revocation.md).
     pub fn revoke_subject(
         &self,
         sub: &str,
         before: Option<f64>,
         iss: Option<&str>,
     ) -> Result<(), HelperError> {
-        let now = self.now_sec();
+        let now_ms = self.now_ms();
         let iss = iss.unwrap_or_else(|| self.default_issuer());
+        let before = before.unwrap_or_else(|| self.revocations.default_cutoff(now_ms));
         self.revocations
-            .revoke_subject(iss, sub, before.unwrap_or(now), now)
+            .revoke_subject(iss, sub, before, now_ms / 1000.0)
     }
 
     /// Live revocations held, after dropping the expired ones.
@@ -566,7 +597,7 @@ impl Authenticator {
         let token = Issue {
             kind,
             key,
-            now: self.now_sec(),
+            now: self.issue_time(),
             jti,
         };
         issue(&self.settings, claims_json, token).map_err(IssueError::Claims)
@@ -789,6 +820,19 @@ mod tests {
             verdict(&core, TokenKind::Refresh, &refresh),
             Err(AuthError::TokenRevoked)
         );
+    }
+
+    #[test]
+    fn log_out_everywhere_refuses_every_earlier_token_and_accepts_the_next_login() {
+        let core = core(None);
+        for i in 0..1000 {
+            let sub = format!(r#"{{"sub":"u{i}"}}"#);
+            let before = core.issue(TokenKind::Access, &sub).unwrap();
+            core.revoke_subject(&format!("u{i}"), None, None).unwrap();
+            let after = core.issue(TokenKind::Access, &sub).unwrap();
+            assert_eq!(code(&core, &before), Some("token_revoked"), "#{i}");
+            assert_eq!(code(&core, &after), None, "#{i}");
+        }
     }
 
     fn core(refresh: Option<&[u8]>) -> Authenticator {

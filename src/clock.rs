@@ -38,6 +38,14 @@ pub fn unix_seconds_at(mono: u64) -> f64 {
     ((mono as i64 + offset).max(0) / 1_000_000_000) as f64
 }
 
+/// Whole milliseconds since the Unix epoch, from the system clock (like `Date.now()`): the
+/// precision of the `iat` this library signs and of a subject revocation's default cut-off.
+pub fn unix_millis() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_millis() as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

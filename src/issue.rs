@@ -29,7 +29,7 @@ pub enum Signer<'a> {
 pub struct Issue<'a> {
     pub kind: TokenKind,
     pub key: Signer<'a>,
-    /// Seconds since the epoch.
+    /// Seconds since the epoch, millisecond precision: the `iat`.
     pub now: f64,
     /// The token id, unique per token (a UUID).
     pub jti: &'a str,
@@ -45,8 +45,11 @@ pub fn issue(
         .map_err(|e| InputError::Range(format!("claims could not be encoded: {e}")))?;
     check_user_claims(&payload)?;
     let now = token.now;
-    // Whole seconds, as RFC 7519 NumericDate is usually written (and as `jsonwebtoken` writes it).
-    payload.insert("iat".into(), (now.floor() as i64).into());
+    // Millisecond precision (RFC 7519 §2 allows a fractional NumericDate): "log out everywhere"
+    // can then refuse every token issued before the call and accept the next login, even in
+    // the same second (docs/revocation.md). Written as JSON.stringify writes it: whole numbers
+    // without a fraction. `exp` stays whole seconds, as most verifiers expect.
+    payload.insert("iat".into(), numeric_date(now));
     let exp = (now + settings.ttl_sec(token.kind)).floor() as i64;
     payload.insert("exp".into(), exp.into());
     if let Some(iss) = settings.issuers().first() {
@@ -72,6 +75,14 @@ pub fn issue(
         )));
     }
     Ok(signed)
+}
+
+fn numeric_date(t: f64) -> Value {
+    if t.fract() == 0.0 {
+        (t as i64).into()
+    } else {
+        serde_json::Number::from_f64(t).map_or(Value::Null, Value::Number)
+    }
 }
 
 fn check_user_claims(payload: &Map<String, Value>) -> Result<(), InputError> {

@@ -18,7 +18,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::error::AuthError;
@@ -33,7 +33,7 @@ pub const LIMIT_CODE: &str = "ERR_AUTH_SHIELD_REVOCATION_LIMIT";
 
 #[derive(Debug, Clone, Copy)]
 struct SubjectEntry {
-    /// Tokens with `iat` below this are refused.
+    /// Tokens with `iat` below this are refused (seconds, millisecond precision or finer).
     before: f64,
     drop_at: f64,
 }
@@ -97,7 +97,17 @@ pub struct Revocations {
     max_entries: usize,
     tolerance_sec: f64,
     retention_sec: f64,
+    /// The latest subject cut-off that was at most [`CUTOFF_AHEAD_SEC`] ahead of the clock (or
+    /// of the latest `iat`) when it was set. Stored as `f64` bits: non-negative doubles order
+    /// like their bits. A token signed afterwards gets an `iat` no earlier.
+    recent_cutoff: AtomicU64,
+    /// The latest `iat` signed (`f64` bits): a default cut-off comes after it.
+    last_issued: AtomicU64,
 }
+
+/// How far ahead of the clock a subject cut-off may be and still hold back the next `iat`:
+/// the default cut-off is the millisecond after the call, plus rounding.
+const CUTOFF_AHEAD_SEC: f64 = 0.002;
 
 thread_local! {
     /// The lookup key, built in place: nothing allocated per request once it has grown.
@@ -159,7 +169,36 @@ impl Revocations {
             max_entries,
             tolerance_sec,
             retention_sec,
+            recent_cutoff: AtomicU64::new(0),
+            last_issued: AtomicU64::new(0),
         }
+    }
+
+    /// The latest subject cut-off set at most [`CUTOFF_AHEAD_SEC`] ahead of the clock (0 when
+    /// none): a token signed before the clock reaches it would be refused.
+    pub fn recent_cutoff(&self) -> f64 {
+        f64::from_bits(self.recent_cutoff.load(Ordering::Acquire))
+    }
+
+    /// The `iat` of a token signed at `now` (seconds, millisecond precision): `now`, or the
+    /// cut-off of a subject revocation made in this same millisecond when the clock could not
+    /// be waited for (a fixed clock, a clock stepped back), so the user who logs in again right
+    /// after "log out everywhere" is not logged out too (docs/revocation.md).
+    pub fn issued_at(&self, now: f64) -> f64 {
+        let iat = now.max(f64::from_bits(self.recent_cutoff.load(Ordering::Acquire)));
+        self.last_issued.fetch_max(iat.to_bits(), Ordering::AcqRel);
+        iat
+    }
+
+    /// The cut-off of a subject revocation made at `now_ms` (whole milliseconds) without a
+    /// `before`: the millisecond after both the call and the latest `iat` signed, so every
+    /// token issued up to the call is refused, one issued in the same millisecond included.
+    pub fn default_cutoff(&self, now_ms: f64) -> f64 {
+        (now_ms.max(self.last_issued_ms()) + 1.0) / 1000.0
+    }
+
+    fn last_issued_ms(&self) -> f64 {
+        (f64::from_bits(self.last_issued.load(Ordering::Acquire)) * 1000.0).round()
     }
 
     fn lock(&self) -> MutexGuard<'_, Lists> {
@@ -199,7 +238,8 @@ impl Revocations {
     }
 
     /// Refuses every token of `(iss, sub)` whose `iat` is before `before` (and every one
-    /// without `iat`), for `retention_sec` after `before`.
+    /// without `iat`), for `retention_sec` after `before`. `now` is in seconds, millisecond
+    /// precision.
     pub fn revoke_subject(
         &self,
         iss: &str,
@@ -210,6 +250,10 @@ impl Revocations {
         part("sub", sub, false)?;
         time("options.before", before)?;
         part("options.iss", iss, true)?;
+        if before <= now.max(self.last_issued_ms() / 1000.0) + CUTOFF_AHEAD_SEC {
+            self.recent_cutoff
+                .fetch_max(before.to_bits(), Ordering::AcqRel);
+        }
         let drop_at = before + self.retention_sec;
         if drop_at <= now {
             return Ok(());
@@ -344,6 +388,40 @@ mod tests {
         t.iss = Some("a");
         t.jti = Some("bc");
         assert_eq!(r.check(t), Ok(()));
+    }
+
+    #[test]
+    fn a_token_signed_in_the_millisecond_of_a_revocation_is_issued_at_its_cut_off() {
+        let r = Revocations::new(10, 0.0, 900.0);
+        let now_ms = NOW * 1000.0 + 123.0;
+        let now = now_ms / 1000.0;
+        assert_eq!(r.issued_at(now), now);
+        // The default cut-off: the millisecond after the call.
+        let cutoff = r.default_cutoff(now_ms);
+        assert_eq!(cutoff, (now_ms + 1.0) / 1000.0);
+        r.revoke_subject("", "u", cutoff, now).unwrap();
+        // Signed before the call (same millisecond): refused.
+        assert_eq!(
+            r.check(ids("x", "u", Some(now))),
+            Err(AuthError::TokenRevoked)
+        );
+        // Signed after it, still in that millisecond: issued at the cut-off, accepted.
+        let iat = r.issued_at(now);
+        assert_eq!(iat, cutoff);
+        assert_eq!(r.check(ids("x", "u", Some(iat))), Ok(()));
+        // Another revocation in the same millisecond comes after that token.
+        let second = r.default_cutoff(now_ms);
+        assert!(second > iat);
+        r.revoke_subject("", "v", second, now).unwrap();
+        assert_eq!(
+            r.check(ids("x", "v", Some(iat))),
+            Err(AuthError::TokenRevoked)
+        );
+        assert_eq!(r.issued_at(now), second);
+        // A cut-off set in the future (an explicit `before`) never moves the signing time.
+        r.revoke_subject("", "w", NOW + 60.0, now).unwrap();
+        assert_eq!(r.issued_at(now), second);
+        assert_eq!(r.issued_at(NOW + 1.0), NOW + 1.0);
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! Whatever serde_json reads as an object, the claims reader must accept (unless a known claim
 //! repeats) with the same value for every known claim; whatever it accepts must be JSON that
 //! serde_json reads too, except where serde_json is stricter than the JSON grammar in members
-//! the reader only skips: nesting depth, numbers out of f64 range, lone surrogate escapes
-//! (RFC 8259 allows them; JSON.parse accepts them).
+//! the reader only skips: nesting depth, numbers out of f64 range. A lone surrogate escape is
+//! refused by both, wherever it stands (the reader refuses it in skipped members too, so both
+//! engines agree).
 #![no_main]
 
 use auth_shield::jwt::{Claim, Claims};
@@ -105,32 +106,14 @@ fuzz_target!(|data: &[u8]| {
         }
         Ok(other) => assert!(ours.is_none(), "a non-object was accepted: {other:?}"),
         Err(e) => {
-            if let Some(ours) = ours {
+            if ours.is_some() {
                 let why = e.to_string();
                 assert!(
-                    [
-                        "recursion limit",
-                        "number out of range",
-                        "hex escape",
-                        "surrogate",
-                        "unicode code point"
-                    ]
-                    .iter()
-                    .any(|limit| why.contains(limit)),
+                    ["recursion limit", "number out of range"]
+                        .iter()
+                        .any(|limit| why.contains(limit)),
                     "accepted what serde_json refuses: {why}"
                 );
-                // A lone surrogate in a claim we read must be refused, not replaced with U+FFFD.
-                let text = std::str::from_utf8(data).unwrap_or_default();
-                if !text.contains('\u{fffd}') && !text.to_ascii_lowercase().contains("fffd") {
-                    for name in KNOWN {
-                        if let Claim::Str(s) = claim(&ours, name) {
-                            assert!(
-                                !s.contains('\u{fffd}'),
-                                "{name} decoded a lone surrogate as U+FFFD"
-                            );
-                        }
-                    }
-                }
             }
         }
     }

@@ -205,7 +205,8 @@ class RevocationFeed {
 
   /** Revokes the tokens of `sub` issued before `options.before` (default now), everywhere. */
   revokeSubject(sub, options) {
-    const before = (typeof options === 'object' && options !== null ? options.before : undefined) ?? Math.floor(Date.now() / 1000)
+    // Default: the millisecond after now, as Authenticator#revokeSubject (docs/revocation.md).
+    const before = (typeof options === 'object' && options !== null ? options.before : undefined) ?? (Date.now() + 1) / 1000
     // The cut-off is fixed here, so every process applies the same one; a bad `options` is
     // left as is for the authenticator to refuse with its usual error.
     const local = options === undefined || options === null ? { before } : typeof options === 'object' ? { ...options, before } : options

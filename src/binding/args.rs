@@ -105,6 +105,45 @@ pub unsafe fn read_optional_str<'b>(
     Ok(Some(&buf[..]))
 }
 
+/// Whether the JS string `value` holds a lone UTF-16 surrogate (no `String.prototype.isWellFormed`).
+///
+/// napi's UTF-8 copy replaces each one with U+FFFD, so keys that differ only there would look
+/// equal: callers that compare strings ask this when the copy holds a U+FFFD (rare), and
+/// refuse the string. At most `max_units` units are read.
+///
+/// # Safety
+/// `env` and `value` must be live handles of the current call, `value` a string.
+pub unsafe fn has_lone_surrogate(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    max_units: usize,
+) -> bool {
+    UTF16.with(|cell| {
+        let mut units = cell.borrow_mut();
+        units.clear();
+        units.reserve(max_units + 1);
+        let mut written = 0usize;
+        // SAFETY: `value` is a live string handle (caller's contract); `units` has room for
+        // `max_units + 1` units, the size passed, and napi writes at most that many.
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(
+                env,
+                value,
+                units.as_mut_ptr(),
+                max_units + 1,
+                &mut written,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            // Unreadable: treat as not well-formed, so the caller refuses it.
+            return true;
+        }
+        // SAFETY: napi initialised `written` (< max_units + 1 <= capacity) units.
+        unsafe { units.set_len(written.min(max_units)) };
+        char::decode_utf16(units.iter().copied()).any(|c| c.is_err())
+    })
+}
+
 /// The JS type of `v` (`Unknown` when napi cannot tell).
 pub fn kind(v: &Unknown) -> ValueType {
     v.get_type().unwrap_or(ValueType::Unknown)

@@ -7,7 +7,10 @@ use napi::{JsValue, ValueType};
 use napi_derive::napi;
 use std::cell::RefCell;
 
-use super::args::read_optional_str;
+use super::args::{has_lone_surrogate, read_optional_str};
+
+/// Why a key holding a lone UTF-16 surrogate is refused (the same words in js/rate-limit.js).
+const LONE_SURROGATE: &str = "key must be well-formed UTF-16 (a lone surrogate has no UTF-8 form)";
 use super::js_error::ArgError;
 use crate::rate_limit::{self, monotonic_nanos, Decision, MAX_KEY_BYTES};
 
@@ -165,6 +168,14 @@ impl RateLimiter {
                 return Err(ArgError::Range(format!(
                     "key must be at most {MAX_KEY_BYTES} bytes of UTF-8"
                 )));
+            }
+            // A lone surrogate arrives as U+FFFD: refused, so that keys differing only there
+            // never share a bucket here while the JS engine keeps them apart (docs/rate-limiting.md).
+            let replaced = bytes.windows(3).any(|w| w == "\u{fffd}".as_bytes());
+            // SAFETY: `key` is a live string handle of the current call.
+            if replaced && unsafe { has_lone_surrogate(key.value().env, key.raw(), MAX_KEY_BYTES) }
+            {
+                return Err(ArgError::Type(LONE_SURROGATE.into()));
             }
             Ok(match self.core.consume(bytes, cost, monotonic_nanos()) {
                 Decision::Allowed { remaining } => RateLimitDecision {

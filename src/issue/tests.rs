@@ -41,7 +41,8 @@ fn adds_the_claims_auth_shield_owns() {
             .with("accessTtlSec", 60.0),
     );
     let p = payload(&sign(&s, r#"{"sub":"u1","custom":{"a":1}}"#, TokenKind::Access).unwrap());
-    assert_eq!(p["iat"], 1_700_000_000i64);
+    // The signing time to the millisecond; `exp` in whole seconds.
+    assert_eq!(p["iat"], 1_700_000_000.5);
     assert_eq!(p["exp"], 1_700_000_060i64);
     assert_eq!(p["iss"], "iss-a");
     assert_eq!(p["aud"], "api");
@@ -56,7 +57,7 @@ fn refresh_tokens_get_their_own_type_and_lifetime() {
     let p = payload(&sign(&s, r#"{"sub":"u1"}"#, TokenKind::Refresh).unwrap());
     assert_eq!(p["type"], "refresh");
     assert_eq!(
-        p["exp"].as_i64().unwrap() - p["iat"].as_i64().unwrap(),
+        p["exp"].as_i64().unwrap() - p["iat"].as_f64().unwrap().floor() as i64,
         3600
     );
 }
@@ -113,4 +114,17 @@ fn refuses_tokens_it_would_not_accept() {
     let s = settings(RawConfig::new().with("maxTokenBytes", 64.0));
     let err = sign(&s, r#"{"sub":"a-rather-long-user-id"}"#, TokenKind::Access).unwrap_err();
     assert!(err.message().contains("maxTokenBytes"), "{err:?}");
+}
+
+#[test]
+fn a_whole_second_iat_is_written_without_a_fraction_as_json_stringify_does() {
+    assert_eq!(numeric_date(1_700_000_000.0).to_string(), "1700000000");
+    assert_eq!(
+        numeric_date(1_700_000_000.123).to_string(),
+        "1700000000.123"
+    );
+    assert_eq!(
+        numeric_date(1_700_000_000.001).to_string(),
+        "1700000000.001"
+    );
 }

@@ -153,6 +153,31 @@ mod tests {
     }
 
     #[test]
+    fn rejects_lone_surrogates_in_known_and_skipped_members() {
+        for json in [
+            &br#"{"sub":{"\udc00":1}}"#[..],
+            br#"{"sub":"u","x":"\ud800"}"#,
+            br#"{"sub":"u","x":{"y":["\udc00\ud800"]}}"#,
+            br#"{"aud":[1,"\ud83d"]}"#,
+            br#"{"\ud83d":1}"#,
+        ] {
+            assert!(
+                Claims::parse(json).is_none(),
+                "{:?}",
+                String::from_utf8_lossy(json)
+            );
+        }
+    }
+
+    #[test]
+    fn reads_fractional_numeric_dates() {
+        let c = Claims::parse(br#"{"iat":1700000000.123,"exp":1700000060.5,"nbf":1.7e9}"#).unwrap();
+        assert_eq!(c.iat, Claim::Num(1_700_000_000.123));
+        assert_eq!(c.exp, Claim::Num(1_700_000_060.5));
+        assert_eq!(c.nbf, Claim::Num(1.7e9));
+    }
+
+    #[test]
     fn rejects_overflowing_numbers() {
         assert!(Claims::parse(br#"{"exp":1e400}"#).is_none());
     }

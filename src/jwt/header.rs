@@ -120,6 +120,10 @@ mod tests {
             br#"{"alg":"HS256","kid":"a","kid":"b"}"#,
             br#"{"alg":"HS256","kid":7}"#,
             br#"{"alg":"HS256","kid":null}"#,
+            // A lone surrogate is malformed wherever it stands, before `alg` is judged.
+            br#"{"alg":{"\udc00":1}}"#,
+            br#"{"alg":"none","x":["\ud800"]}"#,
+            br#"{"alg":"HS256","\udfff":1}"#,
         ] {
             assert_eq!(
                 Header::parse(json).err(),

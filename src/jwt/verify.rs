@@ -334,6 +334,61 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_surrogate_anywhere_is_malformed_before_the_alg_and_the_signature() {
+        let lone = [
+            r"\ud800",
+            r"\udc00",
+            r"\udfff\ud800",
+            r"\ud83dx",
+            r"\ud800\u0041",
+        ];
+        let key = HmacKey::new(b"k");
+        let mut s = Vec::new();
+        for u in lone {
+            let payloads = [
+                format!(r#"{{"sub":{{"{u}":1}},"exp":5}}"#),
+                format!(r#"{{"sub":"u","x":"{u}"}}"#),
+                format!(r#"{{"sub":"u","x":[{{"y":["{u}"]}}]}}"#),
+                format!(r#"{{"sub":"u","{u}":1}}"#),
+                format!(r#"{{"sub":"u","aud":[1,"{u}"]}}"#),
+            ];
+            let headers = [
+                format!(r#"{{"alg":{{"{u}":1}}}}"#),
+                format!(r#"{{"alg":"HS256","x":{{"y":"{u}"}}}}"#),
+                format!(r#"{{"alg":"none","{u}":1}}"#),
+            ];
+            let tokens = payloads
+                .iter()
+                .map(|p| (r#"{"alg":"HS256"}"#.to_string(), p.clone()))
+                .chain(headers.iter().map(|h| (h.clone(), r#"{"sub":"u"}"#.into())));
+            for (header, payload) in tokens {
+                // Signed with the right key and with a forged one: the same verdict.
+                for secret in [&b"k"[..], b"forged"] {
+                    let t = token(&header, &payload, secret);
+                    assert_eq!(
+                        decode_verified(t.as_bytes(), &key, &mut s).err(),
+                        Some(AuthError::MalformedToken),
+                        "{header} {payload}"
+                    );
+                }
+            }
+        }
+        // A paired escape is a character like any other.
+        let t = token(
+            r#"{"alg":"HS256","x":{"\ud83d\ude00":1}}"#,
+            r#"{"sub":"\ud83d\ude00","x":{"\ud83d\ude00":["\ud83d\ude00"]}}"#,
+            b"k",
+        );
+        assert_eq!(
+            decode_verified(t.as_bytes(), &key, &mut s)
+                .unwrap()
+                .sub
+                .as_str(),
+            Some("\u{1f600}")
+        );
+    }
+
+    #[test]
     fn rejects_wrong_segment_counts() {
         let key = HmacKey::new(b"k");
         let mut s = Vec::new();

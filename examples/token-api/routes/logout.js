@@ -32,9 +32,9 @@ function logoutRoutes({ authenticator, signedIn, jsonBody }) {
   }
 
   const logoutAll = async (req, res) => {
-    // Every access and refresh token of this user issued up to now, this one included: iat is
-    // in whole seconds and the cut-off is exclusive, so the cut-off is the next second.
-    await authenticator.revokeSubject(req.user.userId, { before: Math.floor(Date.now() / 1000) + 1 })
+    // Every access and refresh token of this user issued up to now, this one included; a login
+    // right after is accepted (docs/revocation.md).
+    await authenticator.revokeSubject(req.user.userId)
     res.status(204).end()
   }
 
