@@ -161,7 +161,7 @@ export interface AuthConfigOptions {
   audience?: string | string[] | null | undefined
   /** Seconds of leeway for `exp` and `nbf`. Default 0. */
   clockToleranceSec?: number | null | undefined
-  /** Token-bucket capacity per `userId:tenantId`. Default 100; 0 turns rate limiting off. */
+  /** Token-bucket capacity per verified identity: the token's `tenant_id` claim and `sub` (not a header or Host tenant). Default 100; 0 turns rate limiting off. */
   rateLimitMax?: number | null | undefined
   /** Tokens added back per second, > 0. Default 10. */
   rateLimitRefill?: number | null | undefined
@@ -738,8 +738,8 @@ export interface ParsedApiKey {
   /** The prefix when valid. */
   prefix?: string
   /**
-   * Human-readable reason when not valid (one of two fixed messages, so that a comparison
-   * with a code, the meaning `error` had in 0.1, does not compile).
+   * Human-readable reason when not valid (one of two fixed messages, typed as such so that
+   * comparing it with a code such as 'malformed' does not compile: codes are in `errorCode`).
    */
   error?: 'Malformed API key' | 'API key checksum mismatch'
   /** Stable code when not valid: 'malformed' | 'bad_checksum'. */
