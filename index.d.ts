@@ -389,8 +389,11 @@ export declare class Authenticator {
    * the first configured `issuer`, else none) with `token_revoked` until `expiresAtSec` (its
    * `exp`, NumericDate seconds) plus `clockToleranceSec`. Throws a `RangeError` with code
    * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` when `maxRevocations` live revocations are held.
+   * `revokeToken(v.jti, v.expiresAtSec)` takes a verified token's fields as they are: one
+   * without a `jti` claim (tokens this library signs always have one) or without `exp` cannot
+   * be revoked by id and throws a `TypeError` (`ERR_INVALID_ARG_TYPE`): revoke its subject.
    */
-  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions): void
+  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions): void
   /**
    * Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
    * (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
