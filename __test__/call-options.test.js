@@ -14,6 +14,8 @@ const path = require('node:path')
 const native = require('..')
 const js = require('../js')
 const { SCHEMA } = require('../js/schema')
+const { createRedisStore } = require('../redis')
+const { createClient } = require('redis')
 
 const NOW = 1_700_000_000
 const SECRET = 'call-options-access-secret-0123456789'
@@ -111,6 +113,28 @@ const CALLS = {
     engines: ['native', 'js'],
     calls: { revokeSubject: (lib, o) => authFor(lib).revokeSubject('user-1', o) },
   },
+  // auth-shield/redis (JS only, either engine's authenticator): the bucket of store.consume and
+  // of the store option `limit`. A node-redis client that is never connected: a bad limit is
+  // refused before any command, and a store does no I/O until it is used.
+  SharedLimit: {
+    full: { capacity: 10, refillPerSec: 1 },
+    engines: ['js'],
+    labels: { createRedisStore: 'options.limit', 'store.consume': 'limit' },
+    calls: {
+      createRedisStore: (_lib, o) => void createRedisStore(createClient(), { limit: o }).close(),
+      'store.consume': async (_lib, o) => {
+        const store = createRedisStore(createClient(), { limit: { capacity: 1, refillPerSec: 1 } })
+        try {
+          // An accepted limit goes on to Redis, which this client cannot reach: only an
+          // argument error is the verdict on the options.
+          const { error } = await outcome(() => store.consume('k', 1, o))
+          if (error && /^ERR_(INVALID_ARG|OUT_OF_RANGE)/.test(error.code)) throw error
+        } finally {
+          await store.close()
+        }
+      },
+    },
+  },
 }
 const LIBS = { native, js }
 
@@ -124,9 +148,11 @@ async function outcome(fn) {
 }
 
 function* everyCall() {
-  for (const [type, { full, engines, calls }] of Object.entries(CALLS)) {
+  for (const [type, { full, engines, calls, labels = {} }] of Object.entries(CALLS)) {
     for (const [name, call] of Object.entries(calls)) {
-      for (const engine of engines) yield { type, full, name, engine, call: (o) => call(LIBS[engine], o) }
+      // How the call names its options object in messages.
+      const label = labels[name] ?? (type === 'TotpUriInput' ? 'input' : 'options')
+      for (const engine of engines) yield { type, full, name, label, engine, call: (o) => call(LIBS[engine], o) }
     }
   }
 }
@@ -139,10 +165,10 @@ function misspellings(name) {
 }
 
 test('callOptions lists the fields of each .d.ts interface, and each call that takes it is tested', () => {
-  const dts = fs.readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8')
+  const dts = ['index.d.ts', 'redis.d.ts'].map((f) => fs.readFileSync(path.join(__dirname, '..', f), 'utf8')).join('\n')
   for (const { type, usedBy, names } of SCHEMA.callOptions) {
     const body = new RegExp(`export interface ${type} \\{\\n([\\s\\S]*?)\\n\\}`).exec(dts)
-    assert.ok(body, `index.d.ts has no interface ${type}`)
+    assert.ok(body, `index.d.ts / redis.d.ts have no interface ${type}`)
     const fields = [...body[1].matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1])
     assert.deepEqual([...fields].sort(), [...names].sort(), type)
     assert.deepEqual(Object.keys(CALLS[type].calls).sort(), [...usedBy].sort(), type)
@@ -159,7 +185,7 @@ test('every documented option is accepted, all at once and one by one, in every 
       // Options some calls require come along (totpUri's account, the API-key secret, ...).
       const required = type === 'TotpUriInput' ? { secret: full.secret, account: full.account } : {}
       const needsSecret = type === 'GenerateApiKeyOptions' || type === 'ApiKeySecretOptions'
-      const limiter = type === 'RateLimiterOptions' ? { capacity: 3, refillPerSec: 1 } : {}
+      const limiter = type === 'RateLimiterOptions' || type === 'SharedLimit' ? { capacity: 3, refillPerSec: 1 } : {}
       const o = { ...required, ...limiter, ...(needsSecret ? { secret: API_SECRET } : {}), [option]: full[option] }
       const one = await outcome(() => call(o))
       assert.equal(one.error, undefined, `${engine} ${name}({ ${option} }): ${one.error}`)
@@ -169,11 +195,10 @@ test('every documented option is accepted, all at once and one by one, in every 
 
 test('a misspelt option is a TypeError naming it, in every call and engine', async () => {
   let checked = 0
-  for (const { type, full, name, engine, call } of everyCall()) {
+  for (const { full, name, label, engine, call } of everyCall()) {
     for (const option of Object.keys(full)) {
       for (const typo of misspellings(option)) {
         if (Object.hasOwn(full, typo)) continue
-        const label = type === 'TotpUriInput' ? 'input' : 'options'
         const { value, error } = await outcome(() => call({ ...full, [typo]: full[option] }))
         assert.ok(error, `${engine} ${name}: ${label}.${typo} was accepted (${JSON.stringify(value)})`)
         assert.ok(error instanceof TypeError, `${engine} ${name}: ${error}`)
