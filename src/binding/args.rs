@@ -201,7 +201,7 @@ pub fn known_options(obj: &Object, type_name: &str, name: &str) -> HelperResult<
     for i in 0..count {
         let key: Unknown = keys.get_element(i).map_err(|_| unreadable())?;
         let key = string(&key, name, usize::MAX).map_err(|_| unreadable())?;
-        if !known.iter().any(|k| *k == key) {
+        if !known.contains(&key) {
             return Err(HelperError::unknown_option(name, &key));
         }
     }
