@@ -21,6 +21,8 @@ declare global {
   namespace Express {
     // Merged into passport's `User` when both are installed.
     interface User extends AuthUser {}
+    // Express's own augmentation point (empty in @types/express too): merged with the app's.
+    interface Response {}
     // All undefined on an anonymous request (credentialsRequired: false) and untouched on a
     // skipped path; the Fastify plugin leaves the same values.
     interface Request {
@@ -42,9 +44,42 @@ declare global {
 declare namespace authShield {
   export type Next = (err?: unknown) => void
 
+  // Express's own `Request` / `Response` live in @types/express, which this file does not
+  // import: an import that does not resolve is a compile error for every consumer without
+  // @types/express (unless skipLibCheck), as with express-jwt's types. These are the parts of
+  // them that Express 4 and 5 both provide and an `onError` hook uses, so `res.status(401)`
+  // compiles with or without @types/express; with it, a hook annotated with express's own
+  // `Request` / `Response` is accepted as well (`onError` is a method, compared both ways).
+
+  /** The request Express hands `onError` (Express's `Request`, in part). */
+  export interface ExpressRequest extends IncomingMessage, Express.Request {
+    /** The path part of the URL, without the mount path. */
+    path: string
+    /** The URL as received, before any router rewrote it. */
+    originalUrl: string
+    /** A request header, case-insensitive. */
+    get(name: string): string | undefined
+  }
+
+  /** The response Express hands `onError` (Express's `Response`, in part). */
+  export interface ExpressResponse extends ServerResponse, Express.Response {
+    /** Sets the status code; chainable. */
+    status(code: number): this
+    /** Sends `body` as JSON. */
+    json(body?: unknown): this
+    /** Sends a string, Buffer or object (as JSON). */
+    send(body?: unknown): this
+    /** Sends the status code with its reason phrase as the body. */
+    sendStatus(code: number): this
+    /** Sets a response header. */
+    set(field: string, value?: string | string[]): this
+    /** Sets Content-Type from a type or extension ('json', 'text/plain'). */
+    type(type: string): this
+  }
+
   export interface ExpressAuthShieldOptions extends middleware.CommonOptions<IncomingMessage> {
     /** Formats failures your own way; the X-Request-Id and auth headers are already set. */
-    onError?: (err: AuthShieldErrorClass, req: IncomingMessage, res: ServerResponse, next: Next) => void
+    onError?(err: AuthShieldErrorClass, req: ExpressRequest, res: ExpressResponse, next: Next): void
     /** Where the verified payload goes: a name or a dotted path. Default 'auth'. */
     requestProperty?: string
   }

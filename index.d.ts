@@ -162,7 +162,7 @@ export interface AuthConfigOptions {
   audience?: string | string[] | null | undefined
   /** Seconds of leeway for `exp` and `nbf`. Default 0. */
   clockToleranceSec?: number | null | undefined
-  /** Token-bucket capacity per `userId:tenantId`. Default 100; 0 turns rate limiting off. */
+  /** Token-bucket capacity per verified identity: the token's `tenant_id` claim and `sub` (not a header or Host tenant). Default 100; 0 turns rate limiting off. */
   rateLimitMax?: number | null | undefined
   /** Tokens added back per second, > 0. Default 10. */
   rateLimitRefill?: number | null | undefined
@@ -391,8 +391,11 @@ export declare class Authenticator {
    * the first configured `issuer`, else none) with `token_revoked` until `expiresAtSec` (its
    * `exp`, NumericDate seconds) plus `clockToleranceSec`. Throws a `RangeError` with code
    * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` when `maxRevocations` live revocations are held.
+   * `revokeToken(v.jti, v.expiresAtSec)` takes a verified token's fields as they are: one
+   * without a `jti` claim (tokens this library signs always have one) or without `exp` cannot
+   * be revoked by id and throws a `TypeError` (`ERR_INVALID_ARG_TYPE`): revoke its subject.
    */
-  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions): void
+  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions): void
   /**
    * Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
    * (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
@@ -742,8 +745,8 @@ export interface ParsedApiKey {
   /** The prefix when valid. */
   prefix?: string
   /**
-   * Human-readable reason when not valid (one of two fixed messages, so that a comparison
-   * with a code, the meaning `error` had in 0.1, does not compile).
+   * Human-readable reason when not valid (one of two fixed messages, typed as such so that
+   * comparing it with a code such as 'malformed' does not compile: codes are in `errorCode`).
    */
   error?: 'Malformed API key' | 'API key checksum mismatch'
   /** Stable code when not valid: 'malformed' | 'bad_checksum'. */

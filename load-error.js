@@ -3,7 +3,7 @@
 // Builds the one error a user sees when no native binary fits this machine.
 // Kept apart from native.js so the message can be tested without a failing load.
 
-const { napi } = require('./package.json')
+const { napi, version, optionalDependencies } = require('./package.json')
 
 const ARCHES = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' }
 
@@ -59,13 +59,28 @@ function bindingLoadError(loaderError) {
   const packageName = `${napi.binaryName}-${platform}`
   const supported = napi.targets.map(platformSuffixOfTriple)
   const tried = attemptsOf(loaderError)
-  const remedy = supported.includes(platform)
-    ? [
-        `  - reinstall so npm fetches the optional dependency ${packageName}; do not install with`,
-        '    --omit=optional / --no-optional, and if npm skipped it, delete node_modules and',
-        '    package-lock.json and install again (https://github.com/npm/cli/issues/4828);',
-      ]
-    : [`  - there is no prebuilt binary for ${platform}; prebuilt ones exist for: ${supported.join(', ')};`]
+  // A release lists every platform package in optionalDependencies (napi pre-publish); a copy
+  // packed from a checkout (`npm pack`) or installed from git lists none, so reinstalling
+  // cannot fetch one: it needs a tarball that carries the binary.
+  const released = Boolean(optionalDependencies && optionalDependencies[packageName])
+  const localTarball = `${napi.binaryName}-${version}-${platform}.tgz`
+  let remedy
+  if (!supported.includes(platform)) {
+    remedy = [`  - there is no prebuilt binary for ${platform}; prebuilt ones exist for: ${supported.join(', ')};`]
+  } else if (released) {
+    remedy = [
+      `  - reinstall so npm fetches the optional dependency ${packageName}; do not install with`,
+      '    --omit=optional / --no-optional, and if npm skipped it, delete node_modules and',
+      '    package-lock.json and install again (https://github.com/npm/cli/issues/4828);',
+    ]
+  } else {
+    remedy = [
+      '  - this copy was packed from a checkout (npm pack) or installed from git: it lists no',
+      '    optionalDependencies, so no reinstall can fetch a binary for it. In the checkout run',
+      `    \`npm run pack:local\` and install the tarball it writes (npm install ./${localTarball}),`,
+      '    which carries the binary (docs/packaging.md, "Installing from a checkout");',
+    ]
+  }
   const message = [
     `auth-shield: could not load a native binary for ${platform} (Node.js ${process.version}).`,
     'Tried, in order:',
@@ -73,8 +88,8 @@ function bindingLoadError(loaderError) {
     'To fix:',
     ...remedy,
     '  - or build from source (needs Rust, https://rustup.rs): in a checkout of the auth-shield',
-    `    repository run \`npm install\`, which builds ${napi.binaryName}.${platform}.node next to index.js,`,
-    '    or set NAPI_RS_NATIVE_LIBRARY_PATH to the path of a built .node file;',
+    '    repository run `npm install`, then `npm run pack:local`, and install the tarball it writes',
+    `    into your project; or set NAPI_RS_NATIVE_LIBRARY_PATH to the path of a built ${napi.binaryName}.${platform}.node;`,
     "  - or use the pure-JavaScript engine: require('auth-shield/js').",
   ].join('\n')
   const error = new Error(message)

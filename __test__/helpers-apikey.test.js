@@ -103,10 +103,10 @@ test('bad secrets, prefixes and stored hashes throw typed errors', () => {
   assert.throws(() => verifyApiKey(k.hash, k.key), TypeError)
 })
 
-test('the secret of verifyApiKey and hashApiKey is the option secret: the positional form of 0.1 throws, naming the new one', () => {
+test('the secret of verifyApiKey and hashApiKey is the option secret: a positional secret throws, naming the options form', () => {
   const k = generateApiKey({ secret: SECRET })
   const named = (call) => (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE' && e.message.includes(call)
-  // 0.1's verifyApiKey(key, storedHash, secret): the stored hash is now first, the secret an option.
+  // verifyApiKey(key, storedHash, secret), the positional form: the stored hash is first, the secret an option.
   assert.throws(() => verifyApiKey(k.key, k.hash, SECRET), (e) => e instanceof TypeError && /storedHash/.test(e.message))
   assert.throws(() => verifyApiKey(k.hash, k.key, SECRET), named('verifyApiKey(storedHash, key, { secret })'))
   assert.throws(() => verifyApiKey(k.hash, k.key, Buffer.from(SECRET)), named('verifyApiKey(storedHash, key, { secret })'))

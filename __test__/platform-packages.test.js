@@ -38,6 +38,10 @@ test('every platform package declares the os, cpu and libc of its platform, and 
     assert.equal(platformPkg.name, `auth-shield-${platform}`)
     assert.equal(platformPkg.version, pkg.version)
     assert.deepEqual(platformPkg.dependencies, undefined, `${platform} has no dependencies`)
+    // The same Node.js range and description as the main package (issue 22: `>= 18` and
+    // "Bearer JWT (HS256)" outlived the main package's).
+    assert.deepEqual(platformPkg.engines, pkg.engines, `${platform} engines`)
+    assert.ok(platformPkg.description.endsWith(pkg.description), `${platform} description`)
   }
 })
 

@@ -74,3 +74,60 @@ test('the type check refuses every name renamed in CHANGELOG.md, and compiles th
     assert.ok(changelog.includes(old), `CHANGELOG.md lists ${old}`)
   }
 })
+
+// Issue 22 §4: the Express onError's `res`, the Redis examples and revokeToken(v.jti, …).
+const tsc = (args) =>
+  require('node:child_process').spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  })
+
+test('the strict type check covers Express onError, the Redis examples of the docs and revokeToken(v.jti, v.expiresAtSec)', () => {
+  const text = fs.readFileSync(path.join(__dirname, 'types', 'tsconfig.json'), 'utf8')
+  const config = JSON.parse(text.replace(/^\s*\/\/.*$/gm, ''))
+  for (const file of ['express-on-error.mts', 'redis-examples.mts']) assert.ok(config.files.includes(file), file)
+  const onError = fs.readFileSync(path.join(__dirname, 'types', 'express-on-error.mts'), 'utf8')
+  assert.match(onError, /onError: \(err, req, res, next\) => \{[\s\S]*?res\.status\(err\.status\)\.json\(/)
+  assert.match(onError, /req: Request, res: Response, next: NextFunction/)
+  const examples = fs.readFileSync(path.join(__dirname, 'types', 'redis-examples.mts'), 'utf8')
+  assert.match(examples, /revokeToken\(v\.jti, v\.expiresAtSec\)/)
+  // The docs' lines as compiled (keep the two in step).
+  const inBoth = (doc, line) => {
+    assert.ok(fs.readFileSync(path.join(root, 'docs', doc), 'utf8').includes(line), `docs/${doc}: ${line}`)
+    assert.ok(examples.includes(line), `redis-examples.mts: ${line}`)
+  }
+  inBoth('scale-out.md', "const client = createClient({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' })")
+  inBoth('scale-out.md', "if (!accessSecret) throw new Error('JWT_SECRET is not set')")
+  inBoth('scale-out.md', "app.use('/api', authShield({ accessSecret }, { store }))")
+  inBoth('revocation.md', "const feed = new RevocationFeed(client, { onStale: 'open' }).attach(authenticator)")
+  inBoth('revocation.md', 'await authenticator.revokeToken(v.jti, v.expiresAtSec)')
+})
+
+test('auth-shield/express compiles without @types/express, and onError still has res.status()', () => {
+  const project = path.join(__dirname, 'types', 'without-express')
+  const listed = tsc(['-p', project, '--listFilesOnly'])
+  assert.equal(listed.status, 0, listed.stdout + listed.stderr)
+  const files = listed.stdout.split('\n').filter(Boolean)
+  assert.ok(files.some((f) => f.endsWith(`${path.sep}express.d.ts`) && !f.includes('node_modules')), 'express.d.ts is in the program')
+  assert.deepEqual(files.filter((f) => /@types[\\/]express/.test(f)), [], 'no @types/express file is loaded')
+  const checked = tsc(['-p', project])
+  assert.equal(checked.status, 0, checked.stdout + checked.stderr)
+  assert.match(fs.readFileSync(path.join(project, 'usage.mts'), 'utf8'), /res\.status\(err\.status\)\.json\(/)
+})
+
+test('revokeToken takes a verified token as it is, and one without jti or exp throws a TypeError (both engines)', () => {
+  const secret = 'types-contract-secret-of-32-bytes-or-more'
+  for (const lib of [require('..'), require('../js')]) {
+    const auth = new lib.Authenticator({ accessSecret: secret })
+    const v = auth.verifyAccessToken(auth.signAccessToken({ sub: 'u' }))
+    assert.equal(v.valid, true)
+    assert.equal(typeof v.jti, 'string', 'tokens this library signs carry a jti')
+    auth.revokeToken(v.jti, v.expiresAtSec)
+    assert.equal(auth.verifyAccessToken(auth.signAccessToken({ sub: 'u' })).valid, true)
+    const noJti = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'jti must be a string' }
+    assert.throws(() => auth.revokeToken(undefined, v.expiresAtSec), noJti)
+    const noExp = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'expiresAtSec must be a number' }
+    assert.throws(() => auth.revokeToken(v.jti, undefined), noExp)
+  }
+})

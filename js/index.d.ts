@@ -60,8 +60,12 @@ export declare class Authenticator {
   grantLease(key: string, tokens: number, sharedRemaining: number, retryAfterMs: number): void
   /** Identities whose leases are held (0 without a store). */
   get sharedLimitKeys(): number
-  /** Refuses the token `(options.iss, jti)` with `token_revoked` until `expiresAtSec` (docs/revocation.md). */
-  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions | null): void
+  /**
+   * Refuses the token `(options.iss, jti)` with `token_revoked` until `expiresAtSec` (docs/revocation.md).
+   * As the native one, it takes `v.jti` / `v.expiresAtSec` as they are and throws a `TypeError`
+   * for a token without them.
+   */
+  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions | null): void
   /** Refuses the tokens of `sub` issued before `options.before` (default now) with `token_revoked`. */
   revokeSubject(sub: string, options?: RevokeSubjectOptions | null): void
   /** Live revocations held (expired ones are dropped first). */

@@ -9,6 +9,7 @@
 const { performance } = require('node:perf_hooks')
 const { DebtSketch, widthFor, randomSeeds } = require('./debt-sketch')
 const { typeError, rangeError, rustNumber } = require('./errors')
+const { checkKnownOptions } = require('./schema')
 
 const NANOS_PER_SEC = 1e9
 const U64_MAX = 2 ** 64
@@ -148,6 +149,7 @@ class PublicRateLimiter {
     if (typeof options !== 'object' || options === null || Array.isArray(options)) {
       throw typeError('options must be an object')
     }
+    checkKnownOptions(options, 'RateLimiterOptions')
     const { capacity, refillPerSec, maxKeys } = options
     for (const [name, v] of [['capacity', capacity], ['refillPerSec', refillPerSec]]) {
       if (typeof v !== 'number') throw typeError(`options.${name} must be a number`)

@@ -8,6 +8,7 @@ const { TenantRules } = require('./tenant')
 const { normalizeDomain } = require('./config')
 const { readHeaderArg } = require('./authenticator')
 const { Failure, TABLE, typeError } = require('./errors')
+const { checkKnownOptions } = require('./schema')
 
 // What the native binding reads of each header: more cannot change the verdict.
 const HEADER_CAP = 1024
@@ -26,6 +27,7 @@ function resolveTenant(tenantHeader, host, options) {
 function readBaseDomain(options) {
   if (options === undefined || options === null) return null
   if (typeof options !== 'object') throw typeError('options must be an object')
+  checkKnownOptions(options, 'ResolveTenantOptions')
   const v = options.baseDomain
   if (v === undefined || v === null) return null
   if (typeof v !== 'string') throw typeError('options.baseDomain must be a string')

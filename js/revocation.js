@@ -6,6 +6,7 @@
 // `maxRevocations` entries, and a new revocation refused at the bound (never an eviction).
 
 const { typeError, rangeError } = require('./errors')
+const { checkKnownOptions } = require('./schema')
 
 const MAX_PART_BYTES = 256
 const MAX_TIME_SEC = 1e13
@@ -35,9 +36,11 @@ function readNumber(value, name) {
   return value
 }
 
-function readOptions(options) {
+/** The options object (`typeName` in schema.json's callOptions): unknown names are refused. */
+function readOptions(options, typeName) {
   if (options === undefined || options === null) return {}
   if (typeof options !== 'object') throw typeError('options must be an object')
+  checkKnownOptions(options, typeName)
   return options
 }
 
@@ -122,7 +125,7 @@ class Revocations {
     readPart(jti, 'jti')
     const exp = readNumber(expiresAtSec, 'expiresAtSec')
     if (exp === undefined) throw typeError('expiresAtSec must be a number')
-    const iss = readIss(readOptions(options)) ?? defaultIss
+    const iss = readIss(readOptions(options, 'RevokeTokenOptions')) ?? defaultIss
     checkNotEmpty(jti, 'jti')
     checkTime(exp, 'expiresAtSec')
     const dropAt = exp + this.toleranceSec
@@ -142,7 +145,7 @@ class Revocations {
   revokeSubject(sub, options, defaultIss, nowMs) {
     const now = nowMs / 1000
     readPart(sub, 'sub')
-    const opts = readOptions(options)
+    const opts = readOptions(options, 'RevokeSubjectOptions')
     const before = readNumber(opts.before, 'options.before') ?? this.defaultCutoff(nowMs)
     const iss = readIss(opts) ?? defaultIss
     checkNotEmpty(sub, 'sub')

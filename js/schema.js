@@ -7,10 +7,26 @@
 // reaches them all.
 
 const SCHEMA = require('./schema.json')
+const { typeError } = require('./errors')
 
 /** The options in schema order; `default` is the value when the option is absent or null. */
 const OPTIONS = SCHEMA.options
 const OPTION_BY_NAME = new Map(OPTIONS.map((o) => [o.name, o]))
+
+/** The names each options object of `callOptions` accepts, by its .d.ts interface name. */
+const CALL_OPTION_NAMES = new Map(SCHEMA.callOptions.map((c) => [c.type, new Set(c.names)]))
+
+/**
+ * Refuses a name of `options` (an object) that `callOptions` does not list for `typeName`, as the
+ * native binding does (src/binding/args.rs `known_options`): a misspelt option must not fall
+ * back to its default. `for...in` sees inherited enumerable keys too, as napi_get_property_names.
+ */
+function checkKnownOptions(options, typeName, label = 'options') {
+  const known = CALL_OPTION_NAMES.get(typeName)
+  for (const name in options) {
+    if (!known.has(name)) throw typeError(`${label}.${name} is not a known option`)
+  }
+}
 
 /** The AuthResult field names, in the order every result lists them. */
 const RESULT_FIELDS = SCHEMA.result.map((f) => f.name)
@@ -39,4 +55,4 @@ function resultTemplates() {
   return { success, failure }
 }
 
-module.exports = { SCHEMA, OPTIONS, OPTION_BY_NAME, RESULT_FIELDS, resultTemplates }
+module.exports = { SCHEMA, OPTIONS, OPTION_BY_NAME, RESULT_FIELDS, resultTemplates, CALL_OPTION_NAMES, checkKnownOptions }

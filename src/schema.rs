@@ -11,7 +11,19 @@ pub const SCHEMA_JSON: &str = include_str!("../js/schema.json");
 #[derive(Debug, Deserialize)]
 pub struct Schema {
     pub options: Vec<OptionSpec>,
+    #[serde(rename = "callOptions")]
+    pub call_options: Vec<CallOptions>,
     pub result: Vec<ResultField>,
+}
+
+/// The names one options object of a helper or other call accepts (`callOptions`); any other
+/// name is refused, as a misspelt config option is.
+#[derive(Debug, Deserialize)]
+pub struct CallOptions {
+    /// The object's interface name in the `.d.ts` (`OtpOptions`).
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub names: Vec<String>,
 }
 
 /// One Authenticator option.
@@ -77,6 +89,15 @@ impl Schema {
     pub fn option(&self, name: &str) -> Option<&OptionSpec> {
         self.options.iter().find(|o| o.name == name)
     }
+
+    /// The names the options object `type_name` accepts. Every caller passes a name the
+    /// schema lists (pinned by `every_call_options_type_read_natively_is_in_the_schema`).
+    pub fn call_option_names(&self, type_name: &str) -> &[String] {
+        self.call_options
+            .iter()
+            .find(|c| c.type_name == type_name)
+            .map_or(&[], |c| c.names.as_slice())
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +116,31 @@ mod tests {
         fields.sort_unstable();
         fields.dedup();
         assert_eq!(fields.len(), s.result.len(), "duplicate result field");
+    }
+
+    #[test]
+    fn every_call_options_type_read_natively_is_in_the_schema() {
+        // The binding's readers name these types (src/binding/args.rs `known_options`).
+        for type_name in [
+            "PasswordOptions",
+            "VerifyPasswordOptions",
+            "OtpOptions",
+            "TotpUriInput",
+            "OtpStoreOptions",
+            "GenerateApiKeyOptions",
+            "ApiKeySecretOptions",
+            "SanitizeHtmlOptions",
+            "SanitizeFilenameOptions",
+            "RateLimiterOptions",
+            "ResolveTenantOptions",
+            "RevokeTokenOptions",
+            "RevokeSubjectOptions",
+        ] {
+            assert!(
+                !schema().call_option_names(type_name).is_empty(),
+                "{type_name} missing from callOptions"
+            );
+        }
     }
 
     #[test]

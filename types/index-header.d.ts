@@ -162,7 +162,7 @@ export interface AuthConfigOptions {
   audience?: string | string[] | null | undefined
   /** Seconds of leeway for `exp` and `nbf`. Default 0. */
   clockToleranceSec?: number | null | undefined
-  /** Token-bucket capacity per `userId:tenantId`. Default 100; 0 turns rate limiting off. */
+  /** Token-bucket capacity per verified identity: the token's `tenant_id` claim and `sub` (not a header or Host tenant). Default 100; 0 turns rate limiting off. */
   rateLimitMax?: number | null | undefined
   /** Tokens added back per second, > 0. Default 10. */
   rateLimitRefill?: number | null | undefined

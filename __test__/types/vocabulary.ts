@@ -57,7 +57,7 @@ if (!check.valid) {
   const okCode: boolean = check.errorCode === 'ok'
 }
 
-// parseApiKey: errorCode is the code, error the message (error was the code in 0.1).
+// parseApiKey: errorCode is the code, error the message (comparing error with a code does not compile).
 const parsed = parseApiKey('auth1_pk_x')
 if (!parsed.valid) {
   const code: ApiKeyErrorCode = parsed.errorCode

@@ -4,6 +4,7 @@
 // kinds, defaults and bounds live in js/schema.json (storeOptions).
 
 const { typeError, rangeError } = require('../errors')
+const { checkKnownOptions } = require('../schema')
 
 const STORE_OPTIONS = require('../schema.json').storeOptions
 const SPEC = new Map(STORE_OPTIONS.map((o) => [o.name, o]))
@@ -13,6 +14,7 @@ const ATTACH_SPEC = new Map(ATTACH_OPTIONS.map((n) => [n, SPEC.get(n)]))
 function readLimit(limit, name) {
   if (limit === undefined || limit === null) return undefined
   if (typeof limit !== 'object') throw typeError(`${name} must be { capacity, refillPerSec }`)
+  checkKnownOptions(limit, 'SharedLimit', name)
   const { capacity, refillPerSec } = limit
   if (typeof capacity !== 'number' || typeof refillPerSec !== 'number') throw typeError(`${name} must be { capacity, refillPerSec } numbers`)
   if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= 1e9)) throw rangeError(`${name}.capacity must be an integer from 1 to 1000000000, got ${capacity}`)

@@ -4,7 +4,7 @@ import type { RevokeTokenOptions, RevokeSubjectOptions } from '../../index'
 
 /** What a feed needs of an Authenticator (native or auth-shield/js). */
 export interface RevocableAuthenticator {
-  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions | null): unknown
+  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions | null): unknown
   revokeSubject(sub: string, options?: RevokeSubjectOptions | null): unknown
   setRevocationUnavailable(unavailable: boolean): void
   readonly accessTtlSec: number
@@ -51,7 +51,7 @@ export declare class RevocationFeed {
   /** Stops following, closes the feed's own connection and restores the attached methods. */
   close(): Promise<void>
   /** Revokes locally at once, then in Redis; resolves when Redis acknowledged. */
-  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions | null): Promise<void>
+  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions | null): Promise<void>
   revokeSubject(sub: string, options?: RevokeSubjectOptions | null): Promise<void>
   /** Past `maxRevocationLagMs` without a successful read. */
   readonly stale: boolean

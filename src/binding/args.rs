@@ -5,7 +5,7 @@
 //! becomes a `RangeError` with `ERR_OUT_OF_RANGE`. `read_optional_str` is the raw-handle reader
 //! of the request hot path; the others read napi-rs `Unknown` handles.
 
-use napi::bindgen_prelude::{FromNapiValue, Uint8Array, Unknown};
+use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, Object, Uint8Array, Unknown};
 use napi::sys;
 use napi::{JsValue, ValueType};
 
@@ -229,14 +229,58 @@ pub fn boolean(v: &Option<Unknown>, name: &str) -> HelperResult<Option<bool>> {
         .map_err(|_| HelperError::arg_type(name, "a boolean"))
 }
 
-/// An options object converted to its `#[napi(object)]` struct; absent means `T::default()`.
-pub fn options<T: FromNapiValue + Default>(v: &Option<Unknown>, name: &str) -> HelperResult<T> {
+/// Refuses a name of the options object `obj` that `js/schema.json` (`callOptions`) does not
+/// list for `type_name`: `totp(s, { digit: 8 })` must not quietly make 6-digit codes. Every
+/// enumerable string key counts, inherited ones too (`napi_get_property_names`), as for a config.
+pub fn known_options(obj: &Object, type_name: &str, name: &str) -> HelperResult<()> {
+    let unreadable = || HelperError::arg_type(name, "an object whose keys can be read");
+    let keys = obj.get_property_names().map_err(|_| unreadable())?;
+    let known = crate::schema::schema().call_option_names(type_name);
+    let count = keys.get_array_length().map_err(|_| unreadable())?;
+    for i in 0..count {
+        let key: Unknown = keys.get_element(i).map_err(|_| unreadable())?;
+        let key = string(&key, name, usize::MAX).map_err(|_| unreadable())?;
+        if !known.contains(&key) {
+            return Err(HelperError::unknown_option(name, &key));
+        }
+    }
+    Ok(())
+}
+
+/// An options object (not an array) with only the names `callOptions` lists for `type_name`;
+/// `None` when absent (`undefined` / `null`).
+pub fn options_object<'a>(
+    v: &Option<Unknown<'a>>,
+    type_name: &str,
+    name: &str,
+) -> HelperResult<Option<Object<'a>>> {
+    let Some(v) = v.as_ref().filter(|_| !is_nullish(v)) else {
+        return Ok(None);
+    };
+    if kind(v) != ValueType::Object || v.is_array().unwrap_or(false) {
+        return Err(HelperError::arg_type(name, "an object"));
+    }
+    // SAFETY: `v` is a live handle of the current call and was just checked to be an object.
+    let obj = unsafe { Object::from_napi_value(v.value().env, v.raw()) }
+        .map_err(|_| HelperError::arg_type(name, "an object"))?;
+    known_options(&obj, type_name, name)?;
+    Ok(Some(obj))
+}
+
+/// An options object converted to its `#[napi(object)]` struct (whose `.d.ts` interface is
+/// `type_name`); absent means `T::default()`. Unknown names are refused first.
+pub fn options<T: FromNapiValue + Default>(
+    v: &Option<Unknown>,
+    type_name: &str,
+    name: &str,
+) -> HelperResult<T> {
     let Some(v) = v.as_ref().filter(|_| !is_nullish(v)) else {
         return Ok(T::default());
     };
     if kind(v) != ValueType::Object {
         return Err(HelperError::arg_type(name, "an object"));
     }
+    options_object(&Some(*v), type_name, name)?;
     // SAFETY: `v` is a live handle of the current call and an object; the derived conversion
     // reads its fields and reports (mapped below) any of the wrong type.
     unsafe { T::from_napi_value(v.value().env, v.raw()) }

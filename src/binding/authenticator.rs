@@ -254,9 +254,12 @@ impl Authenticator {
     /// the first configured `issuer`, else none) with `token_revoked` until `expiresAtSec` (its
     /// `exp`, NumericDate seconds) plus `clockToleranceSec`. Throws a `RangeError` with code
     /// `ERR_AUTH_SHIELD_REVOCATION_LIMIT` when `maxRevocations` live revocations are held.
+    /// `revokeToken(v.jti, v.expiresAtSec)` takes a verified token's fields as they are: one
+    /// without a `jti` claim (tokens this library signs always have one) or without `exp` cannot
+    /// be revoked by id and throws a `TypeError` (`ERR_INVALID_ARG_TYPE`): revoke its subject.
     #[napi(
         catch_unwind,
-        ts_args_type = "jti: string, expiresAtSec: number, options?: RevokeTokenOptions"
+        ts_args_type = "jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions"
     )]
     pub fn revoke_token(
         &self,

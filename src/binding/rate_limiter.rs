@@ -69,6 +69,8 @@ fn read_options(options: Unknown) -> std::result::Result<rate_limit::RateLimiter
     // SAFETY: `options` is a live handle of the current call, checked above to be a non-array object.
     let obj: Object = unsafe { options.cast() }
         .map_err(|_| ArgError::Type("options must be an object".into()))?;
+    super::args::known_options(&obj, "RateLimiterOptions", "options")
+        .map_err(|e| ArgError::Type(e.message))?;
     let required = |name: &str| {
         number(&obj, name)?
             .ok_or_else(|| ArgError::Type(format!("options.{name} must be a number")))

@@ -19,7 +19,7 @@ pub fn revoke_token(
     let jti = args::string(&jti, "jti", MAX_PART_BYTES)?;
     let exp = args::number(&expires_at_sec, "expiresAtSec")?
         .ok_or_else(|| HelperError::arg_type("expiresAtSec", "a number"))?;
-    let options = read_options(&options)?;
+    let options = read_options(&options, "RevokeTokenOptions")?;
     let iss = options.string("iss")?;
     core.revoke_token(&jti, exp, iss.as_deref())
 }
@@ -27,7 +27,7 @@ pub fn revoke_token(
 /// `revokeSubject(sub, options?)`.
 pub fn revoke_subject(core: &Core, sub: Unknown, options: Option<Unknown>) -> HelperResult<()> {
     let sub = args::string(&sub, "sub", MAX_PART_BYTES)?;
-    let options = read_options(&options)?;
+    let options = read_options(&options, "RevokeSubjectOptions")?;
     let before = options.number("before")?;
     let iss = options.string("iss")?;
     core.revoke_subject(&sub, before, iss.as_deref())
@@ -35,7 +35,8 @@ pub fn revoke_subject(core: &Core, sub: Unknown, options: Option<Unknown>) -> He
 
 struct Options(Option<Object<'static>>);
 
-fn read_options(v: &Option<Unknown>) -> HelperResult<Options> {
+/// The options object (`type_name` in `callOptions`): unknown names are refused.
+fn read_options(v: &Option<Unknown>, type_name: &str) -> HelperResult<Options> {
     if is_nullish(v) {
         return Ok(Options(None));
     }
@@ -44,9 +45,10 @@ fn read_options(v: &Option<Unknown>) -> HelperResult<Options> {
         return Err(HelperError::arg_type("options", "an object"));
     }
     // SAFETY: `v` is a live handle of the current call, just checked to be an object.
-    unsafe { Object::from_napi_value(v.value().env, v.raw()) }
-        .map(|o| Options(Some(o)))
-        .map_err(|_| HelperError::arg_type("options", "an object"))
+    let o = unsafe { Object::from_napi_value(v.value().env, v.raw()) }
+        .map_err(|_| HelperError::arg_type("options", "an object"))?;
+    args::known_options(&o, type_name, "options")?;
+    Ok(Options(Some(o)))
 }
 
 impl Options {

@@ -86,6 +86,7 @@ fn base_domain(options: &Option<Unknown>) -> std::result::Result<Option<String>,
     // SAFETY: `options` is a live handle of the current call and was just checked to be an object.
     let object = unsafe { Object::from_napi_value(options.value().env, options.raw()) }
         .map_err(|_| HelperError::arg_type("options", "an object"))?;
+    args::known_options(&object, "ResolveTenantOptions", "options")?;
     let value: Unknown = object
         .get_named_property("baseDomain")
         .map_err(|_| HelperError::arg_type("options.baseDomain", "a string"))?;

@@ -57,6 +57,15 @@ impl HelperError {
         )
     }
 
+    /// `name` is not an option of `arg` (a misspelling must not fall back to a default).
+    pub fn unknown_option(arg: &str, name: &str) -> Self {
+        Self::new(
+            ErrorClass::Type,
+            "ERR_INVALID_ARG_TYPE",
+            format!("{arg}.{name} is not a known option"),
+        )
+    }
+
     /// `arg` is outside its bounds (numbers, lengths, size caps).
     pub fn out_of_range(arg: &str, why: &str) -> Self {
         Self::new(

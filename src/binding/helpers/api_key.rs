@@ -45,8 +45,8 @@ pub struct ParsedApiKey {
     pub valid: bool,
     /// The prefix when valid.
     pub prefix: Option<String>,
-    /// Human-readable reason when not valid (one of two fixed messages, so that a comparison
-    /// with a code, the meaning `error` had in 0.1, does not compile).
+    /// Human-readable reason when not valid (one of two fixed messages, typed as such so that
+    /// comparing it with a code such as 'malformed' does not compile: codes are in `errorCode`).
     #[napi(ts_type = "'Malformed API key' | 'API key checksum mismatch'")]
     pub error: Option<String>,
     /// Stable code when not valid: 'malformed' | 'bad_checksum'.
@@ -69,8 +69,13 @@ fn read_secret(v: &Unknown, name: &str) -> HelperResult<Vec<u8>> {
     Ok(secret)
 }
 
-/// The options object of an API-key function; anything else is a `TypeError` saying `wanted`.
-fn options_object<'a>(options: &Option<Unknown<'a>>, wanted: &str) -> HelperResult<Object<'a>> {
+/// The options object of an API-key function (`type_name` in `callOptions`, unknown names
+/// refused); anything else is a `TypeError` saying `wanted`.
+fn options_object<'a>(
+    options: &Option<Unknown<'a>>,
+    type_name: &str,
+    wanted: &str,
+) -> HelperResult<Object<'a>> {
     let wrong = || HelperError::arg_type("options", wanted);
     // A Buffer is an object too, but in this place it is a secret, not options.
     let o = options
@@ -78,7 +83,9 @@ fn options_object<'a>(options: &Option<Unknown<'a>>, wanted: &str) -> HelperResu
         .filter(|o| args::kind(o) == ValueType::Object && !o.is_typedarray().unwrap_or(false))
         .ok_or_else(wrong)?;
     // SAFETY: `o` is a live handle of the current call and an object.
-    unsafe { Object::from_napi_value(o.value().env, o.raw()) }.map_err(|_| wrong())
+    let o = unsafe { Object::from_napi_value(o.value().env, o.raw()) }.map_err(|_| wrong())?;
+    args::known_options(&o, type_name, "options")?;
+    Ok(o)
 }
 
 /// The required `options.secret`.
@@ -96,12 +103,13 @@ fn secret_option(o: &Object) -> HelperResult<Vec<u8>> {
 }
 
 /// `options.secret` of `verifyApiKey` / `hashApiKey`. A string or Buffer in place of the
-/// options is the positional secret of 0.1 (`verifyApiKey(key, storedHash, secret)`): refused
-/// with a message naming the new form, so an old call fails loudly instead of checking the
-/// wrong thing.
+/// options is a positional secret (`verifyApiKey(key, storedHash, secret)`, the form other API-key
+/// libraries use): refused with a message naming this one, so such a call fails loudly instead
+/// of checking the wrong thing.
 fn read_secret_option(options: &Option<Unknown>, call: &str) -> HelperResult<Vec<u8>> {
-    let wanted = format!("an object with a secret: {call} (the secret is an option since 0.2)");
-    secret_option(&options_object(options, &wanted)?)
+    let wanted =
+        format!("an object with a secret: {call} (the secret is an option, not an argument)");
+    secret_option(&options_object(options, "ApiKeySecretOptions", &wanted)?)
 }
 
 /// The presented key as text, or `None` when it cannot be a key (not a string, or longer than
@@ -121,7 +129,7 @@ pub fn generate_api_key(env: Env, options: Option<Unknown<'_>>) -> napi::Result<
     to_js(
         &env,
         (|| {
-            let o = options_object(&options, "an object with a secret")?;
+            let o = options_object(&options, "GenerateApiKeyOptions", "an object with a secret")?;
             let secret = secret_option(&o)?;
             let prefix: Option<Unknown> = o
                 .get_named_property("prefix")

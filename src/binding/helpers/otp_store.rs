@@ -60,7 +60,7 @@ impl OtpStore {
         to_js(
             &env,
             (|| {
-                let o: OtpStoreOptions = args::options(&options, "options")?;
+                let o: OtpStoreOptions = args::options(&options, "OtpStoreOptions", "options")?;
                 Ok(OtpStore {
                     codes: Codes::new(
                         int_in(o.digits, "options.digits", 4, 10, 6)? as u32,

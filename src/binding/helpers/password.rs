@@ -103,7 +103,7 @@ pub struct VerifyInput {
 
 fn read_hash_input(password: &Unknown, options: &Option<Unknown>) -> HelperResult<HashInput> {
     let password = Zeroizing::new(args::bytes(password, "password", MAX_PASSWORD_BYTES)?);
-    let opts: PasswordOptions = args::options(options, "options")?;
+    let opts: PasswordOptions = args::options(options, "PasswordOptions", "options")?;
     Ok(HashInput {
         costs: costs(&opts)?,
         secret: secret_bytes(&opts.secret)?,
@@ -118,7 +118,7 @@ fn read_verify_input(
 ) -> HelperResult<VerifyInput> {
     let hash = args::string(hash, "hash", 64 << 10)?;
     let password = Zeroizing::new(args::bytes(password, "password", MAX_PASSWORD_BYTES)?);
-    let opts: VerifyPasswordOptions = args::options(options, "options")?;
+    let opts: VerifyPasswordOptions = args::options(options, "VerifyPasswordOptions", "options")?;
     Ok(VerifyInput {
         decoded: password::parse(&hash)?,
         secret: secret_bytes(&opts.secret)?,
@@ -298,7 +298,7 @@ pub fn needs_rehash(
 ) -> napi::Result<bool> {
     let result = (|| -> HelperResult<bool> {
         let hash = args::string(&hash, "hash", 64 << 10)?;
-        let opts: PasswordOptions = args::options(&options, "options")?;
+        let opts: PasswordOptions = args::options(&options, "PasswordOptions", "options")?;
         let wanted = costs(&opts)?;
         let decoded = password::parse(&hash)?;
         Ok(password::needs_rehash(&decoded, wanted))

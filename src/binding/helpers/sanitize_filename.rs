@@ -37,7 +37,8 @@ pub fn sanitize_filename(
         &env,
         (|| -> HelperResult<String> {
             let name = args::string(&name, "name", MAX_INPUT_BYTES)?;
-            let opts: SanitizeFilenameOptions = args::options(&options, "options")?;
+            let opts: SanitizeFilenameOptions =
+                args::options(&options, "SanitizeFilenameOptions", "options")?;
             let (replacement, max) = check_options(opts.replacement, opts.max_bytes)?;
             Ok(sanitize(&name, &replacement, max))
         })(),

@@ -53,7 +53,8 @@ pub fn sanitize_html(
         &env,
         (|| {
             let input = args::string(&input, "input", MAX_HTML_BYTES)?;
-            let opts: SanitizeHtmlOptions = args::options(&options, "options")?;
+            let opts: SanitizeHtmlOptions =
+                args::options(&options, "SanitizeHtmlOptions", "options")?;
             html::sanitize(&input, &opts.into())
         })(),
     )

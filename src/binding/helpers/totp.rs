@@ -61,7 +61,7 @@ fn read_secret(v: &Unknown) -> HelperResult<Vec<u8>> {
 }
 
 fn prepare(secret: &Unknown, options: &Option<Unknown>) -> HelperResult<Prepared> {
-    let opts: OtpOptions = args::options(options, "options")?;
+    let opts: OtpOptions = args::options(options, "OtpOptions", "options")?;
     Ok(Prepared {
         secret: read_secret(secret)?,
         alg: OtpAlgorithm::parse(opts.algorithm.as_deref())?,
@@ -264,7 +264,7 @@ pub fn totp_uri(env: Env, input: Option<Unknown<'_>>) -> napi::Result<String> {
             if args::is_nullish(&input) {
                 return Err(HelperError::arg_type("input", "an object"));
             }
-            let i: TotpUriInput = args::options(&input, "input")?;
+            let i: TotpUriInput = args::options(&input, "TotpUriInput", "input")?;
             let secret = otp::decode_base32(&i.secret)?;
             otp::check_secret(&secret)?;
             otp::check_label_part("input.account", &i.account)?;
