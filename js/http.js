@@ -14,7 +14,7 @@ const { authorizationOf, headerValue, readCookieOption } = require('./token-sour
 const { AuthShieldError, UnauthorizedError, isOtherScheme } = require('./unauthorized-error')
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
-const { checkStore, attachStore, storeOf } = require('./store/attached')
+const { checkStore, attachStore, storeOf, STORE_WAITS } = require('./store/attached')
 
 const OPTION_NAMES = new Set([
   'credentialsRequired',
@@ -132,20 +132,21 @@ class AuthDecision {
     // trip (docs/scale-out.md).
     if (store !== undefined) attachStore(this.engine.authenticator, store)
     const shared = storeOf(this.engine.authenticator)
-    if (shared !== undefined) this.recover(shared.pendingCode, shared.recover)
+    if (shared !== undefined) this.recover(shared.pendingCode, shared.recover, STORE_WAITS)
     if (jwks !== null) jwks.useJwksSource(this, options.jwks)
   }
 
   /**
    * Registers `recover(result, req)` for failures with `code`: instead of failing at once, the
    * decision waits for the Promise it returns and, when it resolves to true, authenticates the
-   * request once more, reading its credentials again (never a third time). For failures that background state can repair: a
+   * request once more, reading its credentials again; one request waits at most `attempts`
+   * times (default 1) in all. For failures that background state can repair: a
    * key set refreshed on an unknown `kid`, a rate-limit lease fetched from a shared store. A
-   * rejection or `false` keeps the first failure. Only these paths are asynchronous.
+   * rejection or `false` keeps the failure. Only these paths are asynchronous.
    */
-  recover(code, recover) {
+  recover(code, recover, attempts = 1) {
     if (typeof recover !== 'function') throw typeError('recover must be a function')
-    this.recoveries.set(code, recover)
+    this.recoveries.set(code, { recover, attempts })
   }
 
   /**
@@ -158,19 +159,20 @@ class AuthDecision {
     if (skip !== null && skip(req, path)) return SKIP
     if (skipPreflight && isPreflight(req)) return SKIP
     const authorization = authorizationOf(req, getToken, cookie)
-    if (typeof authorization === 'object') return authorization.then((a) => this.decideFor(req, a, false))
-    return this.decideFor(req, authorization, false)
+    if (typeof authorization === 'object') return authorization.then((a) => this.decideFor(req, a, 0))
+    return this.decideFor(req, authorization, 0)
   }
 
-  decideFor(req, authorization, retried) {
+  decideFor(req, authorization, tries) {
     const headers = req.headers
     const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
-    if (!result.authenticated && !retried && this.recoveries.size !== 0) {
-      const recover = this.recoveries.get(result.errorCode)
-      if (recover !== undefined) {
+    if (!result.authenticated && this.recoveries.size !== 0) {
+      const registered = this.recoveries.get(result.errorCode)
+      if (registered !== undefined && tries < registered.attempts) {
+        const { recover } = registered
         const verdict = () => this.verdict(result, authorization)
         const { getToken, cookie } = this.options
-        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, true))
+        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, tries + 1))
         return Promise.resolve()
           .then(() => recover(result, req))
           .then((repaired) => (repaired === true ? again() : verdict()), verdict)
@@ -283,6 +285,9 @@ function responseHeaders(result, authorization, rateLimitHeaders, realm) {
   if (result.rateLimitLimit !== undefined && (result.authenticated || result.errorCode === 'rate_limited')) {
     rateLimitHeaders(result, headers)
   }
+  // A 503 that remains with a store (its wait queue full, Redis failing past the fallback):
+  // the lease is seconds away at most (RFC 9110 §10.2.3).
+  if (result.errorCode === 'rate_limit_pending') headers.push(['Retry-After', '1'])
   if (result.errorStatus === 401) headers.push(['WWW-Authenticate', challenge(result, authorization, realm)])
   return headers
 }
