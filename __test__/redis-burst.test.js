@@ -174,6 +174,37 @@ describe('parallel requests of one identity with a Redis store', { skip: redisSk
     })
   }
 
+  for (const kind of CLIENT_KINDS) {
+    it(`with Redis down, parallel requests are answered from the fallback, none is 503 (${kind}, both engines)`, async () => {
+      const down = await startRedis()
+      const conn = await connectClient(kind, down.url)
+      const servers = []
+      try {
+        for (const [engine, Authenticator] of ENGINES) {
+          const store = createRedisStore(conn.client, { prefix: `down:${engine}:`, timeoutMs: 300, retryIntervalMs: 60_000 })
+          const auth = new Authenticator({ accessSecret: SECRET, ...LIMIT })
+          const app = express()
+          app.get('/api', authShield(auth, { store }), (req, res) => res.json({ ok: true }))
+          servers.push({ engine, store, server: await listen(http.createServer(app)) })
+        }
+        await down.kill()
+        for (const { engine, store, server } of servers) {
+          // The fallback bucket holds the whole limit (outageShare 1): 100 of 130.
+          const counts = tally(await getAll(server.base, Array(130).fill(bearer('offline')), 30))
+          assert.deepEqual(counts, { 200: 100, 429: 30 }, engine)
+          assert.equal(store.available, false)
+        }
+      } finally {
+        for (const { store, server } of servers) {
+          await server.close()
+          await store.close()
+        }
+        await conn.close()
+        await down.stop()
+      }
+    })
+  }
+
   it('the Fastify plugin: a fresh user, 20 parallel requests, none is 503 (ioredis)', async () => {
     const conn = await connectClient('ioredis', redis.url)
     const store = createRedisStore(conn.client, { ...STORE_OPTIONS, prefix: 'burst-fastify:' })

@@ -122,6 +122,13 @@ for (const [engine, { Authenticator }] of [
       assert.equal(admitted, 7)
     })
 
+    it('counts at most 1,000 requests of one identity waiting for its credits', () => {
+      const a = make({ rateLimitMax: 1_000_000 })
+      a.enableSharedLimit(1, true, 1000)
+      for (let i = 0; i < 1500; i++) a.authenticate(bearer('u1'))
+      assert.deepEqual(a.takeLeaseRequests(), [{ key: ':u1', want: 1000 }])
+    })
+
     it('strict mode leases one credit per request and never renews ahead', () => {
       const a = make()
       a.enableSharedLimit(50, true, 1000)
