@@ -58,7 +58,7 @@ export interface RedisStoreStats {
   failedRoundTrips: number
   /** Identities asked for (several per round trip). */
   leaseRequests: number
-  /** Requests that waited for a lease (the middleware's recovery). */
+  /** Waits of requests for a lease (the middleware's recovery; at most 3 per request). */
   recoveries: number
   fallbackGrants: number
   outages: number

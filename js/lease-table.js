@@ -1,8 +1,8 @@
 'use strict'
 
 // Credits leased from a shared bucket, spent locally with no I/O: the JS engine's mirror of
-// src/rate_limit/lease.rs (same decisions, renewal rule, bounds and sweep). See that file and
-// docs/scale-out.md for the bound across processes.
+// src/rate_limit/lease.rs (same decisions, renewal rule, count of waiting requests, bounds and
+// sweep). See that file and docs/scale-out.md for the bound across processes.
 
 const MAX_LEASE = 1_000_000
 // Most requests of one identity counted as waiting for its credits (src/rate_limit/lease.rs).
@@ -66,7 +66,10 @@ class LeaseTable {
     return this.lease - 1 + Math.max(entry.waiters, 1)
   }
 
-  /** The queued keys with the tokens each wants (`lease − credits`); empties the queue. */
+  /**
+   * The queued keys with the tokens each wants (`lease − credits`, plus one for each further
+   * request waiting); empties the queue.
+   */
   drain() {
     const queue = this.queue
     this.queue = []

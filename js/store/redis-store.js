@@ -217,8 +217,9 @@ class RedisStore extends EventEmitter {
   }
 
   /**
-   * Sends waiting identities (those asking again first), BATCH_KEYS per round trip, while fewer than MAX_IN_FLIGHT_BATCHES
-   * await Redis; while Redis is down, answers them from the fallback at once.
+   * Sends waiting identities (those asking again first), BATCH_KEYS per round trip, while fewer
+   * than MAX_IN_FLIGHT_BATCHES await Redis; while Redis is down, answers them from the fallback
+   * at once.
    */
   #pump() {
     const count = this.#attachments.length
