@@ -21,9 +21,9 @@ export interface RedisStoreOptions {
    * `max(1, min(100, floor(rateLimitMax / 10)))`, at most `rateLimitMax`.
    */
   lease?: number
-  /** Lease 1 fetched by the request that needs it: one round trip per request. Default false. */
+  /** Lease 1 fetched by the request that needs it: one round trip per request (requests arriving together share one). Default false. */
   strict?: boolean
-  /** Most identities whose leases a process holds (memory bound). Default 100000. */
+  /** Most identities whose leases a process holds (memory bound), and most requests waiting in the store's recovery at once (past that: 503 with Retry-After). Default 100000. */
   maxKeys?: number
   /** Each Redis round trip fails after this many ms. Default 500. */
   timeoutMs?: number
@@ -58,7 +58,7 @@ export interface RedisStoreStats {
   failedRoundTrips: number
   /** Identities asked for (several per round trip). */
   leaseRequests: number
-  /** Requests that waited for a lease (the middleware's recovery). */
+  /** Waits of requests for a lease (the middleware's recovery; at most 3 per request). */
   recoveries: number
   fallbackGrants: number
   outages: number

@@ -32,7 +32,8 @@ for (const [engine, { Authenticator }] of [
       assert.equal(first.rateLimitRemaining, undefined)
       assert.equal(first.rateLimitLimit, 100)
       assert.equal(a.authenticate(bearer('u1', { tenant_id: 'acme' })).errorCode, 'rate_limit_pending')
-      assert.deepEqual(a.takeLeaseRequests(), [{ key: 'acme:u1', want: 10 }])
+      // Queued once; two requests wait: a lease, and one more credit for the second.
+      assert.deepEqual(a.takeLeaseRequests(), [{ key: 'acme:u1', want: 11 }])
       assert.deepEqual(a.takeLeaseRequests(), [])
       assert.equal(a.sharedLimitKeys, 1)
     })
@@ -76,6 +77,56 @@ for (const [engine, { Authenticator }] of [
       let admitted = 0
       for (let i = 0; i < 30; i++) if (a.authenticate(bearer('u1')).authenticated) admitted++
       assert.equal(admitted, 10)
+    })
+
+    it('parallel requests without credit share one fetch sized for them all', () => {
+      const a = make()
+      a.enableSharedLimit(10, false, 1000)
+      for (let i = 0; i < 30; i++) assert.equal(a.authenticate(bearer('u1')).errorCode, 'rate_limit_pending')
+      // A lease for the first request, one more credit for each of the 29 others.
+      assert.deepEqual(a.takeLeaseRequests(), [{ key: ':u1', want: 39 }])
+      a.grantLease(':u1', 39, 0, 0)
+      assert.deepEqual(a.takeLeaseRequests(), [])
+      let admitted = 0
+      for (let i = 0; i < 50; i++) if (a.authenticate(bearer('u1')).authenticated) admitted++
+      assert.equal(admitted, 39)
+    })
+
+    it('asks again when a grant is short of the requests waiting, until a refusal ends the wait', () => {
+      const a = make()
+      a.enableSharedLimit(10, false, 1000)
+      a.authenticate(bearer('u1'))
+      assert.deepEqual(a.takeLeaseRequests(), [{ key: ':u1', want: 10 }])
+      // 19 more arrive while that fetch is in flight; its answer covers 10 of the 20.
+      for (let i = 0; i < 19; i++) a.authenticate(bearer('u1'))
+      a.takeLeaseRequests()
+      a.grantLease(':u1', 10, 0, 0)
+      assert.deepEqual(a.takeLeaseRequests(), [{ key: ':u1', want: 19 }])
+      // The shared bucket had 5 more, then none.
+      a.grantLease(':u1', 5, 0, 0)
+      assert.deepEqual(a.takeLeaseRequests(), [{ key: ':u1', want: 14 }])
+      a.grantLease(':u1', 0, 0, 60_000)
+      assert.deepEqual(a.takeLeaseRequests(), [])
+      const codes = Array.from({ length: 20 }, () => a.authenticate(bearer('u1')).errorCode || 'ok')
+      assert.deepEqual(codes, [...Array(15).fill('ok'), ...Array(5).fill('rate_limited')])
+    })
+
+    it('strict mode: parallel requests get one credit each from one fetch', () => {
+      const a = make()
+      a.enableSharedLimit(50, true, 1000)
+      for (let i = 0; i < 7; i++) a.authenticate(bearer('u1'))
+      assert.deepEqual(a.takeLeaseRequests(), [{ key: ':u1', want: 7 }])
+      a.grantLease(':u1', 9, 0, 0)
+      let admitted = 0
+      for (let i = 0; i < 10; i++) if (a.authenticate(bearer('u1')).authenticated) admitted++
+      assert.equal(admitted, 7)
+    })
+
+    it('counts at most 1,000 requests of one identity waiting for its credits', () => {
+      const a = make({ rateLimitMax: 1_000_000 })
+      a.enableSharedLimit(1, true, 1000)
+      for (let i = 0; i < 1500; i++) a.authenticate(bearer('u1'))
+      assert.deepEqual(a.takeLeaseRequests(), [{ key: ':u1', want: 1000 }])
     })
 
     it('strict mode leases one credit per request and never renews ahead', () => {

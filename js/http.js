@@ -14,7 +14,7 @@ const { authorizationOf, headerValue, readCookieOption } = require('./token-sour
 const { AuthShieldError, UnauthorizedError, isOtherScheme } = require('./unauthorized-error')
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
-const { checkStore, attachStore, storeOf } = require('./store/attached')
+const { checkStore, attachStore, storeOf, STORE_WAITS } = require('./store/attached')
 const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 
 const OPTION_NAMES = new Set([
@@ -153,22 +153,23 @@ class AuthDecision {
     // trip (docs/scale-out.md).
     if (store !== undefined) attachStore(this.engine.authenticator, store)
     const shared = storeOf(this.engine.authenticator)
-    if (shared !== undefined) this.recover(shared.pendingCode, shared.recover)
+    if (shared !== undefined) this.recover(shared.pendingCode, shared.recover, STORE_WAITS)
     if (jwks !== null) jwks.useJwksSource(this, options.jwks)
   }
 
   /**
    * Registers `recover(result, req)` for failures with `code`: instead of failing at once, the
    * decision waits for the Promise it returns and, when it resolves to true, authenticates the
-   * request once more, reading its credentials again (never a third time). For failures that background state can repair: a
+   * request once more, reading its credentials again; one request waits at most `attempts`
+   * times (default 1) in all. For failures that background state can repair: a
    * key set refreshed on an unknown `kid`, a rate-limit lease fetched from a shared store. A
    * throw, a rejection, any answer but `true`, or no answer within `callbackTimeoutMs` keeps the
    * first failure (the recovery is fenced as every callback is). Only these paths are
    * asynchronous.
    */
-  recover(code, recover) {
+  recover(code, recover, attempts = 1) {
     if (typeof recover !== 'function') throw typeError('recover must be a function')
-    this.recoveries.set(code, this.options.fence.wrap(`the ${code} recovery`, recover))
+    this.recoveries.set(code, { recover: this.options.fence.wrap(`the ${code} recovery`, recover), attempts })
   }
 
   /**
@@ -190,25 +191,26 @@ class AuthDecision {
     const { getToken, cookie, skipPreflight } = this.options
     if (skipPreflight && isPreflight(req)) return SKIP
     const authorization = authorizationOf(req, getToken, cookie)
-    if (typeof authorization === 'object') return authorization.then((a) => this.decideFor(req, a, false))
-    return this.decideFor(req, authorization, false)
+    if (typeof authorization === 'object') return authorization.then((a) => this.decideFor(req, a, 0))
+    return this.decideFor(req, authorization, 0)
   }
 
-  decideFor(req, authorization, retried) {
+  decideFor(req, authorization, tries) {
     const headers = req.headers
     const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
     // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
-    if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, retried, r))
-    return this.decideWith(req, authorization, retried, result)
+    if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, tries, r))
+    return this.decideWith(req, authorization, tries, result)
   }
 
-  decideWith(req, authorization, retried, result) {
-    if (!result.authenticated && !retried && this.recoveries.size !== 0) {
-      const recover = this.recoveries.get(result.errorCode)
-      if (recover !== undefined) {
+  decideWith(req, authorization, tries, result) {
+    if (!result.authenticated && this.recoveries.size !== 0) {
+      const registered = this.recoveries.get(result.errorCode)
+      if (registered !== undefined && tries < registered.attempts) {
+        const { recover } = registered
         const verdict = () => this.verdict(result, authorization)
         const { getToken, cookie } = this.options
-        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, true))
+        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, tries + 1))
         return Promise.resolve()
           .then(() => recover(result, req))
           .then((repaired) => (repaired === true ? again() : verdict()), verdict)
@@ -326,10 +328,13 @@ function responseHeaders(result, authorization, rateLimitHeaders, realm) {
   if (result.rateLimitLimit !== undefined && (result.authenticated || result.errorCode === 'rate_limited')) {
     rateLimitHeaders(result, headers)
   }
+  // A 503 that remains with a store (its wait queue full, Redis failing past the fallback):
+  // the lease is seconds away at most (RFC 9110 §10.2.3).
+  if (result.errorCode === 'rate_limit_pending') headers.push(['Retry-After', '1'])
   if (result.errorStatus === 401) headers.push(['WWW-Authenticate', challenge(result, authorization, realm)])
   // A 503 for a state the server expects to end (keys_unavailable: a remote key set not in force)
   // says when to try again (RFC 9110 §10.2.3).
-  else if (result.errorStatus === 503 && result.retryAfterMs > 0) headers.push(['Retry-After', String(Math.ceil(result.retryAfterMs / 1000))])
+  else if (result.errorStatus === 503 && result.errorCode !== 'rate_limit_pending' && result.retryAfterMs > 0) headers.push(['Retry-After', String(Math.ceil(result.retryAfterMs / 1000))])
   return headers
 }
 

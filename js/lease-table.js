@@ -1,10 +1,12 @@
 'use strict'
 
 // Credits leased from a shared bucket, spent locally with no I/O: the JS engine's mirror of
-// src/rate_limit/lease.rs (same decisions, renewal rule, bounds and sweep). See that file and
-// docs/scale-out.md for the bound across processes.
+// src/rate_limit/lease.rs (same decisions, renewal rule, count of waiting requests, bounds and
+// sweep). See that file and docs/scale-out.md for the bound across processes.
 
 const MAX_LEASE = 1_000_000
+// Most requests of one identity counted as waiting for its credits (src/rate_limit/lease.rs).
+const MAX_WAITERS = 1000
 
 class LeaseTable {
   constructor(capacity, lease, strict, maxKeys) {
@@ -45,6 +47,7 @@ class LeaseTable {
       if (entry.blockedUntil > nowNanos) {
         return { allowed: false, retryAfterMs: Math.max(Math.ceil((entry.blockedUntil - nowNanos) / 1e6), 1) }
       }
+      if (entry.waiters < MAX_WAITERS) entry.waiters += 1
       if (!entry.queued && queueRoom) {
         entry.queued = true
         this.queue.push(key)
@@ -54,11 +57,19 @@ class LeaseTable {
     if (this.entries.size >= this.maxKeys) this.sweep()
     const queued = this.queue.length < this.maxKeys
     if (queued) this.queue.push(key)
-    this.entries.set(key, { credits: 0, sharedRemaining: 0, blockedUntil: 0, queued, lastUse: use })
+    this.entries.set(key, { credits: 0, sharedRemaining: 0, blockedUntil: 0, queued, lastUse: use, waiters: 1 })
     return null
   }
 
-  /** The queued keys with the tokens each wants (`lease − credits`); empties the queue. */
+  /** Most credits `entry` may hold: a lease, plus one for each further request waiting. */
+  target(entry) {
+    return this.lease - 1 + Math.max(entry.waiters, 1)
+  }
+
+  /**
+   * The queued keys with the tokens each wants (`lease − credits`, plus one for each further
+   * request waiting); empties the queue.
+   */
   drain() {
     const queue = this.queue
     this.queue = []
@@ -68,26 +79,39 @@ class LeaseTable {
       // Not queued any more: answered (or queued twice) since it was pushed.
       if (entry === undefined || !entry.queued) continue
       entry.queued = false
-      const want = this.lease - entry.credits
+      const want = this.target(entry) - entry.credits
       if (want > 0) wanted.push({ key, want })
     }
     return wanted
   }
 
-  /** The store's answer: `tokens` granted (0 blocks for `retryAfterMs`), `sharedRemaining` left. */
+  /**
+   * The store's answer: `tokens` granted (0 blocks for `retryAfterMs`), `sharedRemaining` left.
+   * A grant that leaves fewer credits than requests waiting queues the key again at once.
+   */
   grant(key, tokens, sharedRemaining, retryAfterMs, nowNanos) {
     let entry = this.entries.get(key)
     if (entry === undefined) {
       if (this.entries.size >= this.maxKeys) this.sweep()
-      entry = { credits: 0, sharedRemaining: 0, blockedUntil: 0, queued: false, lastUse: 0 }
+      entry = { credits: 0, sharedRemaining: 0, blockedUntil: 0, queued: false, lastUse: 0, waiters: 0 }
       this.entries.set(key, entry)
     }
     entry.lastUse = ++this.uses
     // An answer settles whatever was queued for the key.
     entry.queued = false
-    entry.credits = Math.min(entry.credits + tokens, this.lease)
+    entry.credits = Math.min(entry.credits + tokens, this.target(entry))
     entry.sharedRemaining = sharedRemaining
     entry.blockedUntil = tokens === 0 ? nowNanos + Math.max(retryAfterMs, 1) * 1e6 : 0
+    if (tokens > 0 && entry.credits < entry.waiters) {
+      // Short of the requests waiting (they came after it was asked for, or the shared bucket
+      // had fewer): ask again before they retry. A refusal ends the wait (they get 429).
+      if (this.queue.length < this.maxKeys) {
+        entry.queued = true
+        this.queue.push(key)
+      }
+    } else {
+      entry.waiters = 0
+    }
   }
 
   /** Forgets entries down to half the bound, unqueued and least recently used first. */
@@ -104,4 +128,4 @@ class LeaseTable {
   }
 }
 
-module.exports = { LeaseTable, MAX_LEASE }
+module.exports = { LeaseTable, MAX_LEASE, MAX_WAITERS }

@@ -10,6 +10,12 @@ const { typeError } = require('../errors')
 
 const stores = new WeakMap()
 
+// How many times one request may wait in a store's recovery for `rate_limit_pending`
+// (docs/scale-out.md). The first wait almost always suffices: requests of one identity share
+// its fetch, sized for them; a retry may still find its credit taken by a newer request of the
+// same identity while it also waited for another identity's answer, and then waits again.
+const STORE_WAITS = 3
+
 /** Throws a TypeError unless `store` is a store (`what` names the option). */
 function checkStore(store, what) {
   if (store === null || typeof store !== 'object' || typeof store.attach !== 'function' || typeof store.recover !== 'function') {
@@ -56,4 +62,4 @@ function attachStore(authenticator, store) {
   recordStore(authenticator, store)
 }
 
-module.exports = { checkStore, splitStore, storeOf, checkNotElsewhere, recordStore, attachStore }
+module.exports = { STORE_WAITS, checkStore, splitStore, storeOf, checkNotElsewhere, recordStore, attachStore }

@@ -29,12 +29,22 @@ class Attachment {
     this.waiting = new Map()
     // Identities in a batch awaiting Redis (bounded by the store: 4 batches of 100).
     this.sending = new Set()
+    // Identities answered short of the requests waiting for them, to ask again before those
+    // retry: key → { want, seq } (seq: their place when first queued). Each comes from an
+    // answer, so at most `maxKeys`, and few at a time.
+    this.again = new Map()
   }
 
   /** A lease for `key` from the local fallback bucket (Redis down or failing). */
   fallbackLease(key, want) {
     let d = this.fallback.consume(key, want)
     if (d.allowed) return this.authenticator.grantLease(key, want, d.remaining, 0)
+    // Fewer than asked: what the bucket holds, as the script grants a partial lease.
+    const some = Math.min(want - 1, d.remaining)
+    if (some > 1) {
+      d = this.fallback.consume(key, some)
+      if (d.allowed) return this.authenticator.grantLease(key, some, d.remaining, 0)
+    }
     d = this.fallback.consume(key, 1)
     if (d.allowed) return this.authenticator.grantLease(key, 1, d.remaining, 0)
     this.authenticator.grantLease(key, 0, 0, d.retryAfterMs)

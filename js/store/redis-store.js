@@ -12,7 +12,9 @@
 // unref'd timer it takes the identities whose credits run low and asks Redis for more, every
 // identity queued since the last turn in one EVALSHA (at most BATCH_KEYS each, at most
 // MAX_IN_FLIGHT_BATCHES awaiting Redis), and it answers the middleware's recovery for an
-// identity seen for the first time (one round trip). When Redis fails or does not answer within
+// identity without credit (one round trip; requests of one identity that arrive together wait
+// for the same fetch, and an answer short of them is followed by another before they retry:
+// js/lease-table.js). When Redis fails or does not answer within
 // `timeoutMs`, leases come from a local limiter holding `outageShare` of the limit until a probe
 // finds Redis again.
 
@@ -56,9 +58,12 @@ class RedisStore extends EventEmitter {
   #batches = new Set()
   // Sequence number of the last identity taken into a `waiting` queue.
   #queued = 0
-  // flush() callers, oldest first: { seq, resolve }, resolved once every identity queued up to
-  // `seq` is answered.
+  // flush() callers and waiting requests, oldest first: { seq, resolve }, resolved once every
+  // identity queued up to `seq` is answered. At most `maxKeys` (see #wait).
   #waiters = []
+  // The largest share of its slack an identity queued again after an answer had spent (-1:
+  // none), for the next turn's cadence.
+  #spent = -1
   // Which attachment sends first, in turn, so one busy limit cannot starve another.
   #first = 0
 
@@ -68,10 +73,11 @@ class RedisStore extends EventEmitter {
     this.#commands = commandClient(client)
     this.#cadence = new RenewalCadence(this.options.renewIntervalMs)
     this.stats = { roundTrips: 0, failedRoundTrips: 0, leaseRequests: 0, recoveries: 0, fallbackGrants: 0, outages: 0 }
-    // The middleware's recovery for `rate_limit_pending`: fetch the lease, authenticate again.
+    // The middleware's recovery for `rate_limit_pending`: wait for the lease, authenticate
+    // again; false (the 503 stands) when `maxKeys` requests are waiting already.
     this.recover = () => {
       this.stats.recoveries++
-      return this.flush().then(() => true)
+      return this.#wait()
     }
   }
 
@@ -129,10 +135,19 @@ class RedisStore extends EventEmitter {
    * all answered (by Redis, or by the local fallback). Never rejects.
    */
   flush() {
+    return this.#wait().then(() => undefined)
+  }
+
+  /**
+   * Sends what is queued and resolves to true once every identity queued so far is answered,
+   * or at once to false when `maxKeys` callers wait already (the bound on waiting requests).
+   */
+  #wait() {
     this.#renew()
     const seq = this.#queued
-    if (this.#oldestUnanswered() > seq) return Promise.resolve()
-    return new Promise((resolve) => this.#waiters.push({ seq, resolve }))
+    if (this.#oldestUnanswered() > seq) return Promise.resolve(true)
+    if (this.#waiters.length >= this.options.maxKeys) return Promise.resolve(false)
+    return new Promise((resolve) => this.#waiters.push({ seq, resolve: () => resolve(true) }))
   }
 
   /** The next turn of the background loop, after the cadence's sleep (js/store/renewal-cadence.js). */
@@ -151,22 +166,9 @@ class RedisStore extends EventEmitter {
   #renew() {
     if (this.#down) this.#maybeProbe()
     // The largest share of its slack an identity taken now had spent; -1: none taken.
-    let spent = -1
-    for (const a of this.#attachments) {
-      const requests = a.authenticator.takeLeaseRequests()
-      for (let i = 0; i < requests.length; i++) {
-        const { key, want } = requests[i]
-        // want = lease − credits, and the identity was queued with `slack` credits.
-        if (a.slack > 0) spent = Math.max(spent, Math.min(1, (want - (a.lease - a.slack)) / a.slack))
-        // In a batch already: its answer is on the way (a later request queues it again).
-        if (a.sending.has(key)) continue
-        const waiting = a.waiting.get(key)
-        if (waiting !== undefined) waiting.want = want
-        // Past `maxKeys` waiting identities, whatever a flood of new ones does, a key is left
-        // out: it stays pending and its next request queues it again.
-        else if (a.waiting.size < a.maxKeys) a.waiting.set(key, { want, seq: ++this.#queued })
-      }
-    }
+    let spent = this.#spent
+    this.#spent = -1
+    for (const a of this.#attachments) spent = Math.max(spent, this.#intake(a, a.authenticator.takeLeaseRequests(), null))
     const before = this.#cadence.delayMs
     // A flush that found identities short of credit: the next turn comes sooner.
     if (this.#cadence.next(spent) < before && this.#timer !== null) {
@@ -177,18 +179,56 @@ class RedisStore extends EventEmitter {
   }
 
   /**
-   * Sends waiting identities, BATCH_KEYS per round trip, while fewer than MAX_IN_FLIGHT_BATCHES
-   * await Redis; while Redis is down, answers them from the fallback at once.
+   * Takes `requests` (`[{ key, want }]` from the authenticator of `a`) into `a`'s queues.
+   * `answered` (key → seq) holds the identities of a batch just answered: one of them queued
+   * again is short of the requests waiting for it, and keeps its place (its seq) in `a.again`,
+   * so they go on waiting for its next answer. Returns the largest share of its slack an
+   * identity had spent, -1 for none.
+   */
+  #intake(a, requests, answered) {
+    let spent = -1
+    for (let i = 0; i < requests.length; i++) {
+      const { key, want } = requests[i]
+      // want ≥ lease − credits, and the identity was queued with `slack` credits.
+      if (a.slack > 0) spent = Math.max(spent, Math.min(1, (want - (a.lease - a.slack)) / a.slack))
+      // In a batch already: its answer is on the way, and asks again if short of its waiters.
+      if (a.sending.has(key)) continue
+      const seq = answered === null ? undefined : answered.get(key)
+      if (seq !== undefined) {
+        a.again.set(key, { want, seq })
+        continue
+      }
+      const held = a.again.get(key) || a.waiting.get(key)
+      if (held !== undefined) held.want = want
+      // Past `maxKeys` waiting identities, whatever a flood of new ones does, a key is left
+      // out: it stays pending and its next request queues it again.
+      else if (a.waiting.size < a.maxKeys) a.waiting.set(key, { want, seq: ++this.#queued })
+    }
+    return spent
+  }
+
+  /** After an answer for `keys` (with their `seqs`): the ones queued again, short of their waiters. */
+  #followUp(a, keys, seqs) {
+    const requests = a.authenticator.takeLeaseRequests()
+    if (requests.length === 0) return
+    const answered = new Map()
+    for (let i = 0; i < keys.length; i++) answered.set(keys[i], seqs[i])
+    this.#spent = Math.max(this.#spent, this.#intake(a, requests, answered))
+  }
+
+  /**
+   * Sends waiting identities (those asking again first), BATCH_KEYS per round trip, while fewer
+   * than MAX_IN_FLIGHT_BATCHES await Redis; while Redis is down, answers them from the fallback
+   * at once.
    */
   #pump() {
     const count = this.#attachments.length
     for (let k = 0; k < count; k++) {
       const index = (this.#first + k) % count
       const a = this.#attachments[index]
-      while (a.waiting.size > 0) {
+      while (a.again.size > 0 || a.waiting.size > 0) {
         if (this.#down) {
-          for (const [key, { want }] of a.waiting) this.#fallbackLease(a, key, want)
-          a.waiting.clear()
+          this.#answerLocally(a)
         } else if (this.#batches.size < MAX_IN_FLIGHT_BATCHES) {
           this.#sendBatch(a)
         } else {
@@ -201,18 +241,40 @@ class RedisStore extends EventEmitter {
     this.#settleWaiters()
   }
 
-  /** One EVALSHA for the oldest BATCH_KEYS waiting identities of `a`. */
+  /** While Redis is down: every queued identity of `a` from the fallback, asking again while short. */
+  #answerLocally(a) {
+    // Each round grants a short identity at least one credit or refuses it: this ends.
+    while (a.again.size > 0 || a.waiting.size > 0) {
+      const keys = []
+      const seqs = []
+      for (const queue of [a.again, a.waiting]) {
+        for (const [key, { want, seq }] of queue) {
+          this.#fallbackLease(a, key, want)
+          keys.push(key)
+          seqs.push(seq)
+        }
+        queue.clear()
+      }
+      this.#followUp(a, keys, seqs)
+    }
+  }
+
+  /** One EVALSHA for BATCH_KEYS identities of `a`: those asking again, then the oldest waiting. */
   #sendBatch(a) {
     const keys = []
     const wants = []
-    let lo = 0
-    for (const [key, { want, seq }] of a.waiting) {
-      if (keys.length === 0) lo = seq
-      keys.push(key)
-      wants.push(want)
-      a.waiting.delete(key)
-      a.sending.add(key)
-      if (keys.length === BATCH_KEYS) break
+    const seqs = []
+    let lo = Infinity
+    for (const queue of [a.again, a.waiting]) {
+      for (const [key, { want, seq }] of queue) {
+        if (keys.length === BATCH_KEYS) break
+        if (seq < lo) lo = seq
+        keys.push(key)
+        wants.push(want)
+        seqs.push(seq)
+        queue.delete(key)
+        a.sending.add(key)
+      }
     }
     const batch = { lo }
     this.#batches.add(batch)
@@ -230,6 +292,7 @@ class RedisStore extends EventEmitter {
       .finally(() => {
         this.#batches.delete(batch)
         for (let i = 0; i < keys.length; i++) a.sending.delete(keys[i])
+        this.#followUp(a, keys, seqs)
         this.#pump()
       })
       // A guard: every failure is answered above.
@@ -258,6 +321,8 @@ class RedisStore extends EventEmitter {
     for (const a of this.#attachments) {
       const first = a.waiting.values().next()
       if (!first.done && first.value.seq < oldest) oldest = first.value.seq
+      // Identities asking again keep their old places, in no order (few: each from an answer).
+      for (const { seq } of a.again.values()) if (seq < oldest) oldest = seq
     }
     for (const b of this.#batches) if (b.lo < oldest) oldest = b.lo
     return oldest

@@ -5,13 +5,19 @@
 //! credit here (one map lookup under an uncontended lock); when credits run low (at most half a
 //! lease left) the key is queued, and the store's background loop fetches `lease − credits`
 //! more (`drain` / `grant`). A refusal from the store becomes a local "blocked until" instant.
-//! A key with no credit and no block answers `Pending`: the middleware waits for one round trip
-//! (the recovery seam of js/http.js) and authenticates again.
+//! A key with no credit and no block answers `Pending` and counts one more request waiting: the
+//! middleware waits for the store's round trip (the recovery seam of js/http.js) and
+//! authenticates again. Requests of one key that find no credit while a fetch is in flight wait
+//! for that fetch instead of failing: the table asks for a lease plus one credit per further
+//! waiting request, and a grant that leaves fewer credits than requests waiting (they came after
+//! the fetch left, or the shared bucket had fewer) queues the key again at once, so the store
+//! asks once more before they retry; a refusal ends the wait (they are `Limited`).
 //!
-//! Bound (docs/scale-out.md): a process never holds more than `lease` unspent tokens of a key
-//! (a request asks for `lease − credits`, and credits only fall while it is in flight), so across
-//! N processes admissions over any interval never exceed what the shared bucket granted in it
-//! (`capacity + refill × elapsed`) plus `N × lease`.
+//! Bound (docs/scale-out.md): a process never holds more than `lease − 1 + max(1, waiting)`
+//! unspent tokens of a key (`waiting`: requests that found no credit since the last answer, at
+//! most `MAX_WAITERS`, each about to spend one), so across N processes admissions over any
+//! interval never exceed what the shared bucket granted in it (`capacity + refill × elapsed`)
+//! plus N times that.
 //!
 //! Memory: at most `max_keys` entries (past that, entries are forgotten down to half the bound,
 //! unqueued and least recently used first: forgetting credits only makes a key stricter, and a
@@ -42,6 +48,9 @@ struct Lease {
     blocked_until: u64,
     /// In the renewal queue (not yet handed to the store).
     queued: bool,
+    /// Requests answered `Pending` since the last answer that covered them (at most
+    /// `MAX_WAITERS`): each waits for the store and takes a credit when it retries.
+    waiters: u32,
     /// The table's use counter at the last request or grant: least recently used first, with
     /// no ties (a clock could tie), so both engines evict the same keys.
     last_use: u64,
@@ -64,6 +73,9 @@ pub struct LeaseTable {
 
 /// Largest `lease` accepted; the store checks it against the capacity too.
 pub const MAX_LEASE: u32 = 1_000_000;
+/// Most requests of one key counted as waiting for its credits; past that a request still gets
+/// `Pending` but no credit is fetched for it.
+pub const MAX_WAITERS: u32 = 1000;
 /// Largest `maxKeys` of a lease table (as the limiter's).
 pub const MAX_LEASE_KEYS: f64 = 1e8;
 /// Largest token count or `sharedRemaining` a grant may carry.
@@ -172,6 +184,9 @@ impl LeaseTable {
                     retry_after_ms: ms.max(1),
                 };
             }
+            if entry.waiters < MAX_WAITERS {
+                entry.waiters += 1;
+            }
             if !entry.queued && queue_room {
                 entry.queued = true;
                 table.queue.push(key.into());
@@ -193,12 +208,19 @@ impl LeaseTable {
                 blocked_until: 0,
                 queued,
                 last_use: use_count,
+                waiters: 1,
             },
         );
         LeaseDecision::Pending
     }
 
-    /// Hands the queued keys to the store with how many tokens each wants (`lease − credits`),
+    /// Most credits `entry` may hold: a lease, plus one for each further request waiting.
+    fn target(&self, entry: &Lease) -> u32 {
+        (self.lease - 1).saturating_add(entry.waiters.max(1))
+    }
+
+    /// Hands the queued keys to the store with how many tokens each wants (`lease − credits`,
+    /// plus one for each further request waiting),
     /// clearing the queue. Keys forgotten or answered since they were queued are left out.
     pub fn drain(&self) -> Vec<(Box<[u8]>, u32)> {
         let mut guard = self.lock();
@@ -209,7 +231,7 @@ impl LeaseTable {
             // Not queued any more: answered (or queued twice) since it was pushed.
             if let Some(entry) = table.entries.get_mut(&key).filter(|e| e.queued) {
                 entry.queued = false;
-                let want = self.lease.saturating_sub(entry.credits);
+                let want = self.target(entry).saturating_sub(entry.credits);
                 if want > 0 {
                     wanted.push((key, want));
                 }
@@ -220,7 +242,8 @@ impl LeaseTable {
 
     /// Records the store's answer for `key`: `tokens` granted (0 for a refusal, which blocks the
     /// key for `retry_after_ms`), and what the shared bucket held after it. Credits never exceed
-    /// a lease, so a late or repeated grant cannot loosen the bound.
+    /// a lease plus one per further waiting request, so a late or repeated grant cannot loosen
+    /// the bound. A grant that leaves fewer credits than requests waiting queues the key again.
     pub fn grant(
         &self,
         key: &[u8],
@@ -242,17 +265,28 @@ impl LeaseTable {
             blocked_until: 0,
             queued: false,
             last_use: use_count,
+            waiters: 0,
         });
         entry.last_use = use_count;
         // An answer settles whatever was queued for the key.
         entry.queued = false;
-        entry.credits = entry.credits.saturating_add(tokens).min(self.lease);
+        entry.credits = entry.credits.saturating_add(tokens).min(self.target(entry));
         entry.shared_remaining = shared_remaining;
         entry.blocked_until = if tokens == 0 {
             now_nanos.saturating_add(retry_after_ms.max(1).saturating_mul(1_000_000))
         } else {
             0
         };
+        if tokens > 0 && entry.credits < entry.waiters {
+            // Short of the requests waiting (they came after it was asked for, or the shared
+            // bucket had fewer): ask again before they retry. A refusal ends the wait (429).
+            if table.queue.len() < self.max_keys {
+                entry.queued = true;
+                table.queue.push(key.into());
+            }
+        } else {
+            entry.waiters = 0;
+        }
     }
 
     /// Forgets the least recently used half of the bound, keeping queued keys when it can.
@@ -283,7 +317,8 @@ mod tests {
         let t = LeaseTable::new(100, 10, false, 100);
         assert_eq!(t.take(b"a", 0), LeaseDecision::Pending);
         assert_eq!(t.take(b"a", 1), LeaseDecision::Pending);
-        assert_eq!(t.drain(), vec![(Box::from(&b"a"[..]), 10)]);
+        // Queued once; two requests wait: a lease, and one more credit for the second.
+        assert_eq!(t.drain(), vec![(Box::from(&b"a"[..]), 11)]);
         assert!(t.drain().is_empty());
     }
 
@@ -344,6 +379,67 @@ mod tests {
         assert_eq!(t.take(b"a", 1), LeaseDecision::Allowed { remaining: 7 });
         assert_eq!(t.queued(), 0);
         assert_eq!(t.take(b"a", 2), LeaseDecision::Pending);
+    }
+
+    #[test]
+    fn parallel_requests_without_credit_wait_for_one_fetch_sized_for_them() {
+        let t = LeaseTable::new(100, 10, false, 100);
+        for i in 0..30 {
+            assert_eq!(t.take(b"a", i), LeaseDecision::Pending);
+        }
+        // A lease for the first, one more credit for each of the 29 others.
+        assert_eq!(t.drain(), vec![(Box::from(&b"a"[..]), 39)]);
+        t.grant(b"a", 39, 0, 0, 0);
+        assert!(t.drain().is_empty());
+        let allowed = (0..40)
+            .filter(|&i| matches!(t.take(b"a", i), LeaseDecision::Allowed { .. }))
+            .count();
+        assert_eq!(allowed, 39);
+    }
+
+    #[test]
+    fn a_grant_short_of_the_waiting_requests_asks_again_and_a_refusal_ends_the_wait() {
+        let t = LeaseTable::new(100, 10, false, 100);
+        t.take(b"a", 0);
+        assert_eq!(t.drain(), vec![(Box::from(&b"a"[..]), 10)]);
+        // 19 more arrive while that fetch is in flight.
+        for i in 0..19 {
+            assert_eq!(t.take(b"a", i), LeaseDecision::Pending);
+        }
+        t.drain();
+        t.grant(b"a", 10, 0, 0, 0);
+        // 10 credits for 20 waiting requests: queued again for the 10 others (a lease kept).
+        assert_eq!(t.drain(), vec![(Box::from(&b"a"[..]), 19)]);
+        // The shared bucket had 5: still short, asked again; then it refuses.
+        t.grant(b"a", 5, 0, 0, 0);
+        assert_eq!(t.drain(), vec![(Box::from(&b"a"[..]), 14)]);
+        t.grant(b"a", 0, 0, 1000, 0);
+        assert!(t.drain().is_empty());
+        let decisions: Vec<_> = (0..20).map(|_| t.take(b"a", MS)).collect();
+        assert_eq!(
+            decisions
+                .iter()
+                .filter(|d| matches!(d, LeaseDecision::Allowed { .. }))
+                .count(),
+            15
+        );
+        assert!(decisions[15..]
+            .iter()
+            .all(|d| matches!(d, LeaseDecision::Limited { .. })));
+    }
+
+    #[test]
+    fn waiting_requests_are_counted_up_to_the_bound() {
+        let t = LeaseTable::new(1_000_000, 1, true, 100);
+        for i in 0..(MAX_WAITERS as u64 + 500) {
+            t.take(b"a", i);
+        }
+        assert_eq!(t.drain(), vec![(Box::from(&b"a"[..]), MAX_WAITERS)]);
+        t.grant(b"a", 1_000_000, 0, 0, 0);
+        let allowed = (0..3000)
+            .filter(|&i| matches!(t.take(b"a", i), LeaseDecision::Allowed { .. }))
+            .count();
+        assert_eq!(allowed, MAX_WAITERS as usize);
     }
 
     #[test]
