@@ -389,14 +389,17 @@ export declare class Authenticator {
    * the first configured `issuer`, else none) with `token_revoked` until `expiresAtSec` (its
    * `exp`, NumericDate seconds) plus `clockToleranceSec`. Throws a `RangeError` with code
    * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` when `maxRevocations` live revocations are held.
+   * Returns nothing; once a `RevocationFeed` is attached, a Promise of `'delivered'` or
+   * `'queued'` that never rejects (docs/revocation.md).
    */
-  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions): void
+  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions): void | Promise<'delivered' | 'queued'>
   /**
    * Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
    * (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
    * the longest token lifetime (`max(accessTtlSec, refreshTtlSec) + clockToleranceSec`).
+   * Returns as `revokeToken`.
    */
-  revokeSubject(sub: string, options?: RevokeSubjectOptions): void
+  revokeSubject(sub: string, options?: RevokeSubjectOptions): void | Promise<'delivered' | 'queued'>
   /** Live revocations held (expired ones are dropped first). */
   get revocationCount(): number
   /**

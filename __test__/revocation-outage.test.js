@@ -144,6 +144,62 @@ describe('revocations across Redis outages', { skip: redisSkip() }, () => {
     }
   }
 
+  for (const [engineName, engine] of Object.entries(ENGINES)) {
+    test(`${engineName}: at maxQueued a new revocation is refused whole, with a typed error; the queue drains once Redis is back`, async () => {
+      const redis = await startRedis()
+      const conn = await CLIENTS['node-redis'](redis)
+      const auth = new engine.Authenticator(CONFIG)
+      const feed = new RevocationFeed(conn.client, { prefix: 'bounded', commandTimeoutMs: 100, maxQueued: 2 }).attach(auth)
+      try {
+        await feed.start()
+        const tokens = ['t1', 't2', 't3'].map((sub) => auth.signAccessToken({ sub }))
+        const [a, b, c] = tokens.map((t) => auth.verifyAccessToken(t))
+        await redis.kill()
+        const queued = [auth.revokeToken(a.jti, a.expiresAtSec), auth.revokeToken(b.jti, b.expiresAtSec)]
+        // Refused whole: not enforced here either, so the caller knows it did not happen.
+        assert.throws(() => auth.revokeToken(c.jti, c.expiresAtSec), { name: 'Error', code: 'ERR_AUTH_SHIELD_REVOCATION_QUEUE_FULL' })
+        assert.equal(auth.authenticate(`Bearer ${tokens[2]}`).authenticated, true)
+        // Revoking a queued one again takes no room.
+        assert.equal(await auth.revokeToken(a.jti, a.expiresAtSec + 1), 'queued')
+        assert.deepEqual(await Promise.all(queued), ['queued', 'queued'])
+        assert.equal(feed.stats().queued, 2)
+
+        await redis.restart()
+        const deadline = Date.now() + 15_000
+        while (feed.stats().queued > 0 && Date.now() < deadline) await sleep(20)
+        assert.equal(feed.stats().queued, 0, 'the queue drained')
+        assert.equal(await auth.revokeToken(c.jti, c.expiresAtSec), 'delivered')
+        assert.equal(Number(await conn.command(['ZCARD', 'bounded:tokens'])), 3)
+        // The later expiry given while queued is the one Redis holds.
+        assert.equal(Number(await conn.command(['ZSCORE', 'bounded:tokens', JSON.stringify([null, a.jti])])), a.expiresAtSec + 1)
+      } finally {
+        await feed.close()
+        await conn.close()
+        await redis.stop()
+      }
+    })
+
+    test(`${engineName}: at maxKnown a new revocation is refused with ERR_AUTH_SHIELD_REVOCATION_LIMIT`, async () => {
+      const redis = await startRedis()
+      const conn = await CLIENTS['ioredis'](redis)
+      const auth = new engine.Authenticator(CONFIG)
+      const feed = new RevocationFeed(conn.client, { prefix: 'known', maxKnown: 2 }).attach(auth)
+      try {
+        await feed.start()
+        const exp = Math.floor(Date.now() / 1000) + 600
+        assert.equal(await auth.revokeToken('k1', exp), 'delivered')
+        assert.equal(await auth.revokeSubject('s1'), 'delivered')
+        assert.throws(() => auth.revokeToken('k3', exp), { name: 'RangeError', code: 'ERR_AUTH_SHIELD_REVOCATION_LIMIT' })
+        assert.equal(await auth.revokeToken('k1', exp + 5), 'delivered')
+        assert.equal(feed.stats().known, 2)
+      } finally {
+        await feed.close()
+        await conn.close()
+        await redis.stop()
+      }
+    })
+  }
+
   for (const [clientName, connect] of Object.entries(CLIENTS)) {
     for (const [engineName, failFast] of [
       ['native', true],

@@ -52,10 +52,13 @@ export declare class Authenticator {
   grantLease(key: string, tokens: number, sharedRemaining: number, retryAfterMs: number): void
   /** Identities whose leases are held (0 without a store). */
   get sharedLimitKeys(): number
-  /** Refuses the token `(options.iss, jti)` with `token_revoked` until `expiresAtSec` (docs/revocation.md). */
-  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions | null): void
-  /** Refuses the tokens of `sub` issued before `options.before` (default now) with `token_revoked`. */
-  revokeSubject(sub: string, options?: RevokeSubjectOptions | null): void
+  /**
+   * Refuses the token `(options.iss, jti)` with `token_revoked` until `expiresAtSec` (docs/revocation.md).
+   * Returns nothing; once a `RevocationFeed` is attached, a Promise of `'delivered'` or `'queued'` that never rejects.
+   */
+  revokeToken(jti: string, expiresAtSec: number, options?: RevokeTokenOptions | null): void | Promise<'delivered' | 'queued'>
+  /** Refuses the tokens of `sub` issued before `options.before` (default now) with `token_revoked`; returns as `revokeToken`. */
+  revokeSubject(sub: string, options?: RevokeSubjectOptions | null): void | Promise<'delivered' | 'queued'>
   /** Live revocations held (expired ones are dropped first). */
   get revocationCount(): number
   /** Whether tokens not known to be revoked are refused with `revocation_unavailable`. */

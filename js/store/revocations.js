@@ -164,7 +164,7 @@ class RevocationFeed {
   #loop = null
   #staleTimer = null
   #stale = false
-  #stats = { applied: 0, reloads: 0, readErrors: 0, refused: 0, written: 0, writeErrors: 0, rebuilds: 0, republished: 0 }
+  #stats = { applied: 0, reloads: 0, readErrors: 0, refused: 0, written: 0, writeErrors: 0, rebuilds: 0, republished: 0, undelivered: 0 }
 
   /** `client`: a connected node-redis or ioredis client, or a `commandClient` of one. */
   constructor(client, options) {
@@ -332,13 +332,17 @@ class RevocationFeed {
   /**
    * Stops following and closes the feed's own connection (never the caller's client). What is
    * still queued gets one more `commandTimeoutMs` to be delivered; then it is dropped (counted
-   * in the resolved number) and its callers get `'queued'`.
+   * in `stats().undelivered`, reported to `onError`) and its callers get `'queued'`.
    */
   async close() {
     this.#running = false
     clearInterval(this.#staleTimer)
     if (this.#delivering !== null) await Promise.race([this.#delivering, sleep(this.#options.commandTimeoutMs)])
     const undelivered = this.#outbox.clear()
+    if (undelivered > 0) {
+      this.#stats.undelivered += undelivered
+      this.#report(storeError(`close() dropped ${undelivered} revocations Redis had not acknowledged: other processes may not know them`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT'))
+    }
     this.#known.clear()
     await this.#closeReader()
     await this.#loop
@@ -348,7 +352,6 @@ class RevocationFeed {
     }
     this.#targets = []
     this.#epoch = null
-    return undelivered
   }
 
   async #closeReader() {

@@ -252,9 +252,12 @@ impl Authenticator {
     /// the first configured `issuer`, else none) with `token_revoked` until `expiresAtSec` (its
     /// `exp`, NumericDate seconds) plus `clockToleranceSec`. Throws a `RangeError` with code
     /// `ERR_AUTH_SHIELD_REVOCATION_LIMIT` when `maxRevocations` live revocations are held.
+    /// Returns nothing; once a `RevocationFeed` is attached, a Promise of `'delivered'` or
+    /// `'queued'` that never rejects (docs/revocation.md).
     #[napi(
         catch_unwind,
-        ts_args_type = "jti: string, expiresAtSec: number, options?: RevokeTokenOptions"
+        ts_args_type = "jti: string, expiresAtSec: number, options?: RevokeTokenOptions",
+        ts_return_type = "void | Promise<'delivered' | 'queued'>"
     )]
     pub fn revoke_token(
         &self,
@@ -272,9 +275,11 @@ impl Authenticator {
     /// Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
     /// (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
     /// the longest token lifetime (`max(accessTtlSec, refreshTtlSec) + clockToleranceSec`).
+    /// Returns as `revokeToken`.
     #[napi(
         catch_unwind,
-        ts_args_type = "sub: string, options?: RevokeSubjectOptions"
+        ts_args_type = "sub: string, options?: RevokeSubjectOptions",
+        ts_return_type = "void | Promise<'delivered' | 'queued'>"
     )]
     pub fn revoke_subject(&self, env: Env, sub: Unknown, options: Option<Unknown>) -> Result<()> {
         to_js(&env, revocation::revoke_subject(&self.core, sub, options))
