@@ -268,7 +268,8 @@ describe('revocations across Redis outages', { skip: redisSkip() }, () => {
           await redis.kill()
           await redis.restart()
           const back = Date.now()
-          assert.equal(await conn.command(['DBSIZE']), 0, 'the restart lost every key')
+          // (No DBSIZE check here: b may have re-published already. Its `rebuilds`, checked
+          // below, counts only a changed epoch marker, that is a data set lost.)
           // Watched from here while c starts: when the shared set holds the token again.
           const rebuilt = (async () => {
             while (Number(await conn.command(['ZCARD', `${prefix}:tokens`])) !== 1) {

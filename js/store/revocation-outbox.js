@@ -1,8 +1,8 @@
 'use strict'
 
 // The revocations this process made that Redis has not acknowledged yet (docs/revocation.md,
-// "Outages"). A revocation is enforced locally at once and queued here; the feed's writer
-// delivers the queue in order and retries until Redis answers, so a revocation made while
+// "the queue"). A revocation is enforced locally at once and queued here; one writer delivers
+// the queue in order and retries with back-off until Redis answers, so a revocation made while
 // Redis is away reaches the other processes once it is back. Bounded: at most `max` entries
 // (one per revoked token or subject: revoking it again while queued only raises its score), and
 // at the bound a new revocation is refused, not dropped (ERR_AUTH_SHIELD_REVOCATION_QUEUE_FULL).
@@ -12,8 +12,17 @@
  * `'delivered'` once Redis acknowledged the entry, or `'queued'` when it had not within
  * `waitMs` (it stays queued and is delivered later).
  */
+// The writer's back-off while Redis is away: RETRY_MS doubling up to MAX_RETRY_MS.
+const RETRY_MS = 100
+const MAX_RETRY_MS = 1000
+// Revocations per write (one script run).
+const BATCH = 500
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref())
+
 class RevocationOutbox {
   #entries = new Map() // key -> { kind, member, score, waiters: Set<(outcome) => void> }
+  #writer = null // the writer's loop while it runs
 
   constructor(max) {
     this.max = max
@@ -52,6 +61,31 @@ class RevocationOutbox {
     })
   }
 
+  /**
+   * Starts the writer unless it runs; resolves when the queue is empty. `send(batch)` writes
+   * one batch and resolves true once Redis acknowledged it (it never rejects).
+   */
+  drain(send) {
+    if (this.#writer === null) this.#writer = Promise.resolve().then(() => this.#write(send))
+    return this.#writer
+  }
+
+  async #write(send) {
+    let backoff = RETRY_MS
+    while (this.#entries.size > 0) {
+      const batch = this.batch(BATCH)
+      if (await send(batch)) {
+        this.delivered(batch)
+        backoff = RETRY_MS
+      } else {
+        await sleep(backoff)
+        backoff = Math.min(MAX_RETRY_MS, backoff * 2)
+      }
+    }
+    // In the same turn as the last check: a revocation queued from now on starts a new loop.
+    this.#writer = null
+  }
+
   /** The oldest `n` entries as they are now: `[{ key, kind, member, score }]`. */
   batch(n) {
     const out = []
@@ -81,4 +115,4 @@ class RevocationOutbox {
   }
 }
 
-module.exports = { RevocationOutbox }
+module.exports = { RevocationOutbox, BATCH }

@@ -12,34 +12,29 @@
 // without a successful read the feed is stale: `onStale: 'open'` (the default) keeps enforcing
 // what it knows and admits the rest; `'closed'` makes the authenticators refuse every token not
 // already refused with `revocation_unavailable` (503) until a read succeeds again.
+//
+// Writing never fails for want of Redis: a revocation is enforced locally at once and queued
+// (js/store/revocation-outbox.js, bounded), and delivered once Redis answers. Each feed also
+// keeps what it knows (js/store/known-revocations.js, bounded) and re-publishes it when the
+// epoch marker shows that Redis lost its data (a restart without persistence), so the set is
+// rebuilt as long as one process that knew a revocation is alive.
 
 const { randomUUID } = require('node:crypto')
 const { commandClient } = require('./commands')
 const { answerWithin } = require('./answer-within')
-const { typeError, rangeError } = require('../errors')
+const { typeError } = require('../errors')
+const { readFeedOptions } = require('./revocation-options')
+const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
 const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
-const { RevocationOutbox } = require('./revocation-outbox')
+const { RevocationOutbox, BATCH } = require('./revocation-outbox')
 const { KnownRevocations } = require('./known-revocations')
 
-const DEFAULTS = {
-  prefix: 'auth-shield:revocations',
-  maxLen: 100_000,
-  maxRevocationLagMs: 5_000,
-  onStale: 'open',
-  commandTimeoutMs: 2_000,
-  maxQueued: 10_000,
-  maxKnown: 1_000_000,
-}
 // One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.
 const GRACE_SEC = 86_400
 const RETRY_MS = 100
-// The writer's back-off while Redis is away: RETRY_MS doubling up to this.
-const MAX_RETRY_MS = 1000
 // A write the client still holds unanswered this long (in its offline queue while it
 // reconnects) is sent again; before that, never a second copy: at most one write in flight.
 const HELD_WRITE_MS = 30_000
-// Revocations per write script (and per re-publishing round trip).
-const BATCH = 500
 // How much longer than its BLOCK time a read may take before the feed suspects a gap.
 const STALL_MS = 1000
 // How often a healthy follower checks the epoch marker (a flush without a reconnect).
@@ -77,69 +72,6 @@ function withTimeout(promise, ms, what) {
   )
 }
 
-/** Stream ids compared as numbers (`ms-seq`). */
-function idLess(a, b) {
-  const [am, as] = a.split('-').map(BigInt)
-  const [bm, bs] = b.split('-').map(BigInt)
-  return am < bm || (am === bm && as < bs)
-}
-
-/**
- * The entries of an XREAD reply for one stream, whatever shape the client gives it: RESP2
- * `[[name, entries]]`, ioredis' `[name, entries]`, or node-redis' RESP3 map `{ name: entries }`.
- */
-function streamEntries(reply) {
-  if (reply === null || reply === undefined) return []
-  if (reply instanceof Map) return [...reply.values()][0] ?? []
-  if (!Array.isArray(reply)) return Object.values(reply)[0] ?? []
-  if (Array.isArray(reply[0])) return reply[0][1] ?? []
-  return reply[1] ?? []
-}
-
-/** An entry's fields, from a flat `[f, v, …]` list or a map. */
-function fieldsOf(fields) {
-  const f = {}
-  if (Array.isArray(fields)) {
-    for (let i = 0; i < fields.length; i += 2) f[String(fields[i])] = String(fields[i + 1])
-  } else if (fields instanceof Map) {
-    for (const [k, v] of fields) f[String(k)] = String(v)
-  } else if (fields) {
-    for (const k of Object.keys(fields)) f[k] = String(fields[k])
-  }
-  return f
-}
-
-function readFeedOptions(options) {
-  if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object') throw typeError('options must be an object')
-  const o = { ...DEFAULTS }
-  for (const key of Object.keys(options)) {
-    if (options[key] === undefined) continue
-    if (!(key in DEFAULTS) && key !== 'subjectRetentionSec' && key !== 'onApplied' && key !== 'onError') {
-      throw typeError(`options.${key} is not a known option`)
-    }
-    o[key] = options[key]
-  }
-  if (typeof o.prefix !== 'string' || o.prefix === '') throw typeError('options.prefix must be a non-empty string')
-  const int = (name, min, max) => {
-    if (typeof o[name] !== 'number') throw typeError(`options.${name} must be a number`)
-    if (!Number.isInteger(o[name]) || o[name] < min || o[name] > max) {
-      throw rangeError(`options.${name} must be an integer from ${min} to ${max}`)
-    }
-  }
-  int('maxLen', 100, 1e8)
-  int('maxRevocationLagMs', 100, 86_400_000)
-  int('commandTimeoutMs', 10, 600_000)
-  int('maxQueued', 1, 10_000_000)
-  int('maxKnown', 1, 100_000_000)
-  if (o.subjectRetentionSec !== undefined) int('subjectRetentionSec', 1, 3.2e9)
-  if (o.onStale !== 'open' && o.onStale !== 'closed') throw typeError("options.onStale must be 'open' or 'closed'")
-  for (const name of ['onApplied', 'onError']) {
-    if (o[name] !== undefined && typeof o[name] !== 'function') throw typeError(`options.${name} must be a function`)
-  }
-  return o
-}
-
 /**
  * Follows the shared revocations of one Redis (docs/revocation.md).
  *
@@ -155,8 +87,9 @@ class RevocationFeed {
   #targets = [] // { authenticator, revokeToken, revokeSubject } with the local (unwrapped) methods
   #outbox
   #known
-  #delivering = null // the writer's loop while it runs
   #epoch = null // the marker value of the data set this feed loaded (null before start)
+  #checking = null // the epoch check in flight
+  #onReady = null // the app client's 'ready' listener while started
   #lastId = null
   #lastReadAt = 0
   #checkedAt = 0
@@ -255,31 +188,13 @@ class RevocationFeed {
     for (const target of this.#targets) applyLocally(target)
     this.#known.add(key, kind, m, score, this.#keepUntil(kind, score))
     const outcome = this.#outbox.add(key, kind, m, score, this.#options.commandTimeoutMs)
-    if (this.#delivering === null) this.#delivering = Promise.resolve().then(() => this.#deliver())
+    this.#outbox.drain((batch) => this.#send(this.#commands, batch))
     return outcome
   }
 
   /** Until when (seconds) Redis keeps an entry: what `start()` prunes past. */
   #keepUntil(kind, score) {
     return kind === 't' ? score + GRACE_SEC : score + this.#retentionSec()
-  }
-
-  /** The writer: delivers the queue in order, retrying with back-off until Redis answers. */
-  async #deliver() {
-    let backoff = RETRY_MS
-    while (this.#outbox.size > 0) {
-      const batch = this.#outbox.batch(BATCH)
-      if (await this.#send(this.#commands, batch)) {
-        this.#outbox.delivered(batch)
-        this.#stats.written += batch.length
-        backoff = RETRY_MS
-      } else {
-        await sleep(backoff)
-        backoff = Math.min(MAX_RETRY_MS, backoff * 2)
-      }
-    }
-    // In the same turn as the last check: a revocation queued from now on starts a new loop.
-    this.#delivering = null
   }
 
   /** One write of `batch` through `connection`: true once acknowledged. Never throws. */
@@ -294,6 +209,7 @@ class RevocationFeed {
     }
     try {
       await withTimeout(attempt, this.#options.commandTimeoutMs, 'the revocation write')
+      this.#stats.written += batch.length
       return true
     } catch (err) {
       this.#stats.writeErrors++
@@ -302,6 +218,7 @@ class RevocationFeed {
     // Timed out: the client may hold the command until it reconnects, then send it; waiting
     // for that answer delivers as soon as Redis is back, without piling up copies.
     const late = await Promise.race([attempt.then(() => true, () => false), sleep(HELD_WRITE_MS).then(() => false)])
+    if (late) this.#stats.written += batch.length
     return late
   }
 
@@ -323,6 +240,12 @@ class RevocationFeed {
     }
     this.#lastReadAt = Date.now()
     this.#checkedAt = Date.now()
+    // A reconnection may be to a Redis that lost its data: check at once, not at the next read.
+    const client = this.#commands.client
+    if (client && typeof client.on === 'function' && typeof client.off === 'function') {
+      this.#onReady = () => this.#running && this.#check().catch((err) => this.#report(err))
+      client.on('ready', this.#onReady)
+    }
     const { maxRevocationLagMs } = this.#options
     this.#staleTimer = setInterval(() => this.#checkStale(), Math.max(10, Math.min(250, maxRevocationLagMs / 4)))
     this.#staleTimer.unref()
@@ -337,7 +260,9 @@ class RevocationFeed {
   async close() {
     this.#running = false
     clearInterval(this.#staleTimer)
-    if (this.#delivering !== null) await Promise.race([this.#delivering, sleep(this.#options.commandTimeoutMs)])
+    if (this.#onReady !== null) this.#commands.client.off('ready', this.#onReady)
+    this.#onReady = null
+    if (this.#outbox.size > 0) await Promise.race([this.#outbox.drain((batch) => this.#send(this.#commands, batch)), sleep(this.#options.commandTimeoutMs)])
     const undelivered = this.#outbox.clear()
     if (undelivered > 0) {
       this.#stats.undelivered += undelivered
@@ -397,7 +322,7 @@ class RevocationFeed {
     const live = this.#known.live()
     for (let i = 0; i < live.length; i += BATCH) {
       const batch = live.slice(i, i + BATCH)
-      if (!(await this.#send(this.#reader, batch))) throw storeError('re-publishing the revocations failed', 'ERR_AUTH_SHIELD_STORE_TIMEOUT')
+      if (!(await this.#send(this.#commands, batch))) throw storeError('re-publishing the revocations failed', 'ERR_AUTH_SHIELD_STORE_TIMEOUT')
     }
     this.#epoch = epoch
     this.#stats.rebuilds++
@@ -510,16 +435,30 @@ class RevocationFeed {
   }
 
   /**
-   * After a failed or stalled read, and once every CHECK_MS: re-publishes when Redis lost its
-   * data (the epoch marker changed), and reloads (true) when the last id may have been trimmed
-   * away or the set was just rebuilt.
+   * Checks the epoch marker (one check at a time) and re-publishes when Redis lost its data;
+   * resolves to the stream's first id, or null when it is empty.
+   */
+  #check() {
+    if (this.#checking === null) this.#checking = this.#checkOnce().finally(() => (this.#checking = null))
+    return this.#checking
+  }
+
+  async #checkOnce() {
+    // On the app's connection, not the reader's: ioredis re-sends a read that was blocked when
+    // the connection dropped, and a check queued behind it would wait out its BLOCK time.
+    const [epoch, first] = await withTimeout(this.#commands.send(this.#scriptArgs(CHECK)), this.#options.commandTimeoutMs, 'the stream check')
+    this.#checkedAt = Date.now()
+    await this.#adopt(String(epoch))
+    return first ? String(first) : null
+  }
+
+  /**
+   * After a failed or stalled read, and once every CHECK_MS: the check, then a reload (true)
+   * when the last id may have been trimmed away (or belongs to a stream Redis lost).
    */
   async #resume() {
-    const [epoch, first] = await withTimeout(this.#reader.send(this.#scriptArgs(CHECK)), this.#options.commandTimeoutMs, 'the stream check')
-    this.#checkedAt = Date.now()
-    const firstId = first ? String(first) : null
-    const rebuilt = await this.#adopt(String(epoch))
-    if (rebuilt || (firstId !== null && this.#lastId !== firstId && idLess(this.#lastId, firstId))) {
+    const firstId = await this.#check()
+    if (firstId !== null && this.#lastId !== firstId && idLess(this.#lastId, firstId)) {
       await this.#reload()
       return true
     }
