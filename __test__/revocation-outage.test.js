@@ -71,6 +71,11 @@ async function follower(redis, clientName, engineName, prefix) {
       child.once('message', resolve)
       child.send({ check: token })
     })
+  const revoke = (what) =>
+    new Promise((resolve) => {
+      child.once('message', resolve)
+      child.send({ revoke: what })
+    })
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
     const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -79,7 +84,7 @@ async function follower(redis, clientName, engineName, prefix) {
     if (code === 'timeout') child.kill('SIGKILL')
     assert.equal(code, 0, 'the follower exits cleanly')
   }
-  return { check, stop }
+  return { check, revoke, stop, child }
 }
 
 /** Asks `check()` until it answers `token_revoked`; returns the ms that took (fails after `ms`). */
@@ -140,6 +145,34 @@ describe('revocations across Redis outages', { skip: redisSkip() }, () => {
           await redis.stop()
         }
         assert.deepEqual(unhandled.slice(seen), [])
+      })
+    }
+  }
+
+  for (const clientName of Object.keys(CLIENTS)) {
+    for (const engineName of Object.keys(ENGINES)) {
+      test(`${clientName}, ${engineName}: a process that does not await its revokes while Redis is down keeps running (no unhandled rejection)`, async () => {
+        const redis = await startRedis()
+        let a = null
+        try {
+          a = await follower(redis, clientName, engineName, 'survives')
+          const exits = []
+          a.child.once('exit', (code, signal) => exits.push({ code, signal }))
+          await redis.kill()
+          const writer = new ENGINES[engineName].Authenticator(CONFIG)
+          const token = writer.signAccessToken({ sub: 'alice' })
+          const { jti, expiresAtSec } = writer.verifyAccessToken(token)
+          assert.deepEqual(await a.revoke({ jti, expiresAtSec, sub: 'bob' }), { revoked: true })
+          // Several write time-outs (300 ms each) and retries later, the process still answers.
+          await sleep(1500)
+          assert.deepEqual(exits, [])
+          const answer = await a.check(token)
+          assert.equal(answer.code, 'token_revoked')
+          assert.equal(answer.stats.queued, 2)
+        } finally {
+          if (a) await a.stop()
+          await redis.stop()
+        }
       })
     }
   }

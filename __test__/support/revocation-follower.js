@@ -8,6 +8,8 @@
 // must learn revocations made during an outage, or lost by a restart without persistence).
 //
 //   { check: token } -> { code: errorCode or null, stats: feed.stats() }
+//   { revoke: { jti, expiresAtSec, sub } } -> revokes both, not awaited (no 'unhandledRejection'
+//                        listener here: one would end the process), then answers { revoked: true }
 //   { stop: true }   -> closes the feed and the client, exits 0
 
 const { RevocationFeed } = require('../../js/store/revocations')
@@ -33,6 +35,11 @@ async function main() {
   const feed = new RevocationFeed(conn.client, JSON.parse(process.env.FEED_OPTIONS)).attach(auth)
   await feed.start()
   process.on('message', async (m) => {
+    if (m.revoke) {
+      auth.revokeToken(m.revoke.jti, m.revoke.expiresAtSec)
+      auth.revokeSubject(m.revoke.sub)
+      process.send({ revoked: true })
+    }
     if (m.check) process.send({ code: auth.authenticate(`Bearer ${m.check}`).errorCode ?? null, stats: feed.stats() })
     if (m.stop) {
       await feed.close()
