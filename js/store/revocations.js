@@ -90,6 +90,8 @@ class RevocationFeed {
   #epoch = null // the marker value of the data set this feed loaded (null before start)
   #checking = null // the epoch check in flight
   #onReady = null // the app client's 'ready' listener while started
+  #closing // resolves when close() is called: no write waits for a held command past it
+  #endWaits
   #lastId = null
   #lastReadAt = 0
   #checkedAt = 0
@@ -107,6 +109,7 @@ class RevocationFeed {
     this.#keys = { tokens: `${p}:tokens`, subjects: `${p}:subjects`, stream: `${p}:stream`, epoch: `${p}:epoch` }
     this.#outbox = new RevocationOutbox(this.#options.maxQueued)
     this.#known = new KnownRevocations(this.#options.maxKnown)
+    this.#closing = new Promise((resolve) => (this.#endWaits = resolve))
   }
 
   /**
@@ -217,7 +220,7 @@ class RevocationFeed {
     }
     // Timed out: the client may hold the command until it reconnects, then send it; waiting
     // for that answer delivers as soon as Redis is back, without piling up copies.
-    const late = await Promise.race([attempt.then(() => true, () => false), sleep(HELD_WRITE_MS).then(() => false)])
+    const late = await Promise.race([attempt.then(() => true, () => false), sleep(HELD_WRITE_MS).then(() => false), this.#closing.then(() => false)])
     if (late) this.#stats.written += batch.length
     return late
   }
@@ -263,6 +266,7 @@ class RevocationFeed {
     if (this.#onReady !== null) this.#commands.client.off('ready', this.#onReady)
     this.#onReady = null
     if (this.#outbox.size > 0) await Promise.race([this.#outbox.drain((batch) => this.#send(this.#commands, batch)), sleep(this.#options.commandTimeoutMs)])
+    this.#endWaits()
     const undelivered = this.#outbox.clear()
     if (undelivered > 0) {
       this.#stats.undelivered += undelivered
@@ -277,6 +281,7 @@ class RevocationFeed {
     }
     this.#targets = []
     this.#epoch = null
+    this.#closing = new Promise((resolve) => (this.#endWaits = resolve))
   }
 
   async #closeReader() {
