@@ -394,14 +394,17 @@ export declare class Authenticator {
    * `revokeToken(v.jti, v.expiresAtSec)` takes a verified token's fields as they are: one
    * without a `jti` claim (tokens this library signs always have one) or without `exp` cannot
    * be revoked by id and throws a `TypeError` (`ERR_INVALID_ARG_TYPE`): revoke its subject.
+   * Returns nothing; once a `RevocationFeed` is attached, a Promise of `'delivered'` or
+   * `'queued'` that never rejects (docs/revocation.md).
    */
-  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions): void
+  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions): void | Promise<'delivered' | 'queued'>
   /**
    * Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
    * (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
    * the longest token lifetime (`max(accessTtlSec, refreshTtlSec) + clockToleranceSec`).
+   * Returns as `revokeToken`.
    */
-  revokeSubject(sub: string, options?: RevokeSubjectOptions): void
+  revokeSubject(sub: string, options?: RevokeSubjectOptions): void | Promise<'delivered' | 'queued'>
   /** Live revocations held (expired ones are dropped first). */
   get revocationCount(): number
   /**

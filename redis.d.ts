@@ -99,4 +99,4 @@ export declare class RedisStore extends EventEmitter {
 export declare function createRedisStore(client: RedisClientLike, options?: RedisStoreOptions): RedisStore
 
 export { RevocationFeed } from './js/store/revocations'
-export type { RevocationFeedOptions, RevocableAuthenticator } from './js/store/revocations'
+export type { RevocationFeedOptions, RevocableAuthenticator, RevocationDelivery } from './js/store/revocations'

@@ -88,7 +88,7 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
           const written = a.revokeToken(jti, expiresAtSec)
           assert.ok(written instanceof Promise)
           assert.equal(a.authenticate(`Bearer ${token}`).errorCode, 'token_revoked')
-          await written
+          assert.equal(await written, 'delivered')
           await eventually(() => b.authenticate(`Bearer ${token}`).errorCode === 'token_revoked', 2000, 'b enforces the jti')
           assert.equal(b.authenticate(`Bearer ${other}`).authenticated, true)
 
@@ -97,9 +97,9 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
           await b.revokeSubject('bob', { before: bobIat + 1 })
           await eventually(() => a.authenticate(`Bearer ${other}`).errorCode === 'token_revoked', 2000, 'a enforces the subject')
 
-          // Bad arguments reject with the authenticator's own errors, and write nothing.
-          await assert.rejects(a.revokeToken('', expiresAtSec), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
-          await assert.rejects(a.revokeSubject('bob', 7), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
+          // Bad arguments throw the authenticator's own errors at once, and write nothing.
+          assert.throws(() => a.revokeToken('', expiresAtSec), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
+          assert.throws(() => a.revokeSubject('bob', 7), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
 
           // A process started now loads both from the set.
           const c = await make()
@@ -200,10 +200,10 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
         await eventually(() => open.authenticate(`Bearer ${before}`).errorCode === 'token_revoked', 2000, 'propagated')
 
         await redis.kill()
-        // A write while Redis is gone: enforced locally at once, then rejected (not acknowledged).
+        // A write while Redis is gone: enforced locally at once, reported queued (not acknowledged).
         const pending = writer.revokeToken(jtiOf(during).jti, jtiOf(during).expiresAtSec)
         assert.equal(writer.authenticate(`Bearer ${during}`).errorCode, 'token_revoked')
-        await assert.rejects(pending, { code: 'ERR_AUTH_SHIELD_STORE_TIMEOUT' })
+        assert.equal(await pending, 'queued')
 
         await eventually(() => feeds[1].stale && feeds[2].stale, lag * 10, 'both feeds stale')
         // Known revocations keep being enforced; the rest: refused when closed, admitted when open.
@@ -251,6 +251,6 @@ test('RevocationFeed refuses bad options and misuse with typed errors, before an
   assert.throws(() => new RevocationFeed(client, { onError: 1 }), { name: 'TypeError', message: /onError/ })
   const feed = new RevocationFeed(client)
   assert.throws(() => feed.attach({}), { name: 'TypeError' })
-  await assert.rejects(feed.revokeToken('j', 1), { code: 'ERR_AUTH_SHIELD_NOT_ATTACHED' })
+  assert.throws(() => feed.revokeToken('j', 1), { code: 'ERR_AUTH_SHIELD_NOT_ATTACHED' })
   await assert.rejects(feed.start(), { code: 'ERR_AUTH_SHIELD_NOT_ATTACHED' })
 })

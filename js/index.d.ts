@@ -63,11 +63,12 @@ export declare class Authenticator {
   /**
    * Refuses the token `(options.iss, jti)` with `token_revoked` until `expiresAtSec` (docs/revocation.md).
    * As the native one, it takes `v.jti` / `v.expiresAtSec` as they are and throws a `TypeError`
-   * for a token without them.
+   * for a token without them. Returns nothing; once a `RevocationFeed` is attached, a Promise of
+   * `'delivered'` or `'queued'` that never rejects.
    */
-  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions | null): void
-  /** Refuses the tokens of `sub` issued before `options.before` (default now) with `token_revoked`. */
-  revokeSubject(sub: string, options?: RevokeSubjectOptions | null): void
+  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions | null): void | Promise<'delivered' | 'queued'>
+  /** Refuses the tokens of `sub` issued before `options.before` (default: the millisecond after now) with `token_revoked`; returns as `revokeToken`. */
+  revokeSubject(sub: string, options?: RevokeSubjectOptions | null): void | Promise<'delivered' | 'queued'>
   /** Live revocations held (expired ones are dropped first). */
   get revocationCount(): number
   /** Whether tokens not known to be revoked are refused with `revocation_unavailable`. */

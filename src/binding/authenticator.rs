@@ -257,9 +257,12 @@ impl Authenticator {
     /// `revokeToken(v.jti, v.expiresAtSec)` takes a verified token's fields as they are: one
     /// without a `jti` claim (tokens this library signs always have one) or without `exp` cannot
     /// be revoked by id and throws a `TypeError` (`ERR_INVALID_ARG_TYPE`): revoke its subject.
+    /// Returns nothing; once a `RevocationFeed` is attached, a Promise of `'delivered'` or
+    /// `'queued'` that never rejects (docs/revocation.md).
     #[napi(
         catch_unwind,
-        ts_args_type = "jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions"
+        ts_args_type = "jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions",
+        ts_return_type = "void | Promise<'delivered' | 'queued'>"
     )]
     pub fn revoke_token(
         &self,
@@ -277,9 +280,11 @@ impl Authenticator {
     /// Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
     /// (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
     /// the longest token lifetime (`max(accessTtlSec, refreshTtlSec) + clockToleranceSec`).
+    /// Returns as `revokeToken`.
     #[napi(
         catch_unwind,
-        ts_args_type = "sub: string, options?: RevokeSubjectOptions"
+        ts_args_type = "sub: string, options?: RevokeSubjectOptions",
+        ts_return_type = "void | Promise<'delivered' | 'queued'>"
     )]
     pub fn revoke_subject(&self, env: Env, sub: Unknown, options: Option<Unknown>) -> Result<()> {
         to_js(&env, revocation::revoke_subject(&self.core, sub, options))

@@ -4,7 +4,8 @@
 // docs/revocation.md). Both routes need a valid access token; the deny list is checked by the
 // auth middleware in the same native call as the signature, so a revoked token is refused with
 // 401 token_revoked on every later request. With a revocation feed attached (REDIS_URL), the
-// revoke calls return a Promise that resolves once Redis has the revocation; awaiting works
+// revoke calls return a Promise that never rejects: 'delivered' once Redis has the revocation,
+// 'queued' while Redis is away (enforced here, delivered when it is back); awaiting works
 // either way.
 
 const { ApiError } = require('../errors')
