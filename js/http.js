@@ -11,7 +11,7 @@ const { createEngine } = require('./engine')
 const { resultTemplates } = require('./schema')
 const { compileSkip, isPreflight } = require('./request-match')
 const { authorizationOf, headerValue, readCookieOption } = require('./token-source')
-const { AuthShieldError, UnauthorizedError, isOtherScheme } = require('./unauthorized-error')
+const { AuthShieldError, UnauthorizedError, errorForNext, isOtherScheme } = require('./unauthorized-error')
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf } = require('./store/attached')
@@ -90,6 +90,8 @@ function engineFor(source, options) {
   })
 }
 
+const NO_HEADERS = Object.freeze({})
+
 // A skipped request: the adapter leaves it and the response untouched.
 const SKIP = Object.freeze({ action: 'skip' })
 
@@ -115,6 +117,8 @@ class AuthDecision {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
     this.options = readOptions(options, ignoredOptions)
     this.adapterOptions = options
+    // The config (or Authenticator) after the split: js/express-jwt-compat.js reads its claim rules.
+    this.source = source
     const store = options === undefined || options === null ? undefined : options.store
     if (store !== undefined) checkStore(store, 'options.store')
     // The shadow engine would keep local buckets: every limited request would differ. (A
@@ -163,7 +167,8 @@ class AuthDecision {
   }
 
   decideFor(req, authorization, retried) {
-    const headers = req.headers
+    // A hand-built request (serverless adapters, tests) may have no headers at all.
+    const headers = req.headers || NO_HEADERS
     const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
     if (!result.authenticated && !retried && this.recoveries.size !== 0) {
       const recover = this.recoveries.get(result.errorCode)
@@ -223,7 +228,7 @@ class AuthDecision {
 
   /** The error `errors: 'next'` hands to the framework for a fail decision. */
   unauthorizedError(d) {
-    return new UnauthorizedError(d.result, d.authorization, d.headers)
+    return errorForNext(d.result, d.authorization, d.headers)
   }
 }
 
