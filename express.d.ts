@@ -90,7 +90,7 @@ declare namespace authShield {
        */
       onExpired?: (req: Request, err: UnauthorizedErrorClass) => void | Promise<void>
     } & (
-      | { secret: AuthConfig['accessSecret'] | GetVerificationKey; accessSecret?: never }
+      | { secret: AuthConfig['accessSecret'] | GetVerificationKey; algorithms: string[]; accessSecret?: never }
       | { accessSecret: AuthConfig['accessSecret']; secret?: never }
     )
 

@@ -333,10 +333,21 @@ for (const engine of ENGINES) {
     it('answers a getter without a key as jsonwebtoken does, and a throw that is no Error as a real Error', async () => {
       const none = await once(ours({ secret: () => undefined, algorithms: ['HS256'] }), bearerOf(good))
       assert.deepEqual([none.status, none.json.code, none.json.message], [401, 'invalid_token', 'secret or public key must be provided'])
+      const throwing = (value) => () => {
+        throw value
+      }
       for (const value of [undefined, null, 0, '', false]) {
-        const r = await once(ours({ secret: () => Promise.reject(value), algorithms: ['HS256'] }), bearerOf(good))
-        assert.equal(r.status, 500)
-        assert.equal(r.json.name, 'Error')
+        for (const options of [
+          { secret: () => Promise.reject(value), algorithms: ['HS256'] },
+          { ...base, getToken: throwing(value) },
+          { ...base, getToken: () => Promise.reject(value) },
+          { ...base, isRevoked: throwing(value) },
+          { ...base, onExpired: throwing(value) },
+        ]) {
+          const req = options.onExpired ? bearerOf(sign({ exp: NOW() - 60 }, SECRET, {})) : bearerOf(good)
+          const r = await once(ours(options), req)
+          assert.deepEqual([r.status, r.json.name], [500, 'Error'], `${Object.keys(options)} ${String(value)}`)
+        }
       }
     })
 

@@ -85,7 +85,8 @@ function compatMiddleware(adapter, source, options) {
   if (onExpired !== undefined && config === null) throw typeError('options.onExpired needs a config, not an Authenticator')
   const rules = config === null ? null : lazyRules(config)
 
-  const compat = { base, keyed, getKey, onExpired, isRevoked, rules, skipPreflight }
+  const getToken = fenced(base.options.getToken, 'getToken')
+  const compat = { base, keyed, getKey, onExpired, isRevoked, rules, skipPreflight, getToken }
   const decide = (req) => decideCompat(compat, req, pathOf(adapter.urlOf(req)))
   return adapter.middlewareOf(base, decide, { nextError: (d) => nextError(d, rules) })
 }
@@ -175,7 +176,8 @@ class KeyedDecisions {
 
 function decideCompat(compat, req, path) {
   const { base, skipPreflight } = compat
-  const { skip, getToken, cookie } = base.options
+  const { skip, cookie } = base.options
+  const getToken = compat.getToken
   if (skip !== null && skip(req, path)) return SKIP
   if (skipPreflight && isExpressJwtPreflight(req)) return SKIP
   const authorization = authorizationOf(req, getToken, cookie)
@@ -263,6 +265,26 @@ function nextError(d, rules) {
   const { result, authorization, headers } = d
   if (result.errorStatus !== 401) return errorForNext(result, authorization, headers)
   return UnauthorizedError.fromResult(result, authorization, headers, jsonwebtokenError(result, authorization, rules))
+}
+
+/**
+ * `fn` whose throw or rejection is always a real Error (asError): Express treats
+ * `next(undefined)` as "continue", so a `throw undefined` must never reach it as is.
+ */
+function fenced(fn, name) {
+  if (fn === undefined) return undefined
+  return function (req) {
+    let value
+    try {
+      value = fn(req)
+    } catch (err) {
+      throw asError(err, name)
+    }
+    if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
+      return Promise.resolve(value).then(null, (err) => Promise.reject(asError(err, name)))
+    }
+    return value
+  }
 }
 
 /** A callback's throw or rejection as a real Error: an Error as is, anything else in `cause`. */

@@ -101,11 +101,16 @@ export interface CommonOptions<Req> {
   skip?: SkipRule<Req>
   /** express-unless's name for `skip` (give one of the two). */
   unless?: SkipRule<Req>
-  /** CORS preflights (OPTIONS with Access-Control-Request-Method) pass untouched. Default true. */
+  /**
+   * CORS preflights (OPTIONS with Access-Control-Request-Method; in `expressjwt`, express-jwt's
+   * rule: OPTIONS whose Access-Control-Request-Headers names authorization) pass untouched.
+   * Default true.
+   */
   skipPreflight?: boolean
   /**
-   * 'respond' (the default) answers failures with `{ error, code }`; 'next' hands an
-   * `UnauthorizedError` to the framework (Express `next(err)`, Fastify's error handler).
+   * 'respond' (the default; `expressjwt`: 'next') answers failures with `{ error, code }`; 'next'
+   * hands an `UnauthorizedError` to the framework (Express `next(err)`, Fastify's error handler),
+   * a `TooManyRequestsError` for 429 and a `ServiceUnavailableError` for 503.
    */
   errors?: 'respond' | 'next'
   /**
