@@ -14,7 +14,7 @@
 
 const { randomBytes } = require('node:crypto')
 const { AuthDecision, isPending, pathOf } = require('./http')
-const { UnauthorizedError, errorForNext } = require('./unauthorized-error')
+const { UnauthorizedError, errorForNext, unauthorizedErrorOf } = require('./unauthorized-error')
 const { isExpressJwtPreflight } = require('./request-match')
 const { authorizationOf } = require('./token-source')
 const { jsonwebtokenError, decodeComplete, tokenOf } = require('./jsonwebtoken-errors')
@@ -116,32 +116,28 @@ function isPlainConfig(value) {
 }
 
 /**
- * The claim rules of `config` (for onExpired) and what jsonwebtoken's messages name
- * (`audiences`, `issuers`), read from the config on first use: the native engine's middleware
- * loads the JS engine's reader only when a failure needs them.
+ * What jsonwebtoken's messages name (`audiences`, `issuers`, as the config gives them) and the
+ * claim rules of `config` for onExpired, read on first use: the native engine's middleware loads
+ * the JS engine's config reader only when onExpired lets a token through.
  */
 function lazyRules(config) {
-  let read = null
-  const settings = () => {
-    if (read === null) {
-      const { readSettings } = require('./config')
-      const { ClaimRules } = require('./jwt')
-      const s = readSettings(config)
-      read = { claims: new ClaimRules(s, 'access'), audiences: s.audiences, issuers: s.issuers }
-    }
-    return read
-  }
+  let claims = null
   return {
+    audiences: listOf(config.audience),
+    issuers: listOf(config.issuer),
     get claims() {
-      return settings().claims
-    },
-    get audiences() {
-      return settings().audiences
-    },
-    get issuers() {
-      return settings().issuers
+      if (claims === null) {
+        const { readSettings } = require('./config')
+        const { ClaimRules } = require('./jwt')
+        claims = new ClaimRules(readSettings(config), 'access')
+      }
+      return claims
     },
   }
+}
+
+function listOf(value) {
+  return value === undefined || value === null ? [] : [].concat(value)
 }
 
 /**
@@ -264,7 +260,7 @@ function failedResult(code, requestId, decision) {
 function nextError(d, rules) {
   const { result, authorization, headers } = d
   if (result.errorStatus !== 401) return errorForNext(result, authorization, headers)
-  return UnauthorizedError.fromResult(result, authorization, headers, jsonwebtokenError(result, authorization, rules))
+  return unauthorizedErrorOf(result, authorization, headers, jsonwebtokenError(result, authorization, rules))
 }
 
 /**

@@ -47,7 +47,7 @@ class AuthShieldError extends Error {
  * express-jwt's error, with its constructor: `new UnauthorizedError(code, { message })` gives
  * `code`, `status` 401, `inner` (the second argument) and its `message`, as express-jwt's does,
  * so a `getToken` that throws one keeps its meaning. The failures auth-shield itself hands to
- * the framework (`errors: 'next'`) are built by `UnauthorizedError.fromResult`: `code` in
+ * the framework (`errors: 'next'`) are built by `unauthorizedErrorOf`: `code` in
  * express-jwt's vocabulary, `authCode` ours, `status` / `statusCode` the result's (401, 403 or
  * 400), `inner` the AuthShieldError behind it (jsonwebtoken's names in the compatible export),
  * `headers` the response headers already set (finalhandler and Fastify's default handler
@@ -61,20 +61,21 @@ class UnauthorizedError extends Error {
     this.statusCode = 401
     this.inner = error
   }
+}
 
-  /**
-   * Ours, for a failed result. `inner` (default: the AuthShieldError of `result`) gives the
-   * message, as in express-jwt, whose message is its inner error's.
-   */
-  static fromResult(result, authorization, headers, inner = new AuthShieldError(result)) {
-    const err = new UnauthorizedError(expressJwtCode(result.errorCode, authorization), inner)
-    err.authCode = result.errorCode
-    err.status = result.errorStatus
-    err.statusCode = result.errorStatus
-    err.requestId = result.requestId
-    err.headers = Object.fromEntries(headers)
-    return err
-  }
+/**
+ * Ours, for a failed result (a function, not a second constructor: the class keeps
+ * express-jwt's). `inner` (default: the AuthShieldError of `result`) gives the message, as in
+ * express-jwt, whose message is its inner error's.
+ */
+function unauthorizedErrorOf(result, authorization, headers, inner = new AuthShieldError(result)) {
+  const err = new UnauthorizedError(expressJwtCode(result.errorCode, authorization), inner)
+  err.authCode = result.errorCode
+  err.status = result.errorStatus
+  err.statusCode = result.errorStatus
+  err.requestId = result.requestId
+  err.headers = Object.fromEntries(headers)
+  return err
 }
 
 /**
@@ -108,12 +109,12 @@ class ServiceUnavailableError extends HttpStatusError {}
 /**
  * The error `errors: 'next'` hands to the framework for a failed result: a TooManyRequestsError
  * for 429, a ServiceUnavailableError for 503, else an UnauthorizedError (`inner` as in
- * `UnauthorizedError.fromResult`).
+ * `unauthorizedErrorOf`).
  */
 function errorForNext(result, authorization, headers, inner) {
   if (result.errorStatus === 429) return new TooManyRequestsError(result, headers)
   if (result.errorStatus === 503) return new ServiceUnavailableError(result, headers)
-  return UnauthorizedError.fromResult(result, authorization, headers, inner)
+  return unauthorizedErrorOf(result, authorization, headers, inner)
 }
 
 // On the prototypes, so that `err.stack` starts with the name (V8 reads it at construction).
@@ -128,6 +129,7 @@ module.exports = {
   TooManyRequestsError,
   ServiceUnavailableError,
   errorForNext,
+  unauthorizedErrorOf,
   expressJwtCode,
   isOtherScheme,
 }
