@@ -413,6 +413,8 @@ for (const engine of ENGINES) {
       assert.throws(() => authShieldExpress.expressjwt(), { name: 'RangeError', message: 'express-jwt: `secret` is a required option' })
       assert.throws(() => ours({ secret: SECRET }), { name: 'RangeError', message: 'express-jwt: `algorithms` is a required option' })
       assert.throws(() => ours({ secret: SECRET, algorithms: 'HS256' }), { name: 'RangeError', message: 'express-jwt: `algorithms` must be an array' })
+      // A getter gives the key: another key beside it would be silently replaced.
+      assert.throws(() => ours({ secret: () => SECRET, accessSecret: SECRET, algorithms: ['HS256'] }), { name: 'TypeError' })
     })
   })
 }

@@ -74,6 +74,7 @@ function compatMiddleware(adapter, source, options) {
   let base
   if (getKey !== undefined) {
     if (hasOwn('store') || hasOwn('jwks')) throw typeError('a secret getter cannot be combined with store or jwks: give the keys in the config')
+    if ('accessSecret' in source || 'keys' in source) throw typeError('a secret getter gives the key: config.accessSecret and config.keys cannot be given with it')
     // Requests whose credentials never reach key selection (none, another scheme, a malformed
     // header) are answered by a decision whose key nobody knows.
     base = new AuthDecision({ ...source, accessSecret: randomBytes(32) }, options, adapter.EXPRESS_OPTIONS)
