@@ -7,6 +7,8 @@ import type { RemoteJwks } from './jwks'
 import type {
   AuthShieldError as AuthShieldErrorClass,
   UnauthorizedError as UnauthorizedErrorClass,
+  TooManyRequestsError as TooManyRequestsErrorClass,
+  ServiceUnavailableError as ServiceUnavailableErrorClass,
   AuthShieldStats,
   AuthUser,
   EngineName,
@@ -42,7 +44,57 @@ declare global {
 }
 
 declare namespace authShield {
-  export type Next = (err?: unknown) => void
+  /**
+   * Express's `next`: called with nothing to continue, or with the failure (an UnauthorizedError,
+   * TooManyRequestsError or ServiceUnavailableError with `errors: 'next'`, or what a callback
+   * threw). `any`, as Express's own NextFunction, so handlers read `err.code` as they did.
+   */
+  export type Next = (err?: any) => void
+
+  /**
+   * The Express request with the verified payload on `auth` (express-jwt's `Request<T>`). Built
+   * on `ExpressRequest` (below), so it needs no `@types/express`; an `express.Request` casts to it.
+   */
+  export type Request<T = Record<string, any>> = ExpressRequest & { auth?: T }
+  /** express-jwt's deprecated name: the request with `auth` set. */
+  export type ExpressJwtRequest<T = Record<string, any>> = ExpressRequest & { auth: T }
+
+  /** jsonwebtoken's `jwt.decode(token, { complete: true })`, as express-jwt's callbacks receive it. */
+  export interface DecodedToken {
+    header: { alg: string; typ?: string; kid?: string; [name: string]: unknown }
+    payload: Record<string, any> | string
+    signature: string
+  }
+
+  /**
+   * express-jwt's secret getter (multi-tenant apps): the HS256 secret for this token, or a
+   * Promise of it. `token` is null when the token cannot be decoded. Each distinct key gets one
+   * prepared Authenticator, at most 1000 (past them a new key is refused with
+   * `ERR_AUTH_SHIELD_KEY_LIMIT`; nothing is evicted).
+   */
+  export type GetVerificationKey = (req: Request, token: DecodedToken | null | undefined) => Secret | undefined | Promise<Secret | undefined>
+  /** The HS256 secret a GetVerificationKey returns. */
+  export type Secret = string | Buffer
+
+  /**
+   * The options of the compatible export `expressjwt`: express-jwt's (`secret` as a key or a
+   * getter, `algorithms`, `isRevoked(req, { header, payload })`, `onExpired`) with our config and
+   * middleware options beside them. Failures go to `next(err)` unless `errors` or `onError` says
+   * otherwise.
+   */
+  export type ExpressJwtParams = Omit<AuthConfig, 'accessSecret'> &
+    Omit<ExpressAuthShieldOptions, 'isRevoked'> & {
+      /** express-jwt's check: `token` is the decoded token, not its payload. */
+      isRevoked?: (req: Request, token: DecodedToken) => boolean | Promise<boolean>
+      /**
+       * Called for an expired token (signature and every other claim checked); returning lets
+       * the request through, throwing hands the error to `next`.
+       */
+      onExpired?: (req: Request, err: UnauthorizedErrorClass) => void | Promise<void>
+    } & (
+      | { secret: AuthConfig['accessSecret'] | GetVerificationKey; algorithms: string[]; accessSecret?: never }
+      | { accessSecret: AuthConfig['accessSecret']; secret?: never }
+    )
 
   // Express's own `Request` / `Response` live in @types/express, which this file does not
   // import: an import that does not resolve is a compile error for every consumer without
@@ -59,6 +111,8 @@ declare namespace authShield {
     originalUrl: string
     /** A request header, case-insensitive. */
     get(name: string): string | undefined
+    /** The parsed query string (express-jwt's `getToken` examples read `req.query.token`). */
+    query: any
   }
 
   /** The response Express hands `onError` (Express's `Response`, in part). */
@@ -107,7 +161,23 @@ declare namespace authShield {
   export type AuthShieldError = AuthShieldErrorClass
   export const UnauthorizedError: typeof UnauthorizedErrorClass
   export type UnauthorizedError = UnauthorizedErrorClass
-  export { authShield, authShield as default, authShield as expressjwt }
+  export const TooManyRequestsError: typeof TooManyRequestsErrorClass
+  export type TooManyRequestsError = TooManyRequestsErrorClass
+  export const ServiceUnavailableError: typeof ServiceUnavailableErrorClass
+  export type ServiceUnavailableError = ServiceUnavailableErrorClass
+  export { authShield, authShield as default }
+
+  /**
+   * express-jwt's `expressjwt`, with its defaults and callback shapes: failures go to
+   * `next(err)`, `isRevoked(req, { header, payload })`, `secret` may be a GetVerificationKey,
+   * `onExpired`, jsonwebtoken's `err.message` / `err.inner`. Our security defaults stay
+   * (docs/migrating.md).
+   */
+  export function expressjwt(options: ExpressJwtParams): AuthShieldMiddleware
+  export function expressjwt(
+    configOrAuthenticator: middleware.AuthSource,
+    options?: Omit<ExpressAuthShieldOptions, 'isRevoked'> & Pick<ExpressJwtParams, 'isRevoked' | 'onExpired'>,
+  ): AuthShieldMiddleware
 }
 
 /**

@@ -8,9 +8,11 @@
 //   app.use('/api', authShield({ accessSecret: process.env.JWT_SECRET }))
 
 const { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError } = require('./js/http')
+const { TooManyRequestsError, ServiceUnavailableError } = require('./js/unauthorized-error')
 const { compileSkip } = require('./js/request-match')
 const { callbackError } = require('./js/callback-fence')
 const { typeError } = require('./js/errors')
+const { expressJwtOn } = require('./js/express-jwt-compat')
 
 // Express-only options.
 const EXPRESS_OPTIONS = new Set(['requestProperty'])
@@ -22,17 +24,28 @@ const EXPRESS_OPTIONS = new Set(['requestProperty'])
  * `req.auth` (the verified payload, parsed when first read; the name is `requestProperty`); an
  * anonymous request (credentialsRequired: false) gets them `undefined` (and the request id); on
  * failure answers `{ error, code }` with the result's status, calls `onError`, or
- * (`errors: 'next'`) calls `next` with an UnauthorizedError. Skipped paths are left untouched.
+ * (`errors: 'next'`) calls `next` with an UnauthorizedError (a TooManyRequestsError for 429, a
+ * ServiceUnavailableError for 503). Skipped paths are left untouched.
  */
 function authShield(configOrAuthenticator, options) {
   const decision = new AuthDecision(configOrAuthenticator, options, EXPRESS_OPTIONS)
+  return middlewareOf(decision, (req) => decision.decide(req, pathOf(urlOf(req))), {})
+}
+
+/**
+ * The middleware for `decision`: `decide(req)` gives the decision (or a Promise of it);
+ * `hooks.nextError(d)` the error `errors: 'next'` hands on (default: the decision's). The
+ * compatible export (js/express-jwt-compat.js) builds on it with its own `decide`.
+ */
+function middlewareOf(decision, decide, hooks) {
   const { onError, errors } = decision.options
   const requestProperty = readRequestProperty(decision.adapterOptions.requestProperty)
+  const nextError = hooks.nextError || ((d) => decision.unauthorizedError(d))
 
   function authShieldMiddleware(req, res, next) {
     let d
     try {
-      d = decision.decide(req, pathOf(req.originalUrl || req.url))
+      d = decide(req)
     } catch (err) {
       return next(refusal(err))
     }
@@ -43,7 +56,10 @@ function authShield(configOrAuthenticator, options) {
   function apply(d, req, res, next) {
     if (d.action === 'skip') return next()
     req.requestId = req.id = d.requestId
-    for (const [name, value] of d.headers) res.setHeader(name, value)
+    // A hand-built response (serverless adapters, tests) may have no setHeader: express-jwt
+    // never touches the response, so nothing is set on one.
+    const settable = typeof res.setHeader === 'function'
+    if (settable) for (const [name, value] of d.headers) res.setHeader(name, value)
     if (d.action === 'pass') {
       Object.assign(req, d.identity)
       // The payload is only parsed if the app reads it; assigning replaces it (express-jwt's
@@ -51,7 +67,7 @@ function authShield(configOrAuthenticator, options) {
       if (d.authorization !== undefined) setClaims(req, requestProperty, d)
       return next()
     }
-    if (errors === 'next') return next(decision.unauthorizedError(d))
+    if (errors === 'next' || !settable) return next(nextError(d))
     if (onError !== undefined) return callOnError(d, req, res, next)
     res.statusCode = d.status
     res.setHeader('Content-Type', 'application/json; charset=utf-8')
@@ -78,6 +94,11 @@ function authShield(configOrAuthenticator, options) {
   Object.defineProperty(authShieldMiddleware, 'decision', { value: decision })
   Object.defineProperty(authShieldMiddleware, 'unless', { value: unlessOf(authShieldMiddleware) })
   return authShieldMiddleware
+}
+
+/** The URL a request asked for; '' for a hand-built request without one. */
+function urlOf(req) {
+  return req.originalUrl || req.url || ''
 }
 
 /** `requestProperty`: a name, or a dotted path as express-jwt allows (`'auth.payload'`). */
@@ -120,9 +141,9 @@ function unlessOf(middleware) {
       if (skip === null) return middleware(req, res, next)
       let skipped
       try {
-        skipped = skip(req, pathOf(req.originalUrl || req.url))
+        skipped = skip(req, pathOf(urlOf(req)))
       } catch (err) {
-        return next(err)
+        return next(refusal(err))
       }
       if (skipped === true) return next()
       if (skipped === false) return middleware(req, res, next)
@@ -147,7 +168,10 @@ function refusal(err) {
 
 module.exports = authShield
 module.exports.authShield = authShield
-module.exports.expressjwt = authShield
 module.exports.default = authShield
 module.exports.AuthShieldError = AuthShieldError
 module.exports.UnauthorizedError = UnauthorizedError
+module.exports.TooManyRequestsError = TooManyRequestsError
+module.exports.ServiceUnavailableError = ServiceUnavailableError
+// express-jwt's defaults and callback shapes on the same middleware (js/express-jwt-compat.js).
+module.exports.expressjwt = expressJwtOn({ middlewareOf, urlOf, EXPRESS_OPTIONS })

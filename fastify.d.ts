@@ -7,6 +7,8 @@ import type * as middleware from './js/middleware'
 import type {
   AuthShieldError as AuthShieldErrorClass,
   UnauthorizedError as UnauthorizedErrorClass,
+  TooManyRequestsError as TooManyRequestsErrorClass,
+  ServiceUnavailableError as ServiceUnavailableErrorClass,
   AuthShieldStats,
   AuthUser,
   EngineName,
@@ -73,6 +75,10 @@ declare namespace authShield {
   export type AuthShieldError = AuthShieldErrorClass
   export const UnauthorizedError: typeof UnauthorizedErrorClass
   export type UnauthorizedError = UnauthorizedErrorClass
+  export const TooManyRequestsError: typeof TooManyRequestsErrorClass
+  export type TooManyRequestsError = TooManyRequestsErrorClass
+  export const ServiceUnavailableError: typeof ServiceUnavailableErrorClass
+  export type ServiceUnavailableError = ServiceUnavailableErrorClass
   export { authShield, authShield as default }
 }
 

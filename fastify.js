@@ -117,3 +117,5 @@ module.exports.authShield = authShieldPlugin
 module.exports.default = authShieldPlugin
 module.exports.AuthShieldError = AuthShieldError
 module.exports.UnauthorizedError = UnauthorizedError
+module.exports.TooManyRequestsError = require('./js/unauthorized-error').TooManyRequestsError
+module.exports.ServiceUnavailableError = require('./js/unauthorized-error').ServiceUnavailableError

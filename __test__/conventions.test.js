@@ -133,7 +133,8 @@ for (const framework of ['express', 'fastify']) {
         }
         const limited = [await call('/limited', { authorization: bearer() }), await call('/limited', { authorization: bearer() })]
         assert.equal(limited[1].status, 429)
-        assert.deepEqual(limited[1].json.handled, { name: 'UnauthorizedError', code: 'rate_limited', authCode: 'rate_limited', status: 429, inner: 'rate_limited' })
+        // Not an authentication failure: a handler keyed on err.name === 'UnauthorizedError' keeps the 429.
+        assert.deepEqual(limited[1].json.handled, { name: 'TooManyRequestsError', code: 'rate_limited', authCode: 'rate_limited', status: 429, inner: 'rate_limited' })
         assert.ok(Number(limited[1].headers['retry-after']) > 0)
       })
 

@@ -11,7 +11,7 @@ const { createEngine } = require('./engine')
 const { resultTemplates } = require('./schema')
 const { compileSkip, isPreflight } = require('./request-match')
 const { authorizationOf, headerValue, readCookieOption } = require('./token-source')
-const { AuthShieldError, UnauthorizedError, isOtherScheme } = require('./unauthorized-error')
+const { AuthShieldError, UnauthorizedError, errorForNext, isOtherScheme } = require('./unauthorized-error')
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('./store/attached')
@@ -111,6 +111,8 @@ function engineFor(source, options, fence) {
   })
 }
 
+const NO_HEADERS = Object.freeze({})
+
 // A skipped request: the adapter leaves it and the response untouched.
 const SKIP = Object.freeze({ action: 'skip' })
 
@@ -136,6 +138,8 @@ class AuthDecision {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
     this.options = readOptions(options, ignoredOptions)
     this.adapterOptions = options
+    // The config (or Authenticator) after the split: js/express-jwt-compat.js reads its claim rules.
+    this.source = source
     const store = options === undefined || options === null ? undefined : options.store
     if (store !== undefined) checkStore(store, 'options.store')
     // The shadow engine would keep local buckets: every limited request would differ. (A
@@ -196,7 +200,8 @@ class AuthDecision {
   }
 
   decideFor(req, authorization, tries) {
-    const headers = req.headers
+    // A hand-built request (serverless adapters, tests) may have no headers at all.
+    const headers = req.headers || NO_HEADERS
     const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
     // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
     if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, tries, r))
@@ -268,7 +273,7 @@ class AuthDecision {
 
   /** The error `errors: 'next'` hands to the framework for a fail decision. */
   unauthorizedError(d) {
-    return new UnauthorizedError(d.result, d.authorization, d.headers)
+    return errorForNext(d.result, d.authorization, d.headers)
   }
 }
 

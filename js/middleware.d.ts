@@ -106,11 +106,16 @@ export interface CommonOptions<Req> {
   skip?: SkipRule<Req>
   /** express-unless's name for `skip` (give one of the two). */
   unless?: SkipRule<Req>
-  /** CORS preflights (OPTIONS with Access-Control-Request-Method) pass untouched. Default true. */
+  /**
+   * CORS preflights (OPTIONS with Access-Control-Request-Method; in `expressjwt`, express-jwt's
+   * rule: OPTIONS whose Access-Control-Request-Headers names authorization) pass untouched.
+   * Default true.
+   */
   skipPreflight?: boolean
   /**
-   * 'respond' (the default) answers failures with `{ error, code }`; 'next' hands an
-   * `UnauthorizedError` to the framework (Express `next(err)`, Fastify's error handler).
+   * 'respond' (the default; `expressjwt`: 'next') answers failures with `{ error, code }`; 'next'
+   * hands an `UnauthorizedError` to the framework (Express `next(err)`, Fastify's error handler),
+   * a `TooManyRequestsError` for 429 and a `ServiceUnavailableError` for 503.
    */
   errors?: 'respond' | 'next'
   /**
@@ -169,7 +174,7 @@ export interface CommonOptions<Req> {
   jwks?: RemoteJwks
 }
 
-/** express-jwt's codes, and ours where it has none (tenant checks, rate limiting). */
+/** express-jwt's codes, and ours where it has none (tenant checks). */
 export type UnauthorizedCode =
   | 'credentials_required'
   | 'credentials_bad_scheme'
@@ -178,22 +183,72 @@ export type UnauthorizedCode =
   | 'revoked_token'
   | 'invalid_tenant'
   | 'tenant_mismatch'
-  | 'rate_limited'
 
-/** The error `errors: 'next'` hands to the framework, shaped like express-jwt's. */
+/**
+ * express-jwt's error: `new UnauthorizedError(code, { message })` as in express-jwt (a `getToken`
+ * may throw one). The failures `errors: 'next'` hands to the framework also carry `authCode`,
+ * `statusCode`, `requestId` and `headers`.
+ */
 export declare class UnauthorizedError extends Error {
+  constructor(code: string, error: { message: string })
   name: 'UnauthorizedError'
   /** express-jwt's code where it has one. */
   code: UnauthorizedCode
-  /** auth-shield's own code, e.g. `token_expired`. */
+  /** auth-shield's own code, e.g. `token_expired` (absent on one built by the constructor). */
   authCode: ErrorCode
   status: AuthFailure['errorStatus']
   statusCode: AuthFailure['errorStatus']
   requestId: string
-  /** The cause, with the whole AuthResult. */
-  inner: AuthShieldError
+  /**
+   * The cause: the AuthShieldError with the whole AuthResult (`authShield`), jsonwebtoken's
+   * error shape (`name` 'TokenExpiredError', 'NotBeforeError', 'JsonWebTokenError'; the
+   * compatible export `expressjwt`), or the constructor's second argument.
+   */
+  inner: AuthShieldError | JsonWebTokenErrorLike | { message: string }
   /** The response headers already set (X-Request-Id, WWW-Authenticate, Retry-After…). */
   headers: Record<string, string>
+}
+
+/** jsonwebtoken's error shape, as `err.inner` of the compatible export. */
+export interface JsonWebTokenErrorLike extends Error {
+  name: 'JsonWebTokenError' | 'TokenExpiredError' | 'NotBeforeError'
+  /** TokenExpiredError: the token's `exp`. */
+  expiredAt?: Date
+  /** NotBeforeError: the token's `nbf`. */
+  date?: Date
+}
+
+/**
+ * A failure that is not about credentials, with http-errors' fields, so that an error handler
+ * written for express-jwt (`err.name === 'UnauthorizedError'` → 401) keeps its status.
+ */
+declare class HttpStatusError extends Error {
+  /** Our code (express-jwt has none for these), also as `authCode`. */
+  code: ErrorCode
+  authCode: ErrorCode
+  status: number
+  statusCode: number
+  /** http-errors' convention: the message is safe to show for a status below 500. */
+  expose: boolean
+  requestId: string
+  retryAfterMs: number
+  /** The response headers already set (X-Request-Id, Retry-After, RateLimit-*…). */
+  headers: Record<string, string>
+  inner: AuthShieldError
+}
+
+/** 429 `rate_limited` with `errors: 'next'`. */
+export declare class TooManyRequestsError extends HttpStatusError {
+  name: 'TooManyRequestsError'
+  status: 429
+  statusCode: 429
+}
+
+/** 503 (`rate_limit_pending`, `revocation_unavailable`, …) with `errors: 'next'`. */
+export declare class ServiceUnavailableError extends HttpStatusError {
+  name: 'ServiceUnavailableError'
+  status: 503
+  statusCode: 503
 }
 
 /** The error an `onError` hook receives. */

@@ -101,7 +101,17 @@ function matches(re, path) {
  * it without credentials, so authenticating it can only fail; the route's CORS handler answers it.
  */
 function isPreflight(req) {
-  return req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined
+  return req.method === 'OPTIONS' && req.headers != null && req.headers['access-control-request-method'] !== undefined
 }
 
-module.exports = { compileSkip, isPreflight }
+/**
+ * express-jwt's preflight rule (the compatible export `expressjwt`): OPTIONS whose
+ * Access-Control-Request-Headers names `authorization`, the header the browser will send.
+ */
+function isExpressJwtPreflight(req) {
+  if (req.method !== 'OPTIONS' || req.headers == null) return false
+  const requested = req.headers['access-control-request-headers']
+  return typeof requested === 'string' && requested.split(',').some((h) => h.trim().toLowerCase() === 'authorization')
+}
+
+module.exports = { compileSkip, isPreflight, isExpressJwtPreflight }

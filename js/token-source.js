@@ -31,9 +31,20 @@ function authorizationOf(req, getToken, cookie) {
     if (token !== null && typeof token === 'object' && typeof token.then === 'function') return Promise.resolve(token).then(bearerOf)
     return bearerOf(token)
   }
-  const header = headerValue(req.headers.authorization)
+  const header = authorizationHeader(req.headers)
   if (header !== undefined || cookie === null) return header
   return bearerOf(cookieOf(req, cookie))
+}
+
+/**
+ * The Authorization header. Node's server lowercases header names; a hand-built request
+ * (serverless adapters such as AWS Lambda's, tests) may spell it `Authorization` or have no
+ * headers at all, which express-jwt reads too.
+ */
+function authorizationHeader(headers) {
+  if (headers === undefined || headers === null) return undefined
+  const value = headers.authorization
+  return headerValue(value === undefined ? headers.Authorization : value)
 }
 
 function bearerOf(token) {
@@ -58,7 +69,7 @@ function cookieOf(req, name) {
     const value = parsed[name]
     return typeof value === 'string' ? value : undefined
   }
-  const header = headerValue(req.headers.cookie)
+  const header = req.headers ? headerValue(req.headers.cookie) : undefined
   if (typeof header !== 'string') return undefined
   let start = 0
   while (start < header.length) {

@@ -44,26 +44,92 @@ class AuthShieldError extends Error {
 }
 
 /**
- * `errors: 'next'`'s error. `code` in express-jwt's vocabulary, `authCode` ours, `status` /
- * `statusCode` the result's (401, 403, 429 or 400), `inner` the AuthShieldError behind it,
+ * express-jwt's error, with its constructor: `new UnauthorizedError(code, { message })` gives
+ * `code`, `status` 401, `inner` (the second argument) and its `message`, as express-jwt's does,
+ * so a `getToken` that throws one keeps its meaning. The failures auth-shield itself hands to
+ * the framework (`errors: 'next'`) are built by `unauthorizedErrorOf`: `code` in
+ * express-jwt's vocabulary, `authCode` ours, `status` / `statusCode` the result's (401, 403 or
+ * 400), `inner` the AuthShieldError behind it (jsonwebtoken's names in the compatible export),
  * `headers` the response headers already set (finalhandler and Fastify's default handler
  * apply them again).
  */
 class UnauthorizedError extends Error {
-  constructor(result, authorization, headers) {
+  constructor(code, error) {
+    super(error !== null && typeof error === 'object' && error.message !== undefined ? String(error.message) : code)
+    this.code = code
+    this.status = 401
+    this.statusCode = 401
+    this.inner = error
+  }
+}
+
+/**
+ * Ours, for a failed result (a function, not a second constructor: the class keeps
+ * express-jwt's). `inner` (default: the AuthShieldError of `result`) gives the message, as in
+ * express-jwt, whose message is its inner error's.
+ */
+function unauthorizedErrorOf(result, authorization, headers, inner = new AuthShieldError(result)) {
+  const err = new UnauthorizedError(expressJwtCode(result.errorCode, authorization), inner)
+  err.authCode = result.errorCode
+  err.status = result.errorStatus
+  err.statusCode = result.errorStatus
+  err.requestId = result.requestId
+  err.headers = Object.fromEntries(headers)
+  return err
+}
+
+/**
+ * A failure that is not about credentials (http-errors' conventions: `name`, `status`,
+ * `statusCode`, `expose`, `headers`), so an error handler written for express-jwt
+ * (`if (err.name === 'UnauthorizedError') res.status(401)`) keeps its 429 or 503. `code` and
+ * `authCode` are our code (express-jwt has none for these), `inner` the AuthShieldError.
+ */
+class HttpStatusError extends Error {
+  constructor(result, headers) {
     super(result.error)
-    this.code = expressJwtCode(result.errorCode, authorization)
+    this.code = result.errorCode
     this.authCode = result.errorCode
     this.status = result.errorStatus
     this.statusCode = result.errorStatus
+    // http-errors exposes the message of client errors only.
+    this.expose = result.errorStatus < 500
     this.requestId = result.requestId
-    this.inner = new AuthShieldError(result)
+    this.retryAfterMs = result.retryAfterMs
     this.headers = Object.fromEntries(headers)
+    this.inner = new AuthShieldError(result)
   }
+}
+
+/** 429 `rate_limited`: the client is throttled, not unauthenticated. */
+class TooManyRequestsError extends HttpStatusError {}
+
+/** 503 (`rate_limit_pending`, `revocation_unavailable`, …): we cannot decide yet; retry. */
+class ServiceUnavailableError extends HttpStatusError {}
+
+/**
+ * The error `errors: 'next'` hands to the framework for a failed result: a TooManyRequestsError
+ * for 429, a ServiceUnavailableError for 503, else an UnauthorizedError (`inner` as in
+ * `unauthorizedErrorOf`).
+ */
+function errorForNext(result, authorization, headers, inner) {
+  if (result.errorStatus === 429) return new TooManyRequestsError(result, headers)
+  if (result.errorStatus === 503) return new ServiceUnavailableError(result, headers)
+  return unauthorizedErrorOf(result, authorization, headers, inner)
 }
 
 // On the prototypes, so that `err.stack` starts with the name (V8 reads it at construction).
 AuthShieldError.prototype.name = 'AuthShieldError'
 UnauthorizedError.prototype.name = 'UnauthorizedError'
+TooManyRequestsError.prototype.name = 'TooManyRequestsError'
+ServiceUnavailableError.prototype.name = 'ServiceUnavailableError'
 
-module.exports = { AuthShieldError, UnauthorizedError, expressJwtCode, isOtherScheme }
+module.exports = {
+  AuthShieldError,
+  UnauthorizedError,
+  TooManyRequestsError,
+  ServiceUnavailableError,
+  errorForNext,
+  unauthorizedErrorOf,
+  expressJwtCode,
+  isOtherScheme,
+}

@@ -261,9 +261,10 @@ app.get('/api/claims', (req, res) => {
 })
 app.use((err: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
   if (err instanceof authShield.UnauthorizedError) {
-    const jwtCode: 'credentials_required' | 'credentials_bad_scheme' | 'credentials_bad_format' | 'invalid_token' | 'revoked_token' | 'invalid_tenant' | 'tenant_mismatch' | 'rate_limited' = err.code
+    const jwtCode: 'credentials_required' | 'credentials_bad_scheme' | 'credentials_bad_format' | 'invalid_token' | 'revoked_token' | 'invalid_tenant' | 'tenant_mismatch' = err.code
     const ours: ErrorCode = err.authCode
-    res.status(err.status).json({ jwtCode, ours, cause: err.inner.result.errorCode })
+    const cause = err.inner instanceof authShield.AuthShieldError ? err.inner.result.errorCode : err.inner.message
+    res.status(err.status).json({ jwtCode, ours, cause })
   } else next(err)
 })
 // Fail closed: a bound on every callback's Promise, async predicates and an async onMismatch.
@@ -278,6 +279,28 @@ authShield(config, {
 authShield(config, { unless: { custom: async () => false } })
 // @ts-expect-error callbackTimeoutMs is a number of milliseconds
 authShield(config, { callbackTimeoutMs: '10s' })
+// The compatible export: express-jwt's callback shapes and errors (issue 23, issue 22 §4).
+const getKey: authShield.GetVerificationKey = async (_req, token) =>
+  token && typeof token.payload !== 'string' && token.payload['iss'] === 'a' ? 'a-32-byte-secret-for-tenant-a!!!!!' : undefined
+app.use(
+  authShield.expressjwt({
+    secret: getKey,
+    algorithms: ['HS256'],
+    isRevoked: async (_req, token) => typeof token.payload !== 'string' && token.payload['jti'] === 'revoked',
+    onExpired: async (req: authShield.Request, err) => {
+      if (err.inner instanceof Error && err.inner.name === 'TokenExpiredError' && req.path !== '/refresh') throw err
+    },
+  }),
+)
+app.use((err: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+  if (err instanceof authShield.TooManyRequestsError || err instanceof authShield.ServiceUnavailableError) {
+    const status: 429 | 503 = err.status
+    res.set(err.headers).status(status).json({ code: err.code, expose: err.expose })
+  } else if (err instanceof authShield.UnauthorizedError) res.status(401).end()
+  else next(err)
+})
+const thrown = new authShield.UnauthorizedError('invalid_token', { message: 'Invalid token!' })
+const thrownCode: string = thrown.code
 // @ts-expect-error errors is 'respond' | 'next'
 authShield(config, { errors: 'throw' })
 // @ts-expect-error rateLimitHeaders is 'draft' | 'legacy' | 'both' | false
