@@ -351,6 +351,26 @@ for (const engine of ENGINES) {
       }
     })
 
+    it('fails closed on an isRevoked answer that is not true or false, and on callbacks that never settle', async () => {
+      // express-jwt passes any falsy answer; a forgotten `return` must not mean "not revoked".
+      for (const answer of [undefined, null, 0, '', 'no', {}]) {
+        const r = await once(ours({ ...base, isRevoked: async () => answer }), bearerOf(good))
+        assert.deepEqual([r.status, r.json.code], [500, 'ERR_AUTH_SHIELD_CALLBACK'], String(answer))
+      }
+      const never = () => new Promise(() => {})
+      for (const options of [
+        { secret: never, algorithms: ['HS256'] },
+        { ...base, getToken: never },
+        { ...base, isRevoked: never },
+        { ...base, onExpired: never },
+      ]) {
+        const req = options.onExpired ? bearerOf(sign({ exp: NOW() - 60 }, SECRET, {})) : bearerOf(good)
+        const r = await once(ours({ ...options, callbackTimeoutMs: 50 }), req)
+        assert.deepEqual([r.status, r.json.code], [503, 'ERR_AUTH_SHIELD_CALLBACK_TIMEOUT'], Object.keys(options).join())
+        assert.equal(r.json.auth, undefined, 'the route never ran')
+      }
+    })
+
     it('keeps at most 1000 keys from a getter and refuses the next new one, evicting none', { timeout: 120_000 }, async () => {
       const keyOf = (i) => `tenant-${String(i).padStart(6, '0')}-secret-0123456789abcdef`
       const mw = ours({ secret: (req, token) => keyOf(token.payload.n), algorithms: ['HS256'] })
