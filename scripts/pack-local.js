@@ -133,4 +133,4 @@ if (require.main === module) {
   }
 }
 
-module.exports = { packLocal, npmCli }
+module.exports = { packLocal, npmCli, run, npm, pack }
