@@ -20,7 +20,7 @@
 
 const { EventEmitter } = require('node:events')
 const { commandClient } = require('./commands')
-const { LEASE_SCRIPT, LEASE_SCRIPT_SHA, BATCH_KEYS } = require('./lease-script')
+const { LEASE_SCRIPT, LEASE_SCRIPT_SHA, BATCH_KEYS, intervalArg } = require('./lease-script')
 const { answerWithin } = require('./answer-within')
 const { RenewalCadence } = require('./renewal-cadence')
 const { readLimit, readStoreOptions, ATTACH_OPTIONS, ATTACH_SPEC } = require('./options')
@@ -405,7 +405,7 @@ class RedisStore extends EventEmitter {
     }
     let reply
     try {
-      reply = await this.#eval(['1', `${this.options.prefix}limit:${key}`, String(bucket.capacity), String(1e6 / bucket.refillPerSec), String(cost), String(cost)])
+      reply = await this.#eval(['1', `${this.options.prefix}limit:${key}`, String(bucket.capacity), intervalArg(bucket.refillPerSec), String(cost), String(cost)])
     } catch (err) {
       this.#markDown(err)
       throw storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'Redis is unreachable: the shared limit cannot be checked', err)
