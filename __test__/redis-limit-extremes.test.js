@@ -109,6 +109,18 @@ describe('the shared bucket at the edges of its bounds', { skip: redisSkip() }, 
         })
       }
 
+      it('a script error on one key (a hash under its name) refuses that call only, not the store', async () => {
+        await conn.command(['HSET', `x:${kind}:limit:wrongtype`, 'a', '1'])
+        await assert.rejects(store.consume('wrongtype', 1, { capacity: 3, refillPerSec: 1 }), (err) => {
+          assert.equal(err.code, 'ERR_AUTH_SHIELD_STORE_UNAVAILABLE')
+          assert.match(err.cause.message, /WRONGTYPE/)
+          return true
+        })
+        assert.deepEqual(await store.consume('righttype', 1, { capacity: 3, refillPerSec: 1 }), { allowed: true, remaining: 2, retryAfterMs: 0 })
+        assert.equal(store.available, true)
+        assert.equal(store.stats.outages, 0)
+      })
+
       it('capacity 1e9 at refill 1e-5: a full-capacity consume is answered, the next refused, no outage', async () => {
         // 1e9 tokens of 1e11 µs each: a PX of 1e17 ms, which the script sent as "1e+17".
         const limit = { capacity: 1e9, refillPerSec: 1e-5 }
