@@ -121,6 +121,13 @@ describe('the shared bucket at the edges of its bounds', { skip: redisSkip() }, 
         assert.equal(store.stats.outages, 0)
       })
 
+      it('a bucket stored in the older form (one absolute TAT in µs) is read as such', async () => {
+        // Two tokens owed at 0.1 token/s (20 s ahead of Redis's clock): one of 3 is left.
+        await conn.command(['SET', `x:${kind}:limit:legacy`, String((await redisMicros(conn)) + 2e7), 'PX', '60000'])
+        assert.deepEqual(await store.consume('legacy', 1, { capacity: 3, refillPerSec: 0.1 }), { allowed: true, remaining: 0, retryAfterMs: 0 })
+        assert.equal((await store.consume('legacy', 1, { capacity: 3, refillPerSec: 0.1 })).allowed, false)
+      })
+
       it('capacity 1e9 at refill 1e-5: a full-capacity consume is answered, the next refused, no outage', async () => {
         // 1e9 tokens of 1e11 µs each: a PX of 1e17 ms, which the script sent as "1e+17".
         const limit = { capacity: 1e9, refillPerSec: 1e-5 }
