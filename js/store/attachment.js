@@ -5,6 +5,7 @@
 // and the local fallback bucket that answers while Redis is down.
 
 const { RateLimiter } = require('../rate-limit')
+const { intervalArg } = require('./lease-script')
 
 /** One authenticator's shared limit: its bucket parameters, queued identities and fallback. */
 class Attachment {
@@ -19,7 +20,7 @@ class Attachment {
     this.slack = options.strict ? 0 : Math.floor(this.lease / 2)
     // The script's bucket arguments, as sent.
     this.capacityArg = String(max)
-    this.intervalArg = String(1e6 / refill)
+    this.intervalArg = intervalArg(refill)
     this.keyPrefix = `${store.options.prefix}rl:${options.name}:`
     // Outage fallback: a local bucket holding `outageShare` of the shared one.
     this.fallback = new RateLimiter(Math.max(1, Math.floor(max * options.outageShare)), refill * options.outageShare, options.maxKeys)

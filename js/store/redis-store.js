@@ -20,7 +20,7 @@
 
 const { EventEmitter } = require('node:events')
 const { commandClient } = require('./commands')
-const { LEASE_SCRIPT, LEASE_SCRIPT_SHA, BATCH_KEYS } = require('./lease-script')
+const { LEASE_SCRIPT, LEASE_SCRIPT_SHA, BATCH_KEYS, intervalArg } = require('./lease-script')
 const { answerWithin } = require('./answer-within')
 const { RenewalCadence } = require('./renewal-cadence')
 const { readLimit, readStoreOptions, ATTACH_OPTIONS, ATTACH_SPEC } = require('./options')
@@ -38,6 +38,14 @@ const MAX_KEY_BYTES = 1024
 // identities then costs a few round trips in a row, and a time-out still means that Redis did
 // not answer, not that our own backlog was deep.
 const MAX_IN_FLIGHT_BATCHES = 4
+
+// Redis ran the lease script and it failed on this call's keys (Redis 7 tags such errors with
+// the script's line, `@user_script:`): a key of another type written by someone else, say.
+// Redis itself answered, so only this call is refused (its leases come from the fallback); the
+// store is not marked down, which would refuse every other key until a probe.
+function scriptFailed(err) {
+  return /@user_script:/.test(String(err && err.message))
+}
 
 function storeError(code, message, cause) {
   const err = new Error(message, cause === undefined ? undefined : { cause })
@@ -286,7 +294,8 @@ class RedisStore extends EventEmitter {
     this.#eval(args)
       .then((reply) => this.#grant(a, keys, reply))
       .catch((err) => {
-        this.#markDown(err)
+        if (scriptFailed(err)) this.stats.failedRoundTrips++
+        else this.#markDown(err)
         for (let i = 0; i < keys.length; i++) this.#fallbackLease(a, keys[i], wants[i])
       })
       .finally(() => {
@@ -405,8 +414,12 @@ class RedisStore extends EventEmitter {
     }
     let reply
     try {
-      reply = await this.#eval(['1', `${this.options.prefix}limit:${key}`, String(bucket.capacity), String(1e6 / bucket.refillPerSec), String(cost), String(cost)])
+      reply = await this.#eval(['1', `${this.options.prefix}limit:${key}`, String(bucket.capacity), intervalArg(bucket.refillPerSec), String(cost), String(cost)])
     } catch (err) {
+      if (scriptFailed(err)) {
+        this.stats.failedRoundTrips++
+        throw storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'the lease script failed on this key: the shared limit cannot be checked', err)
+      }
       this.#markDown(err)
       throw storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'Redis is unreachable: the shared limit cannot be checked', err)
     }
