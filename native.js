@@ -31,7 +31,7 @@ const authenticators = new WeakMap()
 
 // `keys` (docs/keys.md): the native core takes raw key material only. A config with keys is
 // read by the JS engine's reader first (js/config.js: the same checks, order and messages as
-// the native one, and PEM / JWK / KeyObject keys normalized with node:crypto by js/keys.js);
+// the native one, and PEM / JWK / KeyObject keys normalized with node:crypto by lib/keys/normalize.js);
 // the native class then gets a copy whose keys are `{ kid, alg, key: Buffer }`. The class
 // itself is wrapped in a Proxy, so `new`, `shared`, `instanceof` and the instances' own fast
 // methods stay the native ones; only `setKeys` is wrapped on the prototype.
@@ -39,7 +39,7 @@ const allowShortSecretOf = new WeakMap()
 // The signingKey's kid, which no key given to setKeys may take (checked here as by the JS
 // engine, so both throw the same coded error; src/authenticator.rs checks it again).
 const signingKidOf = new WeakMap()
-const { splitStore, attachStore } = require('./js/store/attached.js')
+const { splitStore, attachStore } = require('./lib/store/attached.js')
 
 function hasKeys(config) {
   return typeof config === 'object' && config !== null && (config.keys != null || config.signingKey != null)
@@ -50,7 +50,7 @@ function nativeConfig(config) {
   const settings = require('./js/config.js').readSettings(config)
   const copy = {}
   for (const name in config) copy[name] = config[name]
-  if (settings.keys !== null) copy.keys = require('./js/keys.js').rawKeys(settings.keys)
+  if (settings.keys !== null) copy.keys = require('./lib/keys/normalize.js').rawKeys(settings.keys)
   // signingKey: its PKCS#8 DER for ring, as a one-item list of the raw key shape.
   const signing = settings.signingKey
   if (signing !== null) copy.signingKey = [{ kid: signing.kid, alg: signing.alg, key: signing.pkcs8 }]
@@ -66,7 +66,7 @@ AuthenticatorClass.prototype = NativeAuthenticator.prototype
 const Authenticator = new Proxy(AuthenticatorClass, {
   construct(target, args, newTarget) {
     // `store` (docs/scale-out.md) is a JS object the core never reads: checked and taken out
-    // here, attached once the authenticator exists (js/store/attached.js).
+    // here, attached once the authenticator exists (lib/store/attached.js).
     const { config, store } = splitStore(args[0])
     const prepared = hasKeys(config) ? nativeConfig(config) : null
     const nativeArgs = prepared !== null ? [prepared.copy] : config === args[0] ? args : [config]
@@ -98,7 +98,7 @@ Object.defineProperty(NativeAuthenticator.prototype, 'setKeys', {
     // Not made through this entry point (a shared authenticator, which refuses, or one built
     // from ./index.js, which takes raw keys): the native method as it is.
     if (allowShortSecret === undefined) return nativeSetKeys.call(this, keys)
-    const { normalizeKeys, rawKeys } = require('./js/keys.js')
+    const { normalizeKeys, rawKeys } = require('./lib/keys/normalize.js')
     const entries = normalizeKeys(keys, { label: 'keys', allowShortSecret })
     const signingKid = signingKidOf.get(this)
     if (signingKid !== undefined) require('./js/config.js').checkSigningKid(entries, signingKid, 'keys')

@@ -11,9 +11,9 @@ const assert = require('node:assert/strict')
 const http = require('node:http')
 const express = require('express')
 const Fastify = require('fastify')
-const authShield = require('../express')
-const authShieldPlugin = require('../fastify')
-const { configuredAlgorithms } = require('../js/express-jwt-options')
+const authShield = require('../adapters/express')
+const authShieldPlugin = require('../adapters/fastify')
+const { configuredAlgorithms } = require('../lib/http/express-jwt-options')
 const { token } = require('./support/tokens')
 const { listen, request: send } = require('./support/http')
 
@@ -389,7 +389,7 @@ test("Fastify: errors: 'next' follows the route's own error handler, not the ins
 })
 
 test("every failure code has express-jwt's name when it is a 401, and keeps ours otherwise", () => {
-  const { expressJwtCode } = require('../js/unauthorized-error')
+  const { expressJwtCode } = require('../lib/http/unauthorized-error')
   const table = require('../js/error-codes.json')
   const own = { missing_authorization: 'credentials_required', token_revoked: 'revoked_token' }
   for (const [code, { status }] of Object.entries(table)) {

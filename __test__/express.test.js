@@ -9,7 +9,7 @@ const assert = require('node:assert/strict')
 const { spawnSync } = require('node:child_process')
 const path = require('node:path')
 const http = require('node:http')
-const authShield = require('../express')
+const authShield = require('../adapters/express')
 const native = require('..')
 const js = require('../js')
 const { token, rawToken, HS256 } = require('./support/tokens')
@@ -272,10 +272,10 @@ for (const [name, express] of [
 
 test('the Express adapter on the native engine never loads the JS engine', () => {
   const { value, loaded } = runAndListJsFiles(`
-    const authShield = require(${JSON.stringify(path.join(__dirname, '..', 'express.js'))})
+    const authShield = require(${JSON.stringify(path.join(__dirname, '..', 'adapters', 'express.js'))})
     report(authShield({ accessSecret: ${JSON.stringify(SECRET)} }).engine)`)
   assert.equal(value, 'native')
-  assert.ok(loaded.includes('engine.js'), loaded.join())
+  assert.ok(loaded.includes('lib/http/engine.js'), loaded.join())
   assertEngineNotLoaded(loaded)
 })
 
@@ -328,7 +328,7 @@ test('USE_RUST_AUTH=false selects the JS engine; the option wins over the variab
 
 test('falls back to the JS engine, with one clear warning, when the binary cannot load', () => {
   const script = `
-    const authShield = require(${JSON.stringify(path.join(__dirname, '..', 'express.js'))})
+    const authShield = require(${JSON.stringify(path.join(__dirname, '..', 'adapters', 'express.js'))})
     const config = { accessSecret: ${JSON.stringify(SECRET)} }
     const a = authShield(config)
     const b = authShield(config, { shadow: true })

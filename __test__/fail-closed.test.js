@@ -1,6 +1,6 @@
 'use strict'
 
-// Fail closed (js/callback-fence.js): every callback of the application that the adapters call
+// Fail closed (lib/http/callback-fence.js): every callback of the application that the adapters call
 // (getToken, isRevoked, skip / unless predicates, express-unless's custom, `.unless()`, onError,
 // Fastify's formatUser, shadow mode's onMismatch, a recovery registered on the decision) is
 // made to throw or reject with each falsy value, a string, an Error, or to never settle, through
@@ -16,8 +16,8 @@ const http = require('node:http')
 const { types } = require('node:util')
 const express = require('express')
 const Fastify = require('fastify')
-const authShield = require('../express')
-const authShieldPlugin = require('../fastify')
+const authShield = require('../adapters/express')
+const authShieldPlugin = require('../adapters/fastify')
 const { token } = require('./support/tokens')
 const { listen } = require('./support/http')
 

@@ -7,7 +7,7 @@
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const Fastify = require('fastify')
-const authShield = require('../fastify')
+const authShield = require('../adapters/fastify')
 const { token } = require('./support/tokens')
 const { get } = require('./support/http')
 const { runAndListJsFiles, assertEngineNotLoaded } = require('./support/js-engine-loaded')
@@ -138,10 +138,10 @@ describe('Fastify 5 plugin', () => {
   it('the plugin on the native engine never loads the JS engine', () => {
     const { value, loaded } = runAndListJsFiles(`
       const app = require('fastify')()
-      app.register(require(${JSON.stringify(require.resolve('../fastify'))}), { config: { accessSecret: ${JSON.stringify(SECRET)} } })
+      app.register(require(${JSON.stringify(require.resolve('../adapters/fastify'))}), { config: { accessSecret: ${JSON.stringify(SECRET)} } })
       app.ready().then(() => report(app.authShield.engine))`)
     assert.equal(value, 'native')
-    assert.ok(loaded.includes('http.js'), loaded.join())
+    assert.ok(loaded.includes('lib/http/decision.js'), loaded.join())
     assertEngineNotLoaded(loaded)
   })
 
@@ -167,7 +167,7 @@ describe('Express and Fastify give one answer', () => {
   const express = require('express')
   const http = require('node:http')
   const { listen } = require('./support/http')
-  const expressAuth = require('../express')
+  const expressAuth = require('../adapters/express')
   const options = { credentialsRequired: false, skip: ['/health'], realm: 'api' }
   const config = { ...CONFIG, rateLimitMax: 3, baseDomain: 'example.com' }
   // What a route sees, the same function for both frameworks.

@@ -8,7 +8,7 @@ const assert = require('node:assert/strict')
 const js = require('../js')
 const native = require('..')
 const { RateLimiter } = require('../js/rate-limit')
-const { rustNumber } = require('../js/errors')
+const { rustNumber } = require('../js/error')
 const SCHEMA = require('../js/schema.json')
 const { rawToken, token, HS256 } = require('./support/tokens')
 
@@ -352,7 +352,7 @@ test('reads deeply nested unknown claims without overflowing the stack', () => {
 
 test('HS256 MACs equal node:crypto createHmac for every key and message length that matters', () => {
   const { createHmac, randomBytes } = require('node:crypto')
-  const { Hs256Key } = require('../js/hs256')
+  const { Hs256Key } = require('../js/jwt/key')
   // Keys around the 64-byte block (longer ones are hashed first, RFC 2104 §2); messages around
   // the padding edges and past the prepared buffer (8192 bytes), where createHmac takes over.
   for (const keyLength of [1, 31, 32, 63, 64, 65, 200]) {

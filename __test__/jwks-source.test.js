@@ -10,7 +10,7 @@ const assert = require('node:assert/strict')
 const jose = require('jose')
 const native = require('..')
 const js = require('../js')
-const { createRemoteJwks, isJwksSource, SUPPORTED_ALGORITHMS } = require('../jwks')
+const { createRemoteJwks, isJwksSource, SUPPORTED_ALGORITHMS } = require('../lib/jwks/index')
 const { generateKeyPairSync } = require('node:crypto')
 const { startJwksServer, keyPair } = require('./support/jwks-server')
 

@@ -224,8 +224,8 @@ test('values past each bound (MAX_VALUE, 0, -0, the next double past 1e9, NaN) a
 test('a refill that never refills writes whole delta-seconds (at most 2^31) in every rate-limit header, both adapters and engines', async () => {
   const express = require('express')
   const Fastify = require('fastify')
-  const authShield = require('../express')
-  const authShieldPlugin = require('../fastify')
+  const authShield = require('../adapters/express')
+  const authShieldPlugin = require('../adapters/fastify')
   const { listen, get } = require('./support/http')
   const config = { accessSecret: SECRET, rateLimitMax: 1, rateLimitRefill: 1e-300 }
   const user = `Bearer ${token({ sub: 'headers', exp: Math.floor(Date.now() / 1000) + 600 }, SECRET)}`

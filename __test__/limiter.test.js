@@ -12,7 +12,7 @@ const { performance } = require('node:perf_hooks')
 const fc = require('fast-check')
 const native = require('..')
 const js = require('../js')
-const { hashKey, DebtSketch, seedsFromSecret } = require('../js/debt-sketch')
+const { hashKey, DebtSketch, seedsFromSecret } = require('../js/rate-limit/debt-sketch')
 const { token, withoutRequestId, random } = require('./support/tokens')
 
 const NOW = 1_700_000_000

@@ -1,6 +1,6 @@
 'use strict'
 
-// The recovery seam of js/http.js behind both adapters, on real servers over loopback: a
+// The recovery seam of lib/http/decision.js behind both adapters, on real servers over loopback: a
 // failure whose code has a registered recovery waits for it and authenticates once more; a
 // recovery that declines, rejects or fails again leaves the first failure; other codes never
 // wait. Key-set refreshes (unknown `kid`) and shared-store leases build on this.
@@ -10,8 +10,8 @@ const assert = require('node:assert/strict')
 const http = require('node:http')
 const express = require('express')
 const Fastify = require('fastify')
-const authShield = require('../express')
-const authShieldPlugin = require('../fastify')
+const authShield = require('../adapters/express')
+const authShieldPlugin = require('../adapters/fastify')
 const { token } = require('./support/tokens')
 const { listen, get } = require('./support/http')
 

@@ -4,20 +4,20 @@
 // engines): renewals of many identities share one round trip (at most 100 keys each), a burst
 // of 5,000 new identities at once is answered by Redis without tripping the outage fallback
 // (no outage, no fallback grant) and without loosening the limit, and the renewal cadence backs
-// off only while renewals find plenty of slack (js/store/renewal-cadence.js); a flood past
+// off only while renewals find plenty of slack (lib/store/renewal-cadence.js); a flood past
 // maxKeys stays within it; and a round trip's time-out counts Redis, not our busy event loop.
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const http = require('node:http')
 const express = require('express')
-const authShield = require('../express')
+const authShield = require('../adapters/express')
 const native = require('..')
 const js = require('../js')
-const { createRedisStore } = require('../redis')
-const { RenewalCadence, BACK_OFF } = require('../js/store/renewal-cadence')
-const { BATCH_KEYS } = require('../js/store/lease-script')
-const { answerWithin } = require('../js/store/answer-within')
+const { createRedisStore } = require('../lib/store/index')
+const { RenewalCadence, BACK_OFF } = require('../lib/store/renewal-cadence')
+const { BATCH_KEYS } = require('../lib/store/lease-script')
+const { answerWithin } = require('../lib/store/answer-within')
 const { redisSkip, startRedis } = require('./support/redis-server')
 const { CLIENT_KINDS, connectClient } = require('./support/redis-clients')
 const { token } = require('./support/tokens')

@@ -11,7 +11,7 @@ const assert = require('node:assert/strict')
 const { createClient } = require('redis')
 const native = require('..')
 const js = require('../js')
-const { RevocationFeed } = require('../js/store/revocations')
+const { RevocationFeed } = require('../lib/store/revocations')
 const { redisSkip, startRedis } = require('./support/redis-server')
 const { token, NOW } = require('./support/tokens')
 

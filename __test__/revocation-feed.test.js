@@ -1,6 +1,6 @@
 'use strict'
 
-// Revocations shared through a real redis-server (js/store/revocations.js, docs/revocation.md):
+// Revocations shared through a real redis-server (lib/store/revocations.js, docs/revocation.md):
 // a revocation made through one feed is enforced by every other feed's authenticator, a feed
 // started later loads the current set, and a Redis killed with SIGKILL and restarted loses
 // nothing acknowledged, with the staleness behaviour onStale asks for. node-redis and ioredis,
@@ -12,7 +12,7 @@ const { createClient } = require('redis')
 const IORedis = require('ioredis')
 const native = require('..')
 const js = require('../js')
-const { RevocationFeed } = require('../js/store/revocations')
+const { RevocationFeed } = require('../lib/store/revocations')
 const { redisSkip, startRedis } = require('./support/redis-server')
 
 const SECRET = 'revocation-feed-secret-0123456789abcdef'

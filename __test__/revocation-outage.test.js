@@ -1,6 +1,6 @@
 'use strict'
 
-// Revocations and Redis outages (js/store/revocations.js, docs/revocation.md "Outages"), with a
+// Revocations and Redis outages (lib/store/revocations.js, docs/revocation.md "Outages"), with a
 // real redis-server killed and restarted, node-redis and ioredis, native and JS engines:
 // - a revoke that is not awaited while Redis is down leaves no unhandled rejection, and a bad
 //   argument still throws at once;
@@ -17,7 +17,7 @@ const { createClient } = require('redis')
 const IORedis = require('ioredis')
 const native = require('..')
 const js = require('../js')
-const { RevocationFeed } = require('../js/store/revocations')
+const { RevocationFeed } = require('../lib/store/revocations')
 const { redisSkip, startRedis } = require('./support/redis-server')
 
 const SECRET = 'revocation-outage-secret-0123456789abcdef'

@@ -1,6 +1,6 @@
 'use strict'
 
-// The lease table behind a shared limit (src/rate_limit/lease.rs, js/lease-table.js), driven
+// The lease table behind a shared limit (src/rate_limit/lease.rs, js/rate-limit/lease.js), driven
 // through the store-facing Authenticator methods with no Redis: what a request sees before,
 // during and after a lease, the refusal as a local block, strict mode, the bad-argument errors,
 // and the memory bound under a flood of identities. Both engines.

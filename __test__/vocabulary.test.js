@@ -57,7 +57,7 @@ test('the exports of auth-shield and auth-shield/js are exactly the rows of thei
   assert.deepEqual(missing(Object.keys(js)), [])
   const entry = Object.keys(require('../package.json').exports).map((k) => path.posix.join('auth-shield', k))
   assert.deepEqual(sorted(section('Entry points')), sorted(entry))
-  for (const file of ['express', 'fastify', 'redis']) {
+  for (const file of ['adapters/express', 'adapters/fastify', 'lib/store']) {
     assert.deepEqual(missing(Object.keys(require(`../${file}`)).filter((k) => k !== 'default')), [], file)
   }
 })
@@ -158,7 +158,7 @@ function declaredNames(file) {
 }
 
 test('every name the published types declare has a row', () => {
-  for (const file of ['index.d.ts', 'js/index.d.ts', 'js/middleware.d.ts', 'express.d.ts', 'fastify.d.ts', 'redis.d.ts', 'js/store/revocations.d.ts']) {
+  for (const file of ['index.d.ts', 'js/index.d.ts', 'lib/http/middleware.d.ts', 'adapters/express.d.ts', 'adapters/fastify.d.ts', 'lib/store/index.d.ts', 'lib/store/revocations.d.ts']) {
     assert.deepEqual(missing(declaredNames(file)), [], file)
   }
   // Sanity: the reader finds the names it should (a broken reader would pass the check above).
@@ -166,7 +166,7 @@ test('every name the published types declare has a row', () => {
   for (const name of ['verifyApiKey', 'expiresAtSec', 'attemptsRemaining', 'refillPerSec', 'frameAncestors', 'accessSecret']) {
     assert.ok(names.includes(name), name)
   }
-  assert.ok(declaredNames('express.d.ts').includes('requestId'))
+  assert.ok(declaredNames('adapters/express.d.ts').includes('requestId'))
 })
 
 test('every failure code has a row: the ErrorCode table, OtpStore and parseApiKey codes', () => {
@@ -192,7 +192,9 @@ test('the code of every error the sources can throw has a row, and every row is 
   }
   walk('src')
   walk('js')
-  for (const file of ['native.js', 'load-error.js', 'express.js', 'fastify.js']) sources.push(fs.readFileSync(path.join(root, file), 'utf8'))
+  walk('lib')
+  walk('adapters')
+  for (const file of ['native.js', 'load-error.js']) sources.push(fs.readFileSync(path.join(root, file), 'utf8'))
   const thrown = new Set(sources.flatMap((text) => [...text.matchAll(/["'](ERR_[A-Z0-9_]+|ABORT_ERR)["']/g)].map((m) => m[1])))
   const listed = section('Thrown and rejected error codes')
   assert.deepEqual(sorted(listed), sorted(thrown))
@@ -200,16 +202,16 @@ test('the code of every error the sources can throw has a row, and every row is 
 })
 
 test('the middleware options and the request properties both adapters set have rows', async () => {
-  const httpSource = fs.readFileSync(path.join(root, 'js', 'http.js'), 'utf8')
+  const httpSource = fs.readFileSync(path.join(root, 'lib', 'http', 'decision.js'), 'utf8')
   const optionSet = /OPTION_NAMES = new Set\(\[([\s\S]*?)\]\)/.exec(httpSource)
-  assert.ok(optionSet, 'js/http.js declares OPTION_NAMES')
+  assert.ok(optionSet, 'lib/http/decision.js declares OPTION_NAMES')
   const options = [...optionSet[1].matchAll(/'(\w+)'/g)].map((m) => m[1])
   assert.ok(options.length > 5)
   assert.deepEqual(missing(options), [])
 
   // A real request through the Express middleware (plain Node http server on loopback): the
   // properties it adds to the request are listed.
-  const authShield = require('../express')
+  const authShield = require('../adapters/express')
   const auth = new native.Authenticator({ accessSecret: SECRET })
   const mw = authShield(auth)
   let added = null

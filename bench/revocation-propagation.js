@@ -21,7 +21,7 @@ const PREFIX = 'bench:propagation'
 async function child() {
   const { createClient } = require('redis')
   const native = require('..')
-  const { RevocationFeed } = require('../js/store/revocations')
+  const { RevocationFeed } = require('../lib/store/revocations')
   const client = createClient({ url: process.env.REDIS_URL })
   client.on('error', () => {})
   await client.connect()
@@ -59,7 +59,7 @@ function percentile(sorted, p) {
 async function measurePropagation({ redisUrl, processes = 4, revocations = 200, timeoutMs = 5000 }) {
   const { createClient } = require('redis')
   const native = require('..')
-  const { RevocationFeed } = require('../js/store/revocations')
+  const { RevocationFeed } = require('../lib/store/revocations')
   const children = []
   for (let i = 0; i < processes; i++) {
     const c = fork(__filename, ['--child'], { env: { ...process.env, REDIS_URL: redisUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })

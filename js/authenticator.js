@@ -12,16 +12,16 @@ const { readSettings, checkSigningKid } = require('./config')
 const { extractBearer } = require('./bearer')
 const { ClaimRules, signedWith, decodeKnownGood } = require('./jwt')
 const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
-const { Hs256Key } = require('./hs256')
-const { KeySet } = require('./key-set')
-const { ALGS, normalizeKeys } = require('./keys')
-const { signToken } = require('./sign')
+const { Hs256Key } = require('./jwt/key')
+const { KeySet } = require('./jwt/key-set')
+const { ALGS, normalizeKeys } = require('../lib/keys/normalize')
+const { signToken } = require('./issue')
 const { TenantRules } = require('./tenant')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
-const { randomSeeds, seedsFromSecret } = require('./debt-sketch')
-const { LeaseTable, MAX_LEASE } = require('./lease-table')
+const { randomSeeds, seedsFromSecret } = require('./rate-limit/debt-sketch')
+const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations } = require('./revocation')
-const { splitStore, attachStore } = require('./store/attached')
+const { splitStore, attachStore } = require('../lib/store/attached')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/authenticator.rs).
 const MAX_LEASE_KEYS = 1e8
@@ -30,7 +30,7 @@ const MAX_GRANT_KEY_BYTES = 1 << 20
 // The longest a signature waits for the clock to pass a subject revocation's cut-off (at most
 // 2 ms ahead); past it the token takes the cut-off as its iat (src/authenticator.rs).
 const CUTOFF_WAIT_MS = 5
-const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys, rustNumber } = require('./errors')
+const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys, rustNumber } = require('./error')
 const { resultTemplates } = require('./schema')
 
 // Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
@@ -85,7 +85,7 @@ class Core {
         ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefill, settings.rateLimitMaxKeys, sketchSeeds(settings))
         : null
     this.authorizationCap = settings.maxTokenBytes + AUTHORIZATION_SLACK
-    // Leases of a shared limit once a store is attached (js/lease-table.js); null until then.
+    // Leases of a shared limit once a store is attached (js/rate-limit/lease.js); null until then.
     this.leases = null
     // A subject entry outlives every token issued before its cut-off (src/authenticator.rs).
     const retentionSec = Math.max(settings.accessTtlSec, settings.refreshTtlSec) + settings.clockToleranceSec
@@ -330,7 +330,7 @@ class Authenticator {
       return
     }
     // `store` (docs/scale-out.md): a JS object, checked and taken out before the settings are
-    // read, attached once the authenticator exists, as native.js does (js/store/attached.js).
+    // read, attached once the authenticator exists, as native.js does (lib/store/attached.js).
     const { config: settings, store } = splitStore(config)
     this.#core = new Core(readSettings(settings))
     if (store !== undefined) attachStore(this, store)
@@ -436,7 +436,7 @@ class Authenticator {
     return this.#core.settings.refreshTtlSec
   }
 
-  /** Tells the middleware (js/engine.js) this is the JS engine, without it loading this module. */
+  /** Tells the middleware (lib/http/engine.js) this is the JS engine, without it loading this module. */
   get [Symbol.for('auth-shield.js-engine')]() {
     return true
   }

@@ -6,9 +6,9 @@
 // refuses the same way.
 
 const { OPTIONS, OPTION_BY_NAME } = require('./schema')
-const { typeError, rangeError, rustNumber, rustDebugString } = require('./errors')
-const { normalizeKeys } = require('./keys')
-const { readSigningKey } = require('./signing-key')
+const { typeError, rangeError, rustNumber, rustDebugString } = require('./error')
+const { normalizeKeys } = require('../lib/keys/normalize')
+const { readSigningKey } = require('./issue/signing-key')
 
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 const MIN_SECRET_BYTES = 32

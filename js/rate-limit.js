@@ -7,8 +7,8 @@
 // an evicted key never comes back fresher than it left.
 
 const { performance } = require('node:perf_hooks')
-const { DebtSketch, widthFor, randomSeeds } = require('./debt-sketch')
-const { typeError, rangeError, rustNumber } = require('./errors')
+const { DebtSketch, widthFor, randomSeeds } = require('./rate-limit/debt-sketch')
+const { typeError, rangeError, rustNumber } = require('./error')
 const { checkKnownOptions } = require('./schema')
 
 const NANOS_PER_SEC = 1e9

@@ -7,7 +7,7 @@
 const { TenantRules } = require('./tenant')
 const { normalizeDomain } = require('./config')
 const { readHeaderArg } = require('./authenticator')
-const { Failure, TABLE, typeError } = require('./errors')
+const { Failure, TABLE, typeError } = require('./error')
 const { checkKnownOptions } = require('./schema')
 
 // What the native binding reads of each header: more cannot change the verdict.

@@ -5,7 +5,7 @@
 // `iat` (a token without `iat` is refused), entries dropped once their tokens expire, at most
 // `maxRevocations` entries, and a new revocation refused at the bound (never an eviction).
 
-const { typeError, rangeError } = require('./errors')
+const { typeError, rangeError } = require('./error')
 const { checkKnownOptions } = require('./schema')
 
 const MAX_PART_BYTES = 256

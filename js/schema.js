@@ -7,7 +7,7 @@
 // reaches them all.
 
 const SCHEMA = require('./schema.json')
-const { typeError } = require('./errors')
+const { typeError } = require('./error')
 
 /** The options in schema order; `default` is the value when the option is absent or null. */
 const OPTIONS = SCHEMA.options

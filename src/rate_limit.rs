@@ -159,7 +159,7 @@ const SEED_LABEL: &[u8] = b"auth-shield rate-limit sketch seeds v1";
 /// first 8 bytes as two little-endian u32). As unpredictable to outsiders as the secret, and the
 /// same in every process and engine built from it, so the JS engine and shadow mode agree with
 /// the native one after a flood folds buckets into the sketch. Mirrored by `seedsFromSecret` in
-/// js/debt-sketch.js.
+/// js/rate-limit/debt-sketch.js.
 pub fn seeds_from_secret(secret: &[u8]) -> (u32, u32) {
     let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret);
     let tag = ring::hmac::sign(&key, SEED_LABEL);

@@ -59,10 +59,10 @@ pub enum OptionKind {
     /// A DNS name.
     Domain,
     /// Verification keys: an array of `{ kid?, alg, key }` with raw key material (the package
-    /// entry point turns PEM / JWK / `KeyObject` into it, `js/keys.js`).
+    /// entry point turns PEM / JWK / `KeyObject` into it, `lib/keys/normalize.js`).
     KeySet,
     /// The `signingKey` option: one `{ kid, alg, key }` with `key` the PKCS#8 DER of the private
-    /// key (the package entry point exports it with node:crypto, `js/signing-key.js`), handed
+    /// key (the package entry point exports it with node:crypto, `js/issue/signing-key.js`), handed
     /// over as a one-item array.
     SigningKey,
 }

@@ -127,7 +127,7 @@ export interface AuthenticatorEntryOptions {
    * through it from construction, as `store.attach(authenticator)` does (docs/scale-out.md).
    * Not a store: `TypeError` `ERR_INVALID_ARG_TYPE`.
    */
-  store?: import('./redis').RedisStore | null | undefined
+  store?: import('./lib/store/index').RedisStore | null | undefined
 }
 
 /** Every option of `AuthConfig`, in `js/schema.json` order. */

@@ -12,7 +12,7 @@
 //                        listener here: one would end the process), then answers { revoked: true }
 //   { stop: true }   -> closes the feed and the client, exits 0
 
-const { RevocationFeed } = require('../../js/store/revocations')
+const { RevocationFeed } = require('../../lib/store/revocations')
 
 async function connect(kind, url) {
   if (kind === 'ioredis') {

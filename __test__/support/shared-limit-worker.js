@@ -7,7 +7,7 @@
 // Prints one JSON line: admitted (and while Redis was down), refused, waits, outage and recovery
 // events, and the first/last attempt times.
 
-const { createRedisStore } = require('../../redis')
+const { createRedisStore } = require('../../lib/store/index')
 const { connectClient } = require('./redis-clients')
 
 async function main() {

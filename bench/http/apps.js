@@ -118,7 +118,7 @@ function plainMiddleware(authenticate) {
 // pinned so that USE_RUST_AUTH=false in the environment cannot turn this row into the JS engine.
 function createAdapterMiddleware(adapter, fx) {
   const factory = adapter.authShield || adapter.default || adapter
-  if (typeof factory !== 'function') throw new Error('express.js exports no middleware factory')
+  if (typeof factory !== 'function') throw new Error('adapters/express.js exports no middleware factory')
   const middleware = factory(fx.config, { engine: 'native' })
   if (middleware.engine !== undefined && middleware.engine !== 'native') {
     throw new Error(`auth-shield/express runs the ${middleware.engine} engine, not the native one`)

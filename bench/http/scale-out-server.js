@@ -17,7 +17,7 @@ async function main() {
   let store = null
   if (useStore) {
     const { createClient } = require('redis')
-    const { createRedisStore } = require('../../redis')
+    const { createRedisStore } = require('../../lib/store/index')
     const client = createClient({ url: redisUrl })
     client.on('error', () => {})
     await client.connect()
@@ -26,7 +26,7 @@ async function main() {
   let server
   if (framework === 'express') {
     const express = require('express')
-    const authShield = require('../../express')
+    const authShield = require('../../adapters/express')
     const app = express()
     const options = { engine: 'native' }
     if (store !== null) options.store = store

@@ -50,7 +50,7 @@ function loadJsEngine() {
 }
 
 function loadExpressAdapter() {
-  return loadOptional('express')
+  return loadOptional('adapters/express')
 }
 
 module.exports = { loadNative, loadJsEngine, loadExpressAdapter, ROOT }

@@ -7,7 +7,7 @@ const { createSyncVerifiers, codeOf } = require('../lib/verifiers')
 const { sanityCheck } = require('../lib/sanity')
 const { measureInterleaved } = require('../lib/measure')
 const { summarize, pairedRatio } = require('../lib/stats')
-const { AuthDecision } = require('../../js/http')
+const { AuthDecision } = require('../../lib/http/decision')
 
 const BASELINE = 'native-authenticate'
 const BEARER = 'Bearer '
@@ -40,7 +40,7 @@ function buildContenders({ native, jsEngine }, fx) {
       accept: (r) => r !== null && typeof r === 'object' && r.valid === true && r.userId === fx.expected.userId,
     },
   ]
-  // The decision behind both adapters (js/http.js) on the same Authenticator, without and with
+  // The decision behind both adapters (lib/http/decision.js) on the same Authenticator, without and with
   // reading the verified payload: what `req.auth` costs when a route reads it, and that it
   // costs nothing when no route does.
   const decision = new AuthDecision(authenticator)

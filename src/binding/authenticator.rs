@@ -91,7 +91,7 @@ impl Authenticator {
     /// Replaces the access-token keys at once (requests see the old set or the new one, never
     /// a mix) and empties the verified-token cache; the same checks as the constructor's
     /// `keys`. Takes raw keys `{ kid?, alg, key: Buffer }`: the package entry point turns PEM,
-    /// JWK and `KeyObject` keys into them (`js/keys.js`). Returns the new `keySetGeneration`.
+    /// JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
     #[napi(catch_unwind, ts_args_type = "keys: ReadonlyArray<KeyInput>")]
     pub fn set_keys(&self, env: Env, keys: Unknown) -> Result<u32> {
         if self.shared {

@@ -50,7 +50,7 @@ pub enum Level {
     Member,
 }
 
-/// The members read of a key object: the raw material `js/keys.js` hands over.
+/// The members read of a key object: the raw material `lib/keys/normalize.js` hands over.
 const KEY_MEMBERS: [&str; 3] = ["kid", "alg", "key"];
 
 /// One value as the core sees it; see [`Level`].

@@ -23,7 +23,7 @@ pub fn sign(env: &Env, core: &Authenticator, claims: Unknown, kind: TokenKind) -
     })
 }
 
-/// The same words as the JS engine's (js/sign.js).
+/// The same words as the JS engine's (js/issue.js).
 const NOT_SERIALIZABLE: &str = "claims could not be serialized: JSON.stringify threw (a cycle, a BigInt, nesting too deep or a throwing toJSON)";
 
 /// Serializes through the engine's own `JSON.stringify`, which turns cycles, BigInts and the

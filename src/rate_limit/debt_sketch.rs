@@ -9,7 +9,7 @@
 //!
 //! The hash is two 32-bit lanes over the key's UTF-8 bytes (FNV-1a and a second odd multiplier,
 //! each finished with MurmurHash3's `fmix32`), combined per row as `h1 + row * h2`
-//! (Kirsch–Mitzenmacher). It uses only 32-bit multiply, xor and shifts so `js/debt-sketch.js`
+//! (Kirsch–Mitzenmacher). It uses only 32-bit multiply, xor and shifts so `js/rate-limit/debt-sketch.js`
 //! computes the same cells with `Math.imul`. The two lane seeds are random per limiter, so
 //! nobody outside the process can aim keys at a chosen user's cells.
 
@@ -36,7 +36,7 @@ fn fmix32(mut h: u32) -> u32 {
     h ^ (h >> 16)
 }
 
-/// Hashes `key` under `seeds` (mirrored by `hashKey` in js/debt-sketch.js).
+/// Hashes `key` under `seeds` (mirrored by `hashKey` in js/rate-limit/debt-sketch.js).
 pub fn hash_key(seeds: (u32, u32), key: &[u8]) -> KeyHash {
     let (mut h1, mut h2) = seeds;
     for &b in key {
@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn hashes_match_the_js_engine_vectors() {
-        // The same vectors are asserted in __test__/limiter.test.js against js/debt-sketch.js.
+        // The same vectors are asserted in __test__/limiter.test.js against js/rate-limit/debt-sketch.js.
         assert_eq!(hash_key((0, 0), b""), KeyHash(0, 1));
         let seeds = (0x9e37_79b9, 0x7f4a_7c15);
         assert_eq!(

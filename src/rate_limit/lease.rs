@@ -6,7 +6,7 @@
 //! lease left) the key is queued, and the store's background loop fetches `lease − credits`
 //! more (`drain` / `grant`). A refusal from the store becomes a local "blocked until" instant.
 //! A key with no credit and no block answers `Pending` and counts one more request waiting: the
-//! middleware waits for the store's round trip (the recovery seam of js/http.js) and
+//! middleware waits for the store's round trip (the recovery seam of lib/http/decision.js) and
 //! authenticates again. Requests of one key that find no credit while a fetch is in flight wait
 //! for that fetch instead of failing: the table asks for a lease plus one credit per further
 //! waiting request, and a grant that leaves fewer credits than requests waiting (they came after

@@ -1,0 +1,177 @@
+'use strict'
+
+// `require('auth-shield/express')`: the whole auth chain as one Express middleware (Express 4
+// and 5; it only uses Node's own request/response API). One engine call per request; what to
+// do with the request is decided in lib/http/decision.js, shared with the Fastify plugin.
+//
+//   const authShield = require('auth-shield/express')
+//   app.use('/api', authShield({ accessSecret: process.env.JWT_SECRET }))
+
+const { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError } = require('../lib/http/decision')
+const { TooManyRequestsError, ServiceUnavailableError } = require('../lib/http/unauthorized-error')
+const { compileSkip } = require('../lib/http/request-match')
+const { callbackError } = require('../lib/http/callback-fence')
+const { typeError } = require('../js/error')
+const { expressJwtOn } = require('../lib/http/express-jwt-compat')
+
+// Express-only options.
+const EXPRESS_OPTIONS = new Set(['requestProperty'])
+
+/**
+ * Middleware for `configOrAuthenticator` (an authenticator config, or an Authenticator of
+ * either engine). On success sets `req.user` ({ userId, email, role }), `req.tenantId`,
+ * `req.tenantSource`, `req.requestId` (also as `req.id`, Express's conventional name) and
+ * `req.auth` (the verified payload, parsed when first read; the name is `requestProperty`); an
+ * anonymous request (credentialsRequired: false) gets them `undefined` (and the request id); on
+ * failure answers `{ error, code }` with the result's status, calls `onError`, or
+ * (`errors: 'next'`) calls `next` with an UnauthorizedError (a TooManyRequestsError for 429, a
+ * ServiceUnavailableError for 503). Skipped paths are left untouched.
+ */
+function authShield(configOrAuthenticator, options) {
+  const decision = new AuthDecision(configOrAuthenticator, options, EXPRESS_OPTIONS)
+  return middlewareOf(decision, (req) => decision.decide(req, pathOf(urlOf(req))), {})
+}
+
+/**
+ * The middleware for `decision`: `decide(req)` gives the decision (or a Promise of it);
+ * `hooks.nextError(d)` the error `errors: 'next'` hands on (default: the decision's). The
+ * compatible export (lib/http/express-jwt-compat.js) builds on it with its own `decide`.
+ */
+function middlewareOf(decision, decide, hooks) {
+  const { onError, errors } = decision.options
+  const requestProperty = readRequestProperty(decision.adapterOptions.requestProperty)
+  const nextError = hooks.nextError || ((d) => decision.unauthorizedError(d))
+
+  function authShieldMiddleware(req, res, next) {
+    let d
+    try {
+      d = decide(req)
+    } catch (err) {
+      return next(refusal(err))
+    }
+    if (isPending(d)) return d.then((d) => apply(d, req, res, next)).catch((err) => next(refusal(err)))
+    apply(d, req, res, next)
+  }
+
+  function apply(d, req, res, next) {
+    if (d.action === 'skip') return next()
+    req.requestId = req.id = d.requestId
+    // A hand-built response (serverless adapters, tests) may have no setHeader: express-jwt
+    // never touches the response, so nothing is set on one.
+    const settable = typeof res.setHeader === 'function'
+    if (settable) for (const [name, value] of d.headers) res.setHeader(name, value)
+    if (d.action === 'pass') {
+      Object.assign(req, d.identity)
+      // The payload is only parsed if the app reads it; assigning replaces it (express-jwt's
+      // req.auth is a plain property too).
+      if (d.authorization !== undefined) setClaims(req, requestProperty, d)
+      return next()
+    }
+    if (errors === 'next' || !settable) return next(nextError(d))
+    if (onError !== undefined) return callOnError(d, req, res, next)
+    res.statusCode = d.status
+    res.setHeader('Content-Type', 'application/json; charset=utf-8')
+    res.setHeader('Content-Length', Buffer.byteLength(d.body))
+    res.end(d.body)
+  }
+
+  // onError is fenced (lib/http/callback-fence.js): a throw, a rejection or a Promise that does not
+  // settle reaches next() as a real Error, never as `next(undefined)`, which would continue.
+  function callOnError(d, req, res, next) {
+    let answer
+    try {
+      answer = onError(new AuthShieldError(d.result), req, res, next)
+    } catch (err) {
+      return next(err)
+    }
+    if (answer instanceof Promise) answer.then(undefined, next)
+  }
+
+  authShieldMiddleware.engine = decision.engine.name
+  authShieldMiddleware.authenticator = decision.engine.authenticator
+  authShieldMiddleware.stats = decision.engine.stats
+  // Internal: where adapter options (a JWKS source, a shared store) register their recoveries.
+  Object.defineProperty(authShieldMiddleware, 'decision', { value: decision })
+  Object.defineProperty(authShieldMiddleware, 'unless', { value: unlessOf(authShieldMiddleware) })
+  return authShieldMiddleware
+}
+
+/** The URL a request asked for; '' for a hand-built request without one. */
+function urlOf(req) {
+  return req.originalUrl || req.url || ''
+}
+
+/** `requestProperty`: a name, or a dotted path as express-jwt allows (`'auth.payload'`). */
+function readRequestProperty(name = 'auth') {
+  const path = typeof name === 'string' ? name.split('.') : []
+  if (path.length === 0 || path.some((p) => p === '' || p === '__proto__' || p === 'constructor' || p === 'prototype')) {
+    throw typeError('options.requestProperty must be a property name or a dotted path of them')
+  }
+  return path
+}
+
+/**
+ * `req[path]` reads the pass decision's claims: the payload is only parsed if the app reads it.
+ * Assigning replaces it with a plain value (express-jwt's `req.auth` is a plain property).
+ */
+function setClaims(req, path, d) {
+  let target = req
+  for (let i = 0; i < path.length - 1; i++) {
+    const next = target[path[i]]
+    target = next !== null && typeof next === 'object' ? next : (target[path[i]] = {})
+  }
+  const name = path[path.length - 1]
+  const owner = target
+  Object.defineProperty(owner, name, {
+    get: () => d.claims,
+    set: (value) => Object.defineProperty(owner, name, { value, writable: true, configurable: true, enumerable: true }),
+    configurable: true,
+    enumerable: true,
+  })
+}
+
+/**
+ * express-unless's `.unless(rules)`: the same middleware, skipped where `rules` match (the
+ * shapes of the `unless` option). The returned middleware keeps `engine`, `stats` and `decision`.
+ */
+function unlessOf(middleware) {
+  return function unless(rules) {
+    const skip = compileSkip(rules, 'unless', middleware.decision.options.fence)
+    const wrapped = function authShieldUnless(req, res, next) {
+      if (skip === null) return middleware(req, res, next)
+      let skipped
+      try {
+        skipped = skip(req, pathOf(urlOf(req)))
+      } catch (err) {
+        return next(refusal(err))
+      }
+      if (skipped === true) return next()
+      if (skipped === false) return middleware(req, res, next)
+      skipped.then((s) => (s ? next() : middleware(req, res, next))).catch((err) => next(refusal(err)))
+    }
+    wrapped.engine = middleware.engine
+    wrapped.authenticator = middleware.authenticator
+    wrapped.stats = middleware.stats
+    Object.defineProperty(wrapped, 'decision', { value: middleware.decision })
+    Object.defineProperty(wrapped, 'unless', { value: unlessOf(wrapped) })
+    return wrapped
+  }
+}
+
+/**
+ * What reaches `next(err)` when the decision failed: always a real Error (the callbacks are
+ * fenced already; this keeps a falsy value from ever meaning "continue").
+ */
+function refusal(err) {
+  return callbackError('auth-shield', err)
+}
+
+module.exports = authShield
+module.exports.authShield = authShield
+module.exports.default = authShield
+module.exports.AuthShieldError = AuthShieldError
+module.exports.UnauthorizedError = UnauthorizedError
+module.exports.TooManyRequestsError = TooManyRequestsError
+module.exports.ServiceUnavailableError = ServiceUnavailableError
+// express-jwt's defaults and callback shapes on the same middleware (lib/http/express-jwt-compat.js).
+module.exports.expressjwt = expressJwtOn({ middlewareOf, urlOf, EXPRESS_OPTIONS })

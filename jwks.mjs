@@ -1,2 +1,0 @@
-// ESM entry of `auth-shield/jwks`: the CommonJS module's named exports.
-export * from './jwks.js'

@@ -1,0 +1,369 @@
+'use strict'
+
+// What the Express middleware and the Fastify plugin share: their options, the one decision
+// taken for every request (skip, pass with an identity, pass anonymously, or fail), the HTTP
+// form of an AuthResult (status, JSON body, X-Request-Id, RateLimit-*, Retry-After,
+// WWW-Authenticate), and the error handed to onError. The adapters only translate a decision
+// into their framework's calls.
+
+const { typeError, TABLE } = require('../../js/error')
+const { createEngine } = require('./engine')
+const { resultTemplates } = require('../../js/schema')
+const { compileSkip, isPreflight } = require('./request-match')
+const { authorizationOf, headerValue, readCookieOption } = require('./token-source')
+const { AuthShieldError, UnauthorizedError, errorForNext, isOtherScheme } = require('./unauthorized-error')
+const { splitSource } = require('./express-jwt-options')
+const { rateLimitHeaderWriter } = require('./rate-limit-headers')
+const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
+const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
+
+const OPTION_NAMES = new Set([
+  'credentialsRequired',
+  'getToken',
+  'skip',
+  'onError',
+  'engine',
+  'shadow',
+  'onMismatch',
+  'retryAfterToleranceMs',
+  'realm',
+  'errors',
+  'cookie',
+  'unless',
+  'skipPreflight',
+  'isRevoked',
+  'rateLimitHeaders',
+  'algorithms',
+  'store',
+  'jwks',
+  'callbackTimeoutMs',
+])
+
+/** Validated middleware options; `ignored` names keys owned by the host framework. */
+function readOptions(options, ignored = new Set()) {
+  if (options === undefined || options === null) options = {}
+  if (typeof options !== 'object' || Array.isArray(options)) throw typeError('options must be an object')
+  for (const name of Object.keys(options)) {
+    if (!OPTION_NAMES.has(name) && !ignored.has(name)) throw typeError(`options.${name} is not a known option`)
+  }
+  // Every callback of the application is called through the fence (lib/http/callback-fence.js).
+  const fence = new CallbackFence(options.callbackTimeoutMs)
+  const { credentialsRequired = true, getToken, onError, realm, isRevoked } = options
+  const { errors = 'respond', skipPreflight = true, rateLimitHeaders = 'legacy' } = options
+  if (typeof credentialsRequired !== 'boolean') throw typeError('options.credentialsRequired must be a boolean')
+  if (typeof skipPreflight !== 'boolean') throw typeError('options.skipPreflight must be a boolean')
+  for (const [name, value] of [
+    ['getToken', getToken],
+    ['onError', onError],
+    ['isRevoked', isRevoked],
+  ]) {
+    if (value !== undefined && typeof value !== 'function') throw typeError(`options.${name} must be a function`)
+  }
+  if (errors !== 'respond' && errors !== 'next') throw typeError("options.errors must be 'respond' or 'next'")
+  if (errors === 'next' && onError !== undefined) throw typeError("options.onError and errors: 'next' both decide where failures go: give one")
+  if (!RATE_LIMIT_HEADER_MODES.includes(rateLimitHeaders)) {
+    throw typeError("options.rateLimitHeaders must be 'draft', 'legacy', 'both' or false")
+  }
+  // A realm is a quoted-string (RFC 7235 §2.2): no quotes, backslashes or control characters.
+  if (realm !== undefined && (typeof realm !== 'string' || !/^[\x20-\x7e]*$/.test(realm) || /["\\]/.test(realm))) {
+    throw typeError('options.realm must be a string of printable ASCII without quotes or backslashes')
+  }
+  // `unless` is express-unless's name for the same rules.
+  if (options.skip !== undefined && options.unless !== undefined) throw typeError('options.skip and options.unless are the same option: give one')
+  const skip = options.unless !== undefined ? compileSkip(options.unless, 'unless', fence) : compileSkip(options.skip, 'skip', fence)
+  const cookie = readCookieOption(options.cookie)
+  return {
+    credentialsRequired,
+    getToken: fenced(fence, 'getToken', getToken),
+    onError: fenced(fence, 'onError', onError),
+    realm,
+    skip,
+    cookie,
+    errors,
+    skipPreflight,
+    isRevoked: fenced(fence, 'isRevoked', isRevoked),
+    rateLimitHeaders,
+    fence,
+  }
+}
+
+function fenced(fence, name, fn) {
+  return fn === undefined ? undefined : fence.wrap(`options.${name}`, fn)
+}
+
+const RATE_LIMIT_HEADER_MODES = ['draft', 'legacy', 'both', false]
+
+/** The path of a request URL, without the query string. */
+function pathOf(url) {
+  const q = url.indexOf('?')
+  return q < 0 ? url : url.slice(0, q)
+}
+
+/** The engine for a middleware: `source` is a config or an Authenticator. */
+function engineFor(source, options, fence) {
+  if (options === undefined || options === null) options = {}
+  return createEngine(source, {
+    fence,
+    engine: options.engine,
+    shadow: options.shadow,
+    onMismatch: options.onMismatch,
+    retryAfterToleranceMs: options.retryAfterToleranceMs,
+  })
+}
+
+const NO_HEADERS = Object.freeze({})
+
+// A skipped request: the adapter leaves it and the response untouched.
+const SKIP = Object.freeze({ action: 'skip' })
+
+/**
+ * The decision behind every adapter, made once per middleware from its source (a config or an
+ * Authenticator) and options. `decide(req, path)` returns one of:
+ * - `{ action: 'skip' }`: a skipped path; nothing is authenticated, set or sent.
+ * - a `Pass` (`action: 'pass'`, `requestId`, `headers`, `identity`, `claims`): call the next
+ *   handler with `identity` (`{ user, tenantId, tenantSource }`) on the request; `claims` is
+ *   the verified token's whole payload, parsed when first read. An anonymous request (no
+ *   credentials, or another scheme, while `credentialsRequired` is false) passes with all three
+ *   `undefined` and no claims, as an AuthResult leaves absent fields.
+ * - `{ action: 'fail', requestId, headers, status, body, result, authorization }`: answer
+ *   `status` with the JSON `body`, hand `new AuthShieldError(result)` to onError, or
+ *   `unauthorizedError(d)` to the framework (`errors: 'next'`).
+ * `headers` are [name, value] pairs to set on the response in every case but skip.
+ *
+ * `source` may be express-jwt's single options object (`{ secret, algorithms, getToken, … }`):
+ * lib/http/express-jwt-options.js splits it into the config and the middleware options.
+ */
+class AuthDecision {
+  constructor(source, options, ignoredOptions) {
+    ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
+    this.options = readOptions(options, ignoredOptions)
+    this.adapterOptions = options
+    // The config (or Authenticator) after the split: lib/http/express-jwt-compat.js reads its claim rules.
+    this.source = source
+    const store = options === undefined || options === null ? undefined : options.store
+    if (store !== undefined) checkStore(store, 'options.store')
+    // The shadow engine would keep local buckets: every limited request would differ. (A
+    // config's `store` is among the options by now: splitSource moves it.)
+    if (store !== undefined && options.shadow === true) throw typeError('options.store cannot be combined with shadow')
+    // A remote key set (auth-shield/jwks) gives a config without keys its keys, and makes
+    // unknown_key wait for its one shared refresh.
+    const jwks = options && options.jwks !== undefined ? require('../jwks/middleware') : null
+    this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options, this.options.fence)
+    this.refillPerSec = this.engine.authenticator.rateLimitRefill
+    this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
+    this.recoveries = new Map()
+    // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
+    // both): the limit goes through it, and an identity without a lease yet waits for one round
+    // trip (docs/scale-out.md).
+    if (store !== undefined) attachStore(this.engine.authenticator, store)
+    const shared = storeOf(this.engine.authenticator)
+    if (shared !== undefined) this.recover(shared.pendingCode, shared.recover, STORE_WAITS)
+    if (jwks !== null) jwks.useJwksSource(this, options.jwks)
+  }
+
+  /**
+   * Registers `recover(result, req)` for failures with `code`: instead of failing at once, the
+   * decision waits for the Promise it returns and, when it resolves to true, authenticates the
+   * request once more, reading its credentials again; one request waits at most `attempts`
+   * times (default 1) in all. For failures that background state can repair: a
+   * key set refreshed on an unknown `kid`, a rate-limit lease fetched from a shared store. A
+   * throw, a rejection, any answer but `true`, or no answer within `callbackTimeoutMs` keeps the
+   * first failure (the recovery is fenced as every callback is). Only these paths are
+   * asynchronous.
+   */
+  recover(code, recover, attempts = 1) {
+    if (typeof recover !== 'function') throw typeError('recover must be a function')
+    this.recoveries.set(code, { recover: this.options.fence.wrap(`the ${code} recovery`, recover), attempts })
+  }
+
+  /**
+   * The decision for a request: a decision object, or a Promise of one on a recovery path, an
+   * asynchronous `getToken`, `isRevoked`, skip predicate or `onMismatch`. A callback that
+   * throws, rejects, answers what it may not or does not settle makes this throw (or reject)
+   * a real Error (lib/http/callback-fence.js): the adapters hand that error to the framework.
+   */
+  decide(req, path) {
+    const skip = this.options.skip
+    if (skip === null) return this.authenticateUnskipped(req)
+    const skipped = skip(req, path)
+    if (skipped === true) return SKIP
+    if (skipped === false) return this.authenticateUnskipped(req)
+    return skipped.then((s) => (s ? SKIP : this.authenticateUnskipped(req)))
+  }
+
+  authenticateUnskipped(req) {
+    const { getToken, cookie, skipPreflight } = this.options
+    if (skipPreflight && isPreflight(req)) return SKIP
+    const authorization = authorizationOf(req, getToken, cookie)
+    if (typeof authorization === 'object') return authorization.then((a) => this.decideFor(req, a, 0))
+    return this.decideFor(req, authorization, 0)
+  }
+
+  decideFor(req, authorization, tries) {
+    // A hand-built request (serverless adapters, tests) may have no headers at all.
+    const headers = req.headers || NO_HEADERS
+    const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
+    // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
+    if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, tries, r))
+    return this.decideWith(req, authorization, tries, result)
+  }
+
+  decideWith(req, authorization, tries, result) {
+    if (!result.authenticated && this.recoveries.size !== 0) {
+      const registered = this.recoveries.get(result.errorCode)
+      if (registered !== undefined && tries < registered.attempts) {
+        const { recover } = registered
+        const verdict = () => this.verdict(result, authorization)
+        const { getToken, cookie } = this.options
+        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, tries + 1))
+        return Promise.resolve()
+          .then(() => recover(result, req))
+          .then((repaired) => (repaired === true ? again() : verdict()), verdict)
+      }
+    }
+    const d = this.verdict(result, authorization)
+    return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
+  }
+
+  verdict(result, authorization) {
+    const { credentialsRequired, realm } = this.options
+    const requestId = result.requestId
+    if (result.authenticated) {
+      const user = { userId: result.userId, email: result.email, role: result.role }
+      const identity = { user, tenantId: result.tenantId, tenantSource: result.tenantSource }
+      return new Pass(requestId, this.headersFor(result, authorization), identity, authorization)
+    }
+    // Optional auth: anonymous requests (no credentials, or another scheme's, as express-jwt
+    // lets `Basic …` through) pass without a challenge; a bad bearer token is still refused.
+    const code = result.errorCode
+    const noCredentials = code === 'missing_authorization' || (code === 'invalid_authorization_format' && isOtherScheme(authorization))
+    if (!credentialsRequired && noCredentials) {
+      return new Pass(requestId, [['X-Request-Id', requestId]], ANONYMOUS, undefined)
+    }
+    return {
+      action: 'fail',
+      requestId,
+      headers: this.headersFor(result, authorization),
+      status: result.errorStatus,
+      body: errorBody(result),
+      result,
+      authorization,
+    }
+  }
+
+  headersFor(result, authorization) {
+    return responseHeaders(result, authorization, this.rateLimitHeaders, this.options.realm)
+  }
+
+  /**
+   * `isRevoked(req, claims)` after the engine accepted the token: `true` (or a Promise of it)
+   * turns the pass into `token_revoked`, `false` keeps it, and any other answer is an
+   * ERR_AUTH_SHIELD_CALLBACK error (fail closed: a forgotten `return` must not pass). Only ever
+   * called with a verified payload.
+   */
+  checkRevoked(pass, result, authorization, req) {
+    const answer = this.options.isRevoked(req, pass.claims)
+    const settle = (revoked) => {
+      if (revoked === false) return pass
+      if (revoked === true) return this.verdict(revokedResult(result), authorization)
+      throw unexpectedAnswer('options.isRevoked', revoked, 'true or false')
+    }
+    return answer instanceof Promise ? answer.then(settle) : settle(answer)
+  }
+
+  /** The error `errors: 'next'` hands to the framework for a fail decision. */
+  unauthorizedError(d) {
+    return errorForNext(d.result, d.authorization, d.headers)
+  }
+}
+
+/** A passing decision; `claims` decodes the verified token's payload on first read. */
+class Pass {
+  constructor(requestId, headers, identity, authorization) {
+    this.action = 'pass'
+    this.requestId = requestId
+    this.headers = headers
+    this.identity = identity
+    this.authorization = authorization
+    this.parsed = undefined
+  }
+
+  /**
+   * The whole payload of the token the engine just verified (both engines verified the same
+   * bytes, so both give these values), or undefined for an anonymous pass.
+   */
+  get claims() {
+    if (this.parsed === undefined && this.authorization !== undefined) this.parsed = payloadOf(this.authorization)
+    return this.parsed
+  }
+}
+
+/** JSON of a verified `Bearer <header>.<payload>.<signature>`'s payload segment. */
+function payloadOf(authorization) {
+  const start = authorization.indexOf('.') + 1
+  const end = authorization.indexOf('.', start)
+  return JSON.parse(Buffer.from(authorization.slice(start, end), 'base64url').toString('utf8'))
+}
+
+const { failure: FAILURE } = resultTemplates()
+
+/** A failure result for a token `isRevoked` refused, with the request id of its result. */
+function revokedResult(result) {
+  const { status, message } = TABLE.token_revoked
+  const revoked = { ...FAILURE }
+  revoked.requestId = result.requestId
+  revoked.rateLimitLimit = result.rateLimitLimit
+  revoked.retryAfterMs = 0
+  revoked.error = message
+  revoked.errorCode = 'token_revoked'
+  revoked.errorStatus = status
+  return revoked
+}
+
+/** True for a Promise-like decision (a recovery path). */
+function isPending(decision) {
+  return typeof decision.then === 'function'
+}
+
+const ANONYMOUS = Object.freeze({ user: undefined, tenantId: undefined, tenantSource: undefined })
+
+/** Response headers for a result, as [name, value] pairs (X-Request-Id always). */
+function responseHeaders(result, authorization, rateLimitHeaders, realm) {
+  const headers = [['X-Request-Id', result.requestId]]
+  if (result.rateLimitLimit !== undefined && (result.authenticated || result.errorCode === 'rate_limited')) {
+    rateLimitHeaders(result, headers)
+  }
+  // A 503 that remains with a store (its wait queue full, Redis failing past the fallback):
+  // the lease is seconds away at most (RFC 9110 §10.2.3).
+  if (result.errorCode === 'rate_limit_pending') headers.push(['Retry-After', '1'])
+  if (result.errorStatus === 401) headers.push(['WWW-Authenticate', challenge(result, authorization, realm)])
+  // A 503 for a state the server expects to end (keys_unavailable: a remote key set not in force)
+  // says when to try again (RFC 9110 §10.2.3).
+  else if (result.errorStatus === 503 && result.errorCode !== 'rate_limit_pending' && result.retryAfterMs > 0) headers.push(['Retry-After', String(Math.ceil(result.retryAfterMs / 1000))])
+  return headers
+}
+
+// Bearer schemes as written by a client that sent one (RFC 7235 §2.1: case-insensitive).
+const BEARER_SCHEME = /^bearer(?: |$)/i
+
+/**
+ * RFC 6750 §3.1: a request without bearer credentials (none, or another scheme) gets a bare
+ * challenge; a malformed Authorization header is `invalid_request`; any other 401 is
+ * `invalid_token`. The status stays 401 in every case, as the AuthResult says.
+ */
+function challenge(result, authorization, realm) {
+  const params = realm === undefined ? [] : [`realm="${realm}"`]
+  const code = result.errorCode
+  const noBearer = code === 'missing_authorization' || !BEARER_SCHEME.test(authorization || '')
+  if (!noBearer) {
+    params.push(`error="${code === 'invalid_authorization_format' ? 'invalid_request' : 'invalid_token'}"`)
+    params.push(`error_description="${result.error}"`)
+  }
+  return params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`
+}
+
+function errorBody(result) {
+  return JSON.stringify({ error: result.error, code: result.errorCode })
+}
+
+module.exports = { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError }

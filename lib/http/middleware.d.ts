@@ -1,0 +1,266 @@
+// Types shared by auth-shield/express and auth-shield/fastify (hand-written).
+
+import type { AuthConfig, AuthFailure, AuthResult, Authenticator as NativeAuthenticator, ErrorCode, TenantSource } from '../../index'
+import type { Authenticator as JsAuthenticator } from '../../js/index'
+import type { RemoteJwks } from '../jwks/index'
+
+export type { ErrorCode, TenantSource }
+
+export type EngineName = 'native' | 'js'
+
+/** An Authenticator of either engine. */
+export type AnyAuthenticator = NativeAuthenticator | JsAuthenticator
+
+/** What the middleware puts on `req.user` / `request.user` after a successful check. */
+export interface AuthUser {
+  /** The token's `sub` claim. */
+  userId: string
+  email?: string
+  role?: string
+}
+
+/**
+ * A config, or an Authenticator of either engine to use as is (no shadow mode then; an explicit
+ * `engine` option or USE_RUST_AUTH naming the other engine throws a TypeError).
+ */
+export type AuthSource = AuthConfig | AnyAuthenticator
+
+/** One request on which the two engines disagreed in shadow mode. */
+export interface ShadowMismatch {
+  /** The AuthResult fields that differ (`requestId` is never compared). */
+  fields: string[]
+  /** The result that was served. */
+  primary: AuthResult
+  /** The other engine's result. */
+  shadow: AuthResult
+  primaryEngine: EngineName
+  shadowEngine: EngineName
+}
+
+/** Counters of a middleware, from `middleware.stats()` / `fastify.authShield.stats()`. */
+export interface AuthShieldStats {
+  engine: EngineName
+  /** Whether shadow mode runs (false when asked for but the native binary is missing). */
+  shadow: boolean
+  shadowEngine?: EngineName
+  /** Requests authenticated (skipped paths are not counted). */
+  requests: number
+  /** Requests whose two results differed (shadow mode only). */
+  mismatches: number
+  /** Mismatches per AuthResult field. */
+  mismatchesByField: Record<string, number>
+  /** onMismatch calls that threw, rejected or did not settle (each refused its request: fail closed). */
+  onMismatchErrors: number
+}
+
+/**
+ * The whole verified JWT payload (`req.auth`, `request.auth`, `isRevoked`'s second argument):
+ * parsed from the token the engine just verified, on first read.
+ */
+export interface JwtClaims {
+  sub: string
+  exp: number
+  [claim: string]: unknown
+}
+
+/** A path rule of express-unless: exact, a pattern, or either limited to some methods. */
+export type PathRule = string | RegExp | { url: string | RegExp; methods?: string[]; method?: string | string[] }
+
+/** express-unless's rule object: the request is skipped when any of its rules matches. */
+export interface UnlessRules<Req> {
+  path?: PathRule | PathRule[]
+  method?: string | string[]
+  /** File extensions (`'css'` or `'.css'`) the path may end with. */
+  ext?: string | string[]
+  /** Skips only when it answers `true` (or a Promise of `true`); any other answer authenticates. */
+  custom?: (req: Req) => boolean | Promise<boolean>
+  /** Only `true` (the default): rules match the path the client asked for. */
+  useOriginalUrl?: true
+}
+
+/**
+ * Requests not to authenticate: paths, patterns, express-unless rules, or a predicate (which
+ * skips only when it answers `true`, or a Promise of `true`).
+ */
+export type SkipRule<Req> = PathRule | PathRule[] | UnlessRules<Req> | ((req: Req, path: string) => boolean | Promise<boolean>)
+
+/** Options common to the Express middleware and the Fastify plugin. */
+export interface CommonOptions<Req> {
+  /**
+   * false lets requests without credentials through anonymously, and those with another scheme
+   * (`Authorization: Basic …`); a bad bearer token is still refused. Default true.
+   */
+  credentialsRequired?: boolean
+  /**
+   * Reads the bare token from the request (a cookie, a query parameter…) instead of the header;
+   * may return a Promise. A throw or rejection reaches the framework's error handling as an
+   * Error (see `callbackTimeoutMs`).
+   */
+  getToken?: (req: Req) => string | null | undefined | Promise<string | null | undefined>
+  /**
+   * The cookie holding the token when there is no Authorization header: a name, or
+   * `{ cookieName }`. Read from `req.cookies` when a cookie parser ran, else from the Cookie header.
+   */
+  cookie?: string | { cookieName: string; signed?: false }
+  /** Paths (exact, without the query), patterns, express-unless rules, or a predicate. */
+  skip?: SkipRule<Req>
+  /** express-unless's name for `skip` (give one of the two). */
+  unless?: SkipRule<Req>
+  /**
+   * CORS preflights (OPTIONS with Access-Control-Request-Method; in `expressjwt`, express-jwt's
+   * rule: OPTIONS whose Access-Control-Request-Headers names authorization) pass untouched.
+   * Default true.
+   */
+  skipPreflight?: boolean
+  /**
+   * 'respond' (the default; `expressjwt`: 'next') answers failures with `{ error, code }`; 'next'
+   * hands an `UnauthorizedError` to the framework (Express `next(err)`, Fastify's error handler),
+   * a `TooManyRequestsError` for 429 and a `ServiceUnavailableError` for 503.
+   */
+  errors?: 'respond' | 'next'
+  /**
+   * Asked after the engine accepted the token: `true` (or a Promise of it) refuses the request
+   * with `token_revoked` (401), `false` lets it through. Any other answer, a throw or a
+   * rejection reaches the framework's error handling as an Error (`ERR_AUTH_SHIELD_CALLBACK`).
+   */
+  isRevoked?: (req: Req, claims: JwtClaims) => boolean | Promise<boolean>
+  /**
+   * Rate-limit header shape: 'legacy' (the default: RateLimit-Limit/-Remaining/-Reset),
+   * 'draft' (RateLimit-Policy and RateLimit of draft-ietf-httpapi-ratelimit-headers), 'both',
+   * or false (none; a 429 keeps Retry-After).
+   */
+  rateLimitHeaders?: 'draft' | 'legacy' | 'both' | false
+  /**
+   * express-jwt's allow-list: must name exactly the configured keys' algorithms (today
+   * `['HS256']`), else a TypeError when the middleware is made.
+   */
+  algorithms?: string[]
+  /**
+   * 'native' (the default) or 'js'; without it, USE_RUST_AUTH decides (true/1/yes/on: native,
+   * false/0/no/off: js, any case; unset or empty: native; anything else throws a TypeError).
+   */
+  engine?: EngineName
+  /** Run both engines per request, serve the primary's result and count differences. */
+  shadow?: boolean
+  /**
+   * Called for each shadow-mode difference (a returned Promise is awaited). A throw or rejection
+   * refuses the request it reports on (fail closed) and counts in `onMismatchErrors`.
+   */
+  onMismatch?: (mismatch: ShadowMismatch) => void | Promise<void>
+  /** retryAfterMs values within this many ms count as equal in shadow mode. Default 1000. */
+  retryAfterToleranceMs?: number
+  /** `realm` of the WWW-Authenticate challenge. */
+  realm?: string
+  /**
+   * Milliseconds the middleware waits for a Promise returned by any callback of the application
+   * (getToken, isRevoked, skip/unless predicates, onError, formatUser, onMismatch) and for a
+   * recovery (a JWKS refresh, a store lease); past it the request is refused
+   * (`ERR_AUTH_SHIELD_CALLBACK_TIMEOUT`, status 503; a recovery keeps its first failure).
+   * Whatever a callback throws or rejects with is refused too: an Error as it is, any other
+   * value (`undefined`, `''`, `'route'`…) as an `ERR_AUTH_SHIELD_CALLBACK` Error whose `cause`
+   * is the value. 1..2147483647, default 10000.
+   */
+  callbackTimeoutMs?: number
+  /**
+   * A shared store (`createRedisStore` of `auth-shield/redis`): the rate limit is shared by every
+   * process, and an identity this process has not seen waits for one round trip.
+   */
+  store?: import('../store/index').RedisStore
+  /**
+   * A remote key set (`createRemoteJwks` from auth-shield/jwks): it feeds the Authenticator its
+   * keys, and a request failing with `unknown_key` waits for its one shared refresh, then
+   * authenticates once more.
+   */
+  jwks?: RemoteJwks
+}
+
+/** express-jwt's codes, and ours where it has none (tenant checks). */
+export type UnauthorizedCode =
+  | 'credentials_required'
+  | 'credentials_bad_scheme'
+  | 'credentials_bad_format'
+  | 'invalid_token'
+  | 'revoked_token'
+  | 'invalid_tenant'
+  | 'tenant_mismatch'
+
+/**
+ * express-jwt's error: `new UnauthorizedError(code, { message })` as in express-jwt (a `getToken`
+ * may throw one). The failures `errors: 'next'` hands to the framework also carry `authCode`,
+ * `statusCode`, `requestId` and `headers`.
+ */
+export declare class UnauthorizedError extends Error {
+  constructor(code: string, error: { message: string })
+  name: 'UnauthorizedError'
+  /** express-jwt's code where it has one. */
+  code: UnauthorizedCode
+  /** auth-shield's own code, e.g. `token_expired` (absent on one built by the constructor). */
+  authCode: ErrorCode
+  status: AuthFailure['errorStatus']
+  statusCode: AuthFailure['errorStatus']
+  requestId: string
+  /**
+   * The cause: the AuthShieldError with the whole AuthResult (`authShield`), jsonwebtoken's
+   * error shape (`name` 'TokenExpiredError', 'NotBeforeError', 'JsonWebTokenError'; the
+   * compatible export `expressjwt`), or the constructor's second argument.
+   */
+  inner: AuthShieldError | JsonWebTokenErrorLike | { message: string }
+  /** The response headers already set (X-Request-Id, WWW-Authenticate, Retry-After…). */
+  headers: Record<string, string>
+}
+
+/** jsonwebtoken's error shape, as `err.inner` of the compatible export. */
+export interface JsonWebTokenErrorLike extends Error {
+  name: 'JsonWebTokenError' | 'TokenExpiredError' | 'NotBeforeError'
+  /** TokenExpiredError: the token's `exp`. */
+  expiredAt?: Date
+  /** NotBeforeError: the token's `nbf`. */
+  date?: Date
+}
+
+/**
+ * A failure that is not about credentials, with http-errors' fields, so that an error handler
+ * written for express-jwt (`err.name === 'UnauthorizedError'` → 401) keeps its status.
+ */
+declare class HttpStatusError extends Error {
+  /** Our code (express-jwt has none for these), also as `authCode`. */
+  code: ErrorCode
+  authCode: ErrorCode
+  status: number
+  statusCode: number
+  /** http-errors' convention: the message is safe to show for a status below 500. */
+  expose: boolean
+  requestId: string
+  retryAfterMs: number
+  /** The response headers already set (X-Request-Id, Retry-After, RateLimit-*…). */
+  headers: Record<string, string>
+  inner: AuthShieldError
+}
+
+/** 429 `rate_limited` with `errors: 'next'`. */
+export declare class TooManyRequestsError extends HttpStatusError {
+  name: 'TooManyRequestsError'
+  status: 429
+  statusCode: 429
+}
+
+/** 503 (`rate_limit_pending`, `revocation_unavailable`, …) with `errors: 'next'`. */
+export declare class ServiceUnavailableError extends HttpStatusError {
+  name: 'ServiceUnavailableError'
+  status: 503
+  statusCode: 503
+}
+
+/** The error an `onError` hook receives. */
+export declare class AuthShieldError extends Error {
+  name: 'AuthShieldError'
+  /** The HTTP status to answer with (400, 401, 403, 429, or 503 for rate_limit_pending). */
+  status: AuthFailure['errorStatus']
+  statusCode: AuthFailure['errorStatus']
+  /** The stable error code, e.g. `token_expired` (see `auth-shield/error-codes.json`). */
+  code: ErrorCode
+  requestId: string
+  retryAfterMs: number
+  /** The whole AuthResult (a failure). */
+  result: AuthFailure
+}

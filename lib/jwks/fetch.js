@@ -1,0 +1,85 @@
+'use strict'
+
+// One fetch of a remote JWKS document (lib/jwks/source.js): the configured URL and nothing else.
+// A redirect is never followed: a 3xx is a failed fetch like any other status but 200, so the
+// key set in force stays. (Followed, a redirect from the identity provider's URL, or from a
+// proxy or a compromised path in front of it, would install whatever keys another host serves:
+// the attacker's tokens accepted, the real ones refused.) The body is read under a byte cap and
+// the whole exchange under a time-out.
+
+const { typeError } = require('../../js/error')
+const { jwksError } = require('./document')
+
+/** The document's bytes: status 200, at most `maxBytes`, within `timeoutMs` from request to last byte. */
+async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
+  const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), closing])
+  const failed = (err) => {
+    if (closing.aborted) return jwksError('ERR_AUTH_SHIELD_JWKS_CLOSED', 'the JWKS source was closed during the fetch')
+    if (signal.aborted) return jwksError('ERR_AUTH_SHIELD_JWKS_TIMEOUT', `fetching ${url.href} took over ${timeoutMs} ms`)
+    return jwksError('ERR_AUTH_SHIELD_JWKS_FETCH', `fetching ${url.href} failed: ${err.message}`, err)
+  }
+  let res
+  try {
+    // `manual`: the 3xx itself comes back, and is refused below; nothing else is fetched.
+    res = await fetch(url, { signal, redirect: 'manual', headers: { accept: 'application/json, application/jwk-set+json' } })
+  } catch (err) {
+    throw failed(err)
+  }
+  const tooLarge = () => jwksError('ERR_AUTH_SHIELD_JWKS_TOO_LARGE', `the JWKS at ${url.href} is over maxBytes (${maxBytes})`)
+  if (res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400)) {
+    discard(res)
+    throw jwksError('ERR_AUTH_SHIELD_JWKS_FETCH', `fetching ${url.href} answered a redirect (HTTP ${res.status}): only the configured URL is fetched, redirects are never followed`)
+  }
+  if (res.status !== 200) {
+    discard(res)
+    throw jwksError('ERR_AUTH_SHIELD_JWKS_FETCH', `fetching ${url.href} answered HTTP ${res.status}`)
+  }
+  const declared = Number(res.headers.get('content-length'))
+  if (declared > maxBytes) {
+    discard(res)
+    throw tooLarge()
+  }
+  if (res.body === null) return Buffer.alloc(0)
+  const reader = res.body.getReader()
+  const chunks = []
+  let total = 0
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      total += value.byteLength
+      // Stop reading at the first chunk past the cap: a hostile server cannot make us buffer more.
+      if (total > maxBytes) {
+        reader.cancel().catch(() => {})
+        throw tooLarge()
+      }
+      chunks.push(value)
+    }
+  } catch (err) {
+    throw err.code === 'ERR_AUTH_SHIELD_JWKS_TOO_LARGE' ? err : failed(err)
+  }
+  return Buffer.concat(chunks, total)
+}
+
+function discard(res) {
+  if (res.body !== null) res.body.cancel().catch(() => {})
+}
+
+/** The configured URL, copied: http: or https: only. */
+function readUrl(url) {
+  let parsed
+  if (url instanceof URL) parsed = new URL(url.href)
+  else if (typeof url === 'string') {
+    try {
+      parsed = new URL(url)
+    } catch {
+      throw typeError(`the JWKS URL is not a valid URL: ${JSON.stringify(url)}`)
+    }
+  } else throw typeError('the JWKS URL must be a string or a URL')
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw typeError(`the JWKS URL must be http: or https:, got ${parsed.protocol}`)
+  }
+  return parsed
+}
+
+module.exports = { fetchDocument, readUrl }

@@ -1,0 +1,65 @@
+'use strict'
+
+// The one store an authenticator shares its rate limit through (docs/scale-out.md). The
+// `store` config option of both engines' Authenticator attaches through here; `store.attach`
+// records itself here; the middleware reads it to wait in that store's recovery for an identity
+// without a lease yet. `store` is a JS object: the entry points (native.js, js/authenticator.js)
+// take it out of the config before the core reads the rest (js/schema.json `entryOptions`).
+
+const { typeError } = require('../../js/error')
+
+const stores = new WeakMap()
+
+// How many times one request may wait in a store's recovery for `rate_limit_pending`
+// (docs/scale-out.md). The first wait almost always suffices: requests of one identity share
+// its fetch, sized for them; a retry may still find its credit taken by a newer request of the
+// same identity while it also waited for another identity's answer, and then waits again.
+const STORE_WAITS = 3
+
+/** Throws a TypeError unless `store` is a store (`what` names the option). */
+function checkStore(store, what) {
+  if (store === null || typeof store !== 'object' || typeof store.attach !== 'function' || typeof store.recover !== 'function') {
+    throw typeError(`${what} must be a store from auth-shield/redis`)
+  }
+}
+
+/**
+ * `{ config, store }`: the config without its `store` option (the same object when it has none)
+ * and the checked store, or undefined when absent, null or undefined.
+ */
+function splitStore(config) {
+  if (config === null || typeof config !== 'object' || !('store' in config)) return { config, store: undefined }
+  const store = config.store
+  if (store !== undefined && store !== null) checkStore(store, 'config.store')
+  const rest = {}
+  // `for...in`, as the config readers: own and inherited enumerable keys.
+  for (const name in config) if (name !== 'store') rest[name] = config[name]
+  return { config: rest, store: store === null ? undefined : store }
+}
+
+/** The store `authenticator` shares its limit through, or undefined. */
+function storeOf(authenticator) {
+  return stores.get(authenticator)
+}
+
+/** Throws a TypeError when `authenticator` already shares its limit through another store. */
+function checkNotElsewhere(authenticator, store) {
+  const held = stores.get(authenticator)
+  if (held !== undefined && held !== store) {
+    throw typeError('this authenticator already shares its rate limit through another store: give the same store to the Authenticator and the middleware, or only one of them')
+  }
+}
+
+/** Records that `authenticator` shares its limit through `store` (after checkNotElsewhere). */
+function recordStore(authenticator, store) {
+  stores.set(authenticator, store)
+}
+
+/** Attaches `authenticator` to `store` (a checked store) and records it. */
+function attachStore(authenticator, store) {
+  checkNotElsewhere(authenticator, store)
+  store.attach(authenticator)
+  recordStore(authenticator, store)
+}
+
+module.exports = { STORE_WAITS, checkStore, splitStore, storeOf, checkNotElsewhere, recordStore, attachStore }

@@ -1,0 +1,102 @@
+// Types of `auth-shield/redis` (hand-written). docs/scale-out.md is the reference.
+
+import type { EventEmitter } from 'node:events'
+
+/** A connected node-redis (v4+) or ioredis client; the store only sends commands through it. */
+export type RedisClientLike = object
+
+/** A shared bucket for `store.consume`. */
+export interface SharedLimit {
+  /** Tokens a key can spend at once, an integer from 1 to 1e9. */
+  capacity: number
+  /** Tokens returned per second, greater than 0 and at most 1e9. */
+  refillPerSec: number
+}
+
+export interface RedisStoreOptions {
+  /** Prefix of every Redis key the store writes. Default `'auth-shield:'`. */
+  prefix?: string
+  /**
+   * Most tokens a process holds of one identity's shared bucket. Default
+   * `max(1, min(100, floor(rateLimitMax / 10)))`, at most `rateLimitMax`.
+   */
+  lease?: number
+  /** Lease 1 fetched by the request that needs it: one round trip per request (requests arriving together share one). Default false. */
+  strict?: boolean
+  /** Most identities whose leases a process holds (memory bound), and most requests waiting in the store's recovery at once (past that: 503 with Retry-After). Default 100000. */
+  maxKeys?: number
+  /** Each Redis round trip fails after this many ms. Default 500. */
+  timeoutMs?: number
+  /** Shortest pause of the background loop that renews low leases, ms (it backs off up to 8× while renewals have slack to spare). Default 10. */
+  renewIntervalMs?: number
+  /** While Redis is down, how often it is probed, ms. Default 1000. */
+  retryIntervalMs?: number
+  /** Share of the limit each process allows on its own while Redis is down, (0, 1]. Default 1. */
+  outageShare?: number
+  /** The bucket `consume` uses when it is not given one. */
+  limit?: SharedLimit
+}
+
+export interface AttachOptions {
+  lease?: number
+  strict?: boolean
+  maxKeys?: number
+  outageShare?: number
+  /** Redis key space of this limit; default `<rateLimitMax>/<rateLimitRefill>`. */
+  name?: string
+}
+
+export interface SharedLimitDecision {
+  allowed: boolean
+  remaining: number
+  /** 0 when allowed, else the wait until this cost fits. */
+  retryAfterMs: number
+}
+
+export interface RedisStoreStats {
+  roundTrips: number
+  failedRoundTrips: number
+  /** Identities asked for (several per round trip). */
+  leaseRequests: number
+  /** Waits of requests for a lease (the middleware's recovery; at most 3 per request). */
+  recoveries: number
+  fallbackGrants: number
+  outages: number
+}
+
+/** Anything `attach` accepts: an Authenticator of `auth-shield` or `auth-shield/js`. */
+export interface SharedLimitAuthenticator {
+  readonly rateLimitMax: number
+  readonly rateLimitRefill: number
+  enableSharedLimit(lease: number, strict: boolean, maxKeys: number): void
+  takeLeaseRequests(): Array<{ key: string; want: number }>
+  grantLease(key: string, tokens: number, sharedRemaining: number, retryAfterMs: number): void
+}
+
+export declare class RedisStore extends EventEmitter {
+  readonly options: Readonly<Required<Omit<RedisStoreOptions, 'lease' | 'limit'>>> & Pick<RedisStoreOptions, 'lease' | 'limit'>
+  readonly stats: RedisStoreStats
+  /** `'node-redis'` or `'ioredis'`. */
+  readonly clientKind: 'node-redis' | 'ioredis'
+  /** False while Redis is unreachable and limits are local. */
+  readonly available: boolean
+  /** `'rate_limit_pending'`: what `authenticate()` returns for an identity without a lease yet. */
+  readonly pendingCode: 'rate_limit_pending'
+  /** The middleware's recovery: fetches the waiting leases, then resolves to true. */
+  readonly recover: () => Promise<boolean>
+  /** Shares this authenticator's rate limit through Redis from now on. */
+  attach(authenticator: SharedLimitAuthenticator, options?: AttachOptions): this
+  /** Fetches every waiting lease; resolves when each is answered (never rejects). */
+  flush(): Promise<void>
+  /** Takes `cost` tokens of `key`'s shared bucket (one round trip). */
+  consume(key: string, cost?: number, limit?: SharedLimit): Promise<SharedLimitDecision>
+  /** Stops the background loop; the client stays open. */
+  close(): Promise<void>
+  on(event: 'outage', listener: (err: unknown) => void): this
+  on(event: 'recovered', listener: () => void): this
+}
+
+export declare function createRedisStore(client: RedisClientLike, options?: RedisStoreOptions): RedisStore
+
+export { RevocationFeed } from './revocations'
+export type { RevocationFeedOptions, RevocableAuthenticator, RevocationDelivery } from './revocations'

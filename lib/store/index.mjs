@@ -1,0 +1,2 @@
+// ESM entry of `auth-shield/redis`: the CommonJS module's named exports.
+export * from './index.js'

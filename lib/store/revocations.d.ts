@@ -1,0 +1,95 @@
+// Types of lib/store/revocations.js (docs/revocation.md): revocations shared through Redis.
+
+import type { RevokeTokenOptions, RevokeSubjectOptions } from '../../index'
+
+/** What a feed needs of an Authenticator (native or auth-shield/js). */
+/**
+ * What a write-through revoke resolves to: `'delivered'` once Redis acknowledged it,
+ * `'queued'` when it had not within `commandTimeoutMs` (Redis away or slow). Either way it is
+ * enforced locally already; a queued one is delivered, in order, once Redis answers.
+ */
+export type RevocationDelivery = 'delivered' | 'queued'
+
+export interface RevocableAuthenticator {
+  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions | null): unknown
+  revokeSubject(sub: string, options?: RevokeSubjectOptions | null): unknown
+  setRevocationUnavailable(unavailable: boolean): void
+  readonly accessTtlSec: number
+  readonly refreshTtlSec: number
+}
+
+export interface RevocationFeedOptions {
+  /** Key prefix of the sets and the stream. Default `'auth-shield:revocations'`. */
+  prefix?: string
+  /** Approximate bound of the stream (`XADD MAXLEN ~`), 100..1e8. Default 100000. */
+  maxLen?: number
+  /** Milliseconds without a successful stream read before the feed is stale, 100..86400000. Default 5000. */
+  maxRevocationLagMs?: number
+  /** While stale: `'open'` (default) admits tokens not known to be revoked; `'closed'` refuses them with `revocation_unavailable` (503). */
+  onStale?: 'open' | 'closed'
+  /** Milliseconds before a Redis command is given up (`ERR_AUTH_SHIELD_STORE_TIMEOUT`), 10..600000. Default 2000. */
+  commandTimeoutMs?: number
+  /** How long a subject revocation is kept in Redis after its cut-off. Default: the attached authenticators' longest TTL plus one day. */
+  subjectRetentionSec?: number
+  /**
+   * Most revocations waiting for Redis (one per token or subject), 1..10000000. Default 10000.
+   * At the bound a new one is refused: `revokeToken` / `revokeSubject` throw an `Error` with code
+   * `ERR_AUTH_SHIELD_REVOCATION_QUEUE_FULL`, and nothing is revoked.
+   */
+  maxQueued?: number
+  /**
+   * Most live revocations the feed keeps to re-publish when Redis lost its data, 1..100000000.
+   * Default 1000000. At the bound a new one is refused (`RangeError`, `ERR_AUTH_SHIELD_REVOCATION_LIMIT`).
+   */
+  maxKnown?: number
+  /** Failed reads and writes, and entries an authenticator refused (at `maxRevocations`); never thrown. */
+  onError?: (err: Error) => void
+  /** Called with the number of stream entries just applied (metrics, tests). */
+  onApplied?: (count: number) => void
+}
+
+export interface RevocationFeedStats {
+  applied: number
+  reloads: number
+  readErrors: number
+  refused: number
+  written: number
+  /** Write attempts that failed or timed out (the revocations stay queued). */
+  writeErrors: number
+  /** Times Redis was found without the data this feed loaded, and what it knew was re-published. */
+  rebuilds: number
+  /** Revocations re-published by those rebuilds. */
+  republished: number
+  /** Revocations waiting for Redis now (at most `maxQueued`). */
+  queued: number
+  /** Live revocations kept for re-publishing (at most `maxKnown`). */
+  known: number
+  /** Queued revocations `close()` gave up on (not delivered). */
+  undelivered: number
+  stale: boolean
+  lastId: string | null
+}
+
+/** Follows the shared revocations of one Redis and applies them to the attached authenticators. */
+export declare class RevocationFeed {
+  /** `client`: a connected node-redis (v4+) or ioredis client. */
+  constructor(client: object, options?: RevocationFeedOptions)
+  /** Applies shared revocations to `authenticator` and makes its revoke methods write through (Promise-returning). Before `start()`. */
+  attach(authenticator: RevocableAuthenticator): this
+  /** Loads the current set, then follows the stream in the background. */
+  start(): Promise<void>
+  /**
+   * Stops following, closes the feed's own connection and restores the attached methods. What
+   * is still queued gets one more `commandTimeoutMs`, then is dropped (`stats().undelivered`).
+   */
+  close(): Promise<void>
+  /**
+   * Revokes locally at once, then in Redis. Throws at once (never rejects) on a bad argument,
+   * `maxRevocations`, `maxQueued` or `maxKnown`; the Promise never rejects.
+   */
+  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions | null): Promise<RevocationDelivery>
+  revokeSubject(sub: string, options?: RevokeSubjectOptions | null): Promise<RevocationDelivery>
+  /** Past `maxRevocationLagMs` without a successful read. */
+  readonly stale: boolean
+  stats(): RevocationFeedStats
+}

@@ -1,0 +1,476 @@
+'use strict'
+
+// Revocations shared through Redis (docs/revocation.md). A revocation is written to the current
+// set (two sorted sets: revoked tokens scored by `exp`, revoked subjects scored by `before`) and
+// appended to a stream, in one Lua script so the two never disagree. Every process loads the set
+// at start together with the stream's last id (one script: no gap between them), then follows
+// the stream with XREAD BLOCK on a connection of its own and applies each entry to the native
+// deny list of the authenticators attached to it. Checking a token never does I/O.
+//
+// After a failed or stalled read the feed resumes from its last id; if that id may have been
+// trimmed off the stream (MAXLEN), it reloads the whole set instead. Past `maxRevocationLagMs`
+// without a successful read the feed is stale: `onStale: 'open'` (the default) keeps enforcing
+// what it knows and admits the rest; `'closed'` makes the authenticators refuse every token not
+// already refused with `revocation_unavailable` (503) until a read succeeds again.
+//
+// Writing never fails for want of Redis: a revocation is enforced locally at once and queued
+// (lib/store/revocation-outbox.js, bounded), and delivered once Redis answers. Each feed also
+// keeps what it knows (lib/store/known-revocations.js, bounded) and re-publishes it when the
+// epoch marker shows that Redis lost its data (a restart without persistence), so the set is
+// rebuilt as long as one process that knew a revocation is alive.
+
+const { randomUUID } = require('node:crypto')
+const { commandClient } = require('./commands')
+const { answerWithin } = require('./answer-within')
+const { typeError } = require('../../js/error')
+const { readFeedOptions } = require('./revocation-options')
+const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
+const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
+const { RevocationOutbox, BATCH } = require('./revocation-outbox')
+const { KnownRevocations } = require('./known-revocations')
+
+// One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.
+const GRACE_SEC = 86_400
+const RETRY_MS = 100
+// A write the client still holds unanswered this long (in its offline queue while it
+// reconnects) is sent again; before that, never a second copy: at most one write in flight.
+const HELD_WRITE_MS = 30_000
+// How much longer than its BLOCK time a read may take before the feed suspects a gap.
+const STALL_MS = 1000
+// How often a healthy follower checks the epoch marker (a flush without a reconnect).
+const CHECK_MS = 1000
+
+/**
+ * The cut-off a subject revocation is written with: `options.before`, else now (NumericDate
+ * seconds). Fixed once, by the revoking process, so every process applies the same one; a bad
+ * `options` is left for the authenticator to refuse with its usual error.
+ */
+function subjectCutoff(options) {
+  const before = typeof options === 'object' && options !== null ? options.before : undefined
+  // Default: the millisecond after now, as Authenticator#revokeSubject (docs/revocation.md). The
+  // cut-off is fixed here, so every process applies the same one.
+  return before ?? (Date.now() + 1) / 1000
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref())
+
+function storeError(message, code, cause) {
+  const err = new Error(message, cause === undefined ? undefined : { cause })
+  err.code = code
+  return err
+}
+
+/**
+ * `promise`, or a rejection when Redis gave no answer within `ms` of the command being written
+ * (lib/store/answer-within.js: a busy event loop does not count); the late outcome of `promise`
+ * is swallowed.
+ */
+function withTimeout(promise, ms, what) {
+  promise.catch(() => {})
+  return answerWithin(
+    () => promise,
+    ms,
+    () => storeError(`${what} got no answer from Redis within ${ms} ms`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT'),
+  )
+}
+
+/**
+ * Follows the shared revocations of one Redis (docs/revocation.md).
+ *
+ *   const feed = new RevocationFeed(client, { onStale: 'closed' }).attach(authenticator)
+ *   await feed.start()
+ *   await authenticator.revokeToken(jti, exp)   // 'delivered', or 'queued' while Redis is away
+ */
+class RevocationFeed {
+  #commands
+  #reader = null
+  #options
+  #keys
+  #targets = [] // { authenticator, revokeToken, revokeSubject } with the local (unwrapped) methods
+  #outbox
+  #known
+  #epoch = null // the marker value of the data set this feed loaded (null before start)
+  #checking = null // the epoch check in flight
+  #onReady = null // the app client's 'ready' listener while started
+  #closing // resolves when close() is called: no write waits for a held command past it
+  #endWaits
+  #lastId = null
+  #lastReadAt = 0
+  #checkedAt = 0
+  #running = false
+  #loop = null
+  #staleTimer = null
+  #stale = false
+  #stats = { applied: 0, reloads: 0, readErrors: 0, refused: 0, written: 0, writeErrors: 0, rebuilds: 0, republished: 0, undelivered: 0 }
+
+  /** `client`: a connected node-redis or ioredis client, or a `commandClient` of one. */
+  constructor(client, options) {
+    this.#commands = client && typeof client.send === 'function' && typeof client.duplicate === 'function' ? client : commandClient(client)
+    this.#options = readFeedOptions(options)
+    const p = this.#options.prefix
+    this.#keys = { tokens: `${p}:tokens`, subjects: `${p}:subjects`, stream: `${p}:stream`, epoch: `${p}:epoch` }
+    this.#outbox = new RevocationOutbox(this.#options.maxQueued)
+    this.#known = new KnownRevocations(this.#options.maxKnown)
+    this.#closing = new Promise((resolve) => (this.#endWaits = resolve))
+  }
+
+  /**
+   * Applies the shared revocations to `authenticator` (either engine) and makes its
+   * `revokeToken` / `revokeSubject` write through this feed: they then return a Promise of
+   * `'delivered'` / `'queued'` (the feed's own methods, below).
+   */
+  attach(authenticator) {
+    if (!authenticator || typeof authenticator.revokeToken !== 'function' || typeof authenticator.setRevocationUnavailable !== 'function') {
+      throw typeError('attach needs an auth-shield Authenticator (native or auth-shield/js)')
+    }
+    if (this.#targets.some((t) => t.authenticator === authenticator)) return this
+    if (this.#running) throw storeError('attach every Authenticator before start(), which loads the set into them', 'ERR_AUTH_SHIELD_ALREADY_STARTED')
+    const target = {
+      authenticator,
+      revokeToken: authenticator.revokeToken.bind(authenticator),
+      revokeSubject: authenticator.revokeSubject.bind(authenticator),
+    }
+    this.#targets.push(target)
+    // Own, configurable properties: `detach` (close) restores the prototype's methods.
+    Object.defineProperty(authenticator, 'revokeToken', {
+      value: (jti, expiresAtSec, options) => this.revokeToken(jti, expiresAtSec, options),
+      writable: true,
+      configurable: true,
+    })
+    Object.defineProperty(authenticator, 'revokeSubject', {
+      value: (sub, options) => this.revokeSubject(sub, options),
+      writable: true,
+      configurable: true,
+    })
+    if (this.#stale && this.#options.onStale === 'closed') authenticator.setRevocationUnavailable(true)
+    return this
+  }
+
+  /** Whether the feed is past `maxRevocationLagMs` without a successful read. */
+  get stale() {
+    return this.#stale
+  }
+
+  /** Counters (docs/revocation.md), the revocations waiting for Redis, staleness, the last id. */
+  stats() {
+    return { ...this.#stats, queued: this.#outbox.size, known: this.#known.size, stale: this.#stale, lastId: this.#lastId }
+  }
+
+  /**
+   * Revokes the token `(options.iss, jti)` in every attached authenticator at once, then in
+   * Redis. Throws (synchronously) what the authenticator throws, or a full queue; the Promise
+   * never rejects: `'delivered'` once Redis acknowledged, `'queued'` when it had not within
+   * `commandTimeoutMs` (delivered later, in order, once Redis answers).
+   */
+  revokeToken(jti, expiresAtSec, options) {
+    return this.#write('t', (t) => t.revokeToken(jti, expiresAtSec, options), [options?.iss ?? null, jti], expiresAtSec)
+  }
+
+  /** Revokes the tokens of `sub` issued before `options.before` (default now), everywhere; as `revokeToken`. */
+  revokeSubject(sub, options) {
+    const before = subjectCutoff(options)
+    const local = options === undefined || options === null ? { before } : typeof options === 'object' ? { ...options, before } : options
+    return this.#write('s', (t) => t.revokeSubject(sub, local), [options?.iss ?? null, sub], before)
+  }
+
+  /** Synchronous up to the queue: every refusal is a throw, before anything is written. */
+  #write(kind, applyLocally, member, score) {
+    if (this.#targets.length === 0) throw storeError('attach an Authenticator before revoking', 'ERR_AUTH_SHIELD_NOT_ATTACHED')
+    const m = JSON.stringify(member)
+    const key = kind + m
+    if (!this.#outbox.accepts(key)) {
+      throw storeError(
+        `${this.#outbox.size} revocations (maxQueued) are already waiting for Redis: this one was not made; retry once Redis is back`,
+        'ERR_AUTH_SHIELD_REVOCATION_QUEUE_FULL',
+      )
+    }
+    if (!this.#known.accepts(key)) {
+      const err = new RangeError(`the feed already knows ${this.#known.size} live revocations (maxKnown): this one was not made`)
+      err.code = 'ERR_AUTH_SHIELD_REVOCATION_LIMIT'
+      throw err
+    }
+    // Local first: validates the arguments (same errors as without a store) and enforces at once.
+    for (const target of this.#targets) applyLocally(target)
+    this.#known.add(key, kind, m, score, this.#keepUntil(kind, score))
+    const outcome = this.#outbox.add(key, kind, m, score, this.#options.commandTimeoutMs)
+    this.#outbox.drain((batch) => this.#send(this.#commands, batch))
+    return outcome
+  }
+
+  /** Until when (seconds) Redis keeps an entry: what `start()` prunes past. */
+  #keepUntil(kind, score) {
+    return kind === 't' ? score + GRACE_SEC : score + this.#retentionSec()
+  }
+
+  /** One write of `batch` through `connection`: true once acknowledged. Never throws. */
+  async #send(connection, batch) {
+    const args = ['EVAL', WRITE, '3', this.#keys.tokens, this.#keys.subjects, this.#keys.stream, String(this.#options.maxLen)]
+    for (const { kind, member, score } of batch) args.push(kind, member, String(score))
+    let attempt
+    try {
+      attempt = Promise.resolve(connection.send(args))
+    } catch (err) {
+      attempt = Promise.reject(err)
+    }
+    try {
+      await withTimeout(attempt, this.#options.commandTimeoutMs, 'the revocation write')
+      this.#stats.written += batch.length
+      return true
+    } catch (err) {
+      this.#stats.writeErrors++
+      this.#report(err)
+    }
+    // Timed out: the client may hold the command until it reconnects, then send it; waiting
+    // for that answer delivers as soon as Redis is back, without piling up copies.
+    const late = await Promise.race([attempt.then(() => true, () => false), sleep(HELD_WRITE_MS).then(() => false), this.#closing.then(() => false)])
+    if (late) this.#stats.written += batch.length
+    return late
+  }
+
+  /** Loads the current set, then follows the stream in the background. Resolves once loaded. */
+  async start() {
+    if (this.#running) return
+    if (this.#targets.length === 0) throw storeError('attach an Authenticator before start()', 'ERR_AUTH_SHIELD_NOT_ATTACHED')
+    this.#running = true
+    try {
+      const opening = Promise.resolve(this.#commands.duplicate())
+      // A connection that opens after the timeout is closed, not leaked.
+      opening.then((c) => this.#reader !== c && !this.#running && c.close().catch(() => {}), () => {})
+      this.#reader = await withTimeout(opening, this.#options.commandTimeoutMs, 'opening the stream connection')
+      await this.#reload()
+    } catch (err) {
+      this.#running = false
+      await this.#closeReader()
+      throw err
+    }
+    this.#lastReadAt = Date.now()
+    this.#checkedAt = Date.now()
+    // A reconnection may be to a Redis that lost its data: check at once, not at the next read.
+    const client = this.#commands.client
+    if (client && typeof client.on === 'function' && typeof client.off === 'function') {
+      this.#onReady = () => this.#running && this.#check().catch((err) => this.#report(err))
+      client.on('ready', this.#onReady)
+    }
+    const { maxRevocationLagMs } = this.#options
+    this.#staleTimer = setInterval(() => this.#checkStale(), Math.max(10, Math.min(250, maxRevocationLagMs / 4)))
+    this.#staleTimer.unref()
+    this.#loop = this.#follow()
+  }
+
+  /**
+   * Stops following and closes the feed's own connection (never the caller's client). What is
+   * still queued gets one more `commandTimeoutMs` to be delivered; then it is dropped (counted
+   * in `stats().undelivered`, reported to `onError`) and its callers get `'queued'`.
+   */
+  async close() {
+    this.#running = false
+    clearInterval(this.#staleTimer)
+    if (this.#onReady !== null) this.#commands.client.off('ready', this.#onReady)
+    this.#onReady = null
+    if (this.#outbox.size > 0) await Promise.race([this.#outbox.drain((batch) => this.#send(this.#commands, batch)), sleep(this.#options.commandTimeoutMs)])
+    this.#endWaits()
+    const undelivered = this.#outbox.clear()
+    if (undelivered > 0) {
+      this.#stats.undelivered += undelivered
+      this.#report(storeError(`close() dropped ${undelivered} revocations Redis had not acknowledged: other processes may not know them`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT'))
+    }
+    this.#known.clear()
+    await this.#closeReader()
+    await this.#loop
+    for (const { authenticator } of this.#targets) {
+      delete authenticator.revokeToken
+      delete authenticator.revokeSubject
+    }
+    this.#targets = []
+    this.#epoch = null
+    this.#closing = new Promise((resolve) => (this.#endWaits = resolve))
+  }
+
+  async #closeReader() {
+    const reader = this.#reader
+    this.#reader = null
+    if (reader !== null) await reader.close().catch(() => {})
+  }
+
+  #retentionSec() {
+    if (this.#options.subjectRetentionSec !== undefined) return this.#options.subjectRetentionSec
+    const ttl = Math.max(...this.#targets.map(({ authenticator: a }) => Math.max(a.accessTtlSec, a.refreshTtlSec)))
+    return ttl + GRACE_SEC
+  }
+
+  /** The script arguments shared by SNAPSHOT and CHECK. */
+  #scriptArgs(script) {
+    const now = Math.floor(Date.now() / 1000)
+    const k = this.#keys
+    return ['EVAL', script, '4', k.tokens, k.subjects, k.stream, k.epoch, String(now - GRACE_SEC), String(now - this.#retentionSec()), randomUUID()]
+  }
+
+  async #reload() {
+    const reply = await withTimeout(this.#reader.send(this.#scriptArgs(SNAPSHOT)), this.#options.commandTimeoutMs, 'loading the revocations')
+    const [id, tokens, subjects, epoch] = reply
+    for (let i = 0; i < tokens.length; i += 2) this.#apply('t', String(tokens[i]), String(tokens[i + 1]))
+    for (let i = 0; i < subjects.length; i += 2) this.#apply('s', String(subjects[i]), String(subjects[i + 1]))
+    this.#lastId = String(id)
+    this.#stats.reloads++
+    await this.#adopt(String(epoch))
+  }
+
+  /**
+   * `epoch` is the marker Redis holds now. Another than the one this feed loaded means Redis
+   * lost its data since (restarted without persistence, flushed, failed over to an empty
+   * replica): re-publish every live revocation this process knows, then adopt it. A failure
+   * leaves the old epoch, so the next check tries again. True when it re-published.
+   */
+  async #adopt(epoch) {
+    if (this.#epoch === null || this.#epoch === epoch) {
+      this.#epoch = epoch
+      return false
+    }
+    const live = this.#known.live()
+    for (let i = 0; i < live.length; i += BATCH) {
+      const batch = live.slice(i, i + BATCH)
+      if (!(await this.#send(this.#commands, batch))) throw storeError('re-publishing the revocations failed', 'ERR_AUTH_SHIELD_STORE_TIMEOUT')
+    }
+    this.#epoch = epoch
+    this.#stats.rebuilds++
+    this.#stats.republished += live.length
+    return true
+  }
+
+  #apply(kind, member, value) {
+    let iss, id
+    try {
+      ;[iss, id] = JSON.parse(member)
+    } catch {
+      return // not ours
+    }
+    const score = Number(value)
+    const options = iss === null ? undefined : { iss }
+    let held = false
+    for (const target of this.#targets) {
+      try {
+        if (kind === 't') target.revokeToken(id, score, options)
+        else target.revokeSubject(id, { ...options, before: score })
+        this.#stats.applied++
+        held = true
+      } catch (err) {
+        // At maxRevocations (or an entry another version wrote): reported, never thrown here.
+        this.#stats.refused++
+        this.#report(err)
+      }
+    }
+    if (held && !this.#known.add(kind + member, kind, member, score, this.#keepUntil(kind, score)) && this.#known.size >= this.#known.max) {
+      this.#stats.refused++
+      const err = new RangeError('a revocation read from Redis is enforced but not kept for re-publishing: maxKnown reached')
+      err.code = 'ERR_AUTH_SHIELD_REVOCATION_LIMIT'
+      this.#report(err)
+    }
+  }
+
+  #report(err) {
+    if (this.#options.onError === undefined) return
+    try {
+      this.#options.onError(err)
+    } catch {
+      // A broken hook must not stop the feed.
+    }
+  }
+
+  #checkStale() {
+    const late = Date.now() - this.#lastReadAt > this.#options.maxRevocationLagMs
+    if (late !== this.#stale) this.#setStale(late)
+  }
+
+  #setStale(stale) {
+    this.#stale = stale
+    if (this.#options.onStale === 'closed') {
+      for (const { authenticator } of this.#targets) authenticator.setRevocationUnavailable(stale)
+    }
+  }
+
+  #fresh() {
+    this.#lastReadAt = Date.now()
+    if (this.#stale) this.#setStale(false)
+  }
+
+  async #follow() {
+    const { maxRevocationLagMs, commandTimeoutMs } = this.#options
+    // Shorter than the allowed lag, so a healthy but quiet stream is never stale.
+    const blockMs = Math.max(10, Math.min(1000, Math.floor(maxRevocationLagMs / 2)))
+    let resume = false
+    while (this.#running) {
+      try {
+        const now = Date.now()
+        if (resume || now - this.#lastReadAt > blockMs + commandTimeoutMs || now - this.#checkedAt > CHECK_MS) await this.#resume()
+        resume = false
+        const started = Date.now()
+        const reply = await withTimeout(
+          this.#reader.send(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', this.#keys.stream, this.#lastId]),
+          blockMs + commandTimeoutMs,
+          'the stream read',
+        )
+        if (!this.#running) break
+        // A read that took far longer than it blocks (this process was stopped or starved):
+        // entries after the last id may have been trimmed meanwhile. Check before applying,
+        // while the last id still says where we were; after a reload the reply is stale.
+        if (Date.now() - started > blockMs + STALL_MS && (await this.#resume())) {
+          this.#fresh()
+          continue
+        }
+        const entries = streamEntries(reply)
+        for (const [id, fields] of entries) {
+          const f = fieldsOf(fields)
+          this.#apply(f.k, f.m, f.v)
+          this.#lastId = String(id)
+        }
+        this.#fresh()
+        if (entries.length > 0 && this.#options.onApplied) {
+          try {
+            this.#options.onApplied(entries.length)
+          } catch (err) {
+            this.#report(err)
+          }
+        }
+      } catch (err) {
+        if (!this.#running) break
+        this.#stats.readErrors++
+        this.#report(err)
+        resume = true
+        await sleep(RETRY_MS)
+      }
+    }
+  }
+
+  /**
+   * Checks the epoch marker (one check at a time) and re-publishes when Redis lost its data;
+   * resolves to the stream's first id, or null when it is empty.
+   */
+  #check() {
+    if (this.#checking === null) this.#checking = this.#checkOnce().finally(() => (this.#checking = null))
+    return this.#checking
+  }
+
+  async #checkOnce() {
+    // On the app's connection, not the reader's: ioredis re-sends a read that was blocked when
+    // the connection dropped, and a check queued behind it would wait out its BLOCK time.
+    const [epoch, first] = await withTimeout(this.#commands.send(this.#scriptArgs(CHECK)), this.#options.commandTimeoutMs, 'the stream check')
+    this.#checkedAt = Date.now()
+    await this.#adopt(String(epoch))
+    return first ? String(first) : null
+  }
+
+  /**
+   * After a failed or stalled read, and once every CHECK_MS: the check, then a reload (true)
+   * when the last id may have been trimmed away (or belongs to a stream Redis lost).
+   */
+  async #resume() {
+    const firstId = await this.#check()
+    if (firstId !== null && this.#lastId !== firstId && idLess(this.#lastId, firstId)) {
+      await this.#reload()
+      return true
+    }
+    return false
+  }
+}
+
+module.exports = { RevocationFeed }

@@ -1,2 +1,0 @@
-// ESM entry of `auth-shield/redis`: the CommonJS module's named exports.
-export * from './redis.js'
