@@ -9,7 +9,7 @@
 //   node bench/revocation-propagation.js [--processes=4] [--revocations=200]
 //
 // Starts its own redis-server (the test support module). `measurePropagation` is also used by
-// __test__/revocation-feed.test.js, which checks that every process enforces every revocation.
+// __test__/store/revocation-feed.test.js, which checks that every process enforces every revocation.
 
 const { fork } = require('node:child_process')
 const path = require('node:path')

@@ -2,7 +2,7 @@
 
 // Token verification (key selection by js/jwt/key-set.js) and claim rules on node:crypto, with the structural checks that make
 // every verdict equal to the native core's (src/jwt/*.rs): strict base64url, the serde-equivalent
-// JSON reading of jwt-json.js, and one fixed check order: structure, header (alg, kid), claims
+// JSON reading of js/jwt/claims.js, and one fixed check order: structure, header (alg, kid), claims
 // JSON, key selection, signature, claim types, nbf, exp, missing exp, aud, iss, sub, type.
 
 const { parseHeader, parseClaims } = require('./jwt/claims')

@@ -25,8 +25,8 @@ esac
 # The suites issue 16 names: the core, the engine differential, the helpers (Argon2 interop with
 # the C reference and @node-rs/argon2 both ways, OTP vectors, sanitizers) and the adversarial
 # inputs, plus the other cheap pure-helper suites.
-SUBSET=(core differential helpers-password helpers-otp helpers-sanitize helpers-apikey helpers-csp
-  adversarial tokens config keys)
+SUBSET=(core/core parity/differential helpers/helpers-password helpers/helpers-otp helpers/helpers-sanitize
+  helpers/helpers-apikey helpers/helpers-csp core/adversarial core/tokens core/config core/keys)
 # These start child Node processes through process.execPath. Under qemu-user without a
 # binfmt_misc entry the kernel cannot execute that arm64 binary, so they run only where one is
 # registered (e.g. `update-binfmts --enable qemu-aarch64` on a host that allows it).
@@ -106,7 +106,7 @@ run_node -e "
 # --- 1. JavaScript suites ------------------------------------------------------------------
 files=()
 if [ "$mode" = all ]; then
-  for f in __test__/*.test.js; do
+  for f in __test__/*/*.test.js; do
     name="$(basename "$f" .test.js)"
     if [ "$binfmt" = no ] && printf '%s\n' "${SPAWNS_NODE[@]}" | grep -qx "$name"; then
       echo "arm64: skipping $name (starts child Node processes; no binfmt_misc entry for qemu-aarch64)"

@@ -1,6 +1,6 @@
 'use strict'
 
-// Memory probe for __test__/flood.test.js, run in its own process as
+// Memory probe for __test__/core/flood.test.js, run in its own process as
 //   node --expose-gc --max-semi-space-size=1 flood-memory.js <scenario> [maxKeys]
 // and prints one JSON line. The flood tests share its token maker.
 //

@@ -3,8 +3,8 @@
 // Test support: a process that follows the shared revocations (RevocationFeed) and answers,
 // over IPC, what its authenticator says of a token. CLIENT (`node-redis`, default, or
 // `ioredis`) and ENGINE (`native`, default, or `js`) pick the client and the engine; both
-// reconnect every 50 ms. Used by __test__/revocation-feed.test.js (a follower stopped with
-// SIGSTOP while the stream is trimmed) and __test__/revocation-outage.test.js (processes that
+// reconnect every 50 ms. Used by __test__/store/revocation-feed.test.js (a follower stopped with
+// SIGSTOP while the stream is trimmed) and __test__/store/revocation-outage.test.js (processes that
 // must learn revocations made during an outage, or lost by a restart without persistence).
 //
 //   { check: token } -> { code: errorCode or null, stats: feed.stats() }

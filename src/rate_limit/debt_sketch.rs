@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn hashes_match_the_js_engine_vectors() {
-        // The same vectors are asserted in __test__/limiter.test.js against js/rate-limit/debt-sketch.js.
+        // The same vectors are asserted in __test__/core/limiter.test.js against js/rate-limit/debt-sketch.js.
         assert_eq!(hash_key((0, 0), b""), KeyHash(0, 1));
         let seeds = (0x9e37_79b9, 0x7f4a_7c15);
         assert_eq!(

@@ -285,7 +285,7 @@ fn concurrent_floods_never_reset_an_exhausted_key() {
 #[test]
 fn sketch_seeds_derive_from_a_secret_as_in_the_js_engine() {
     // HMAC-SHA256(secret, label), first 8 bytes little-endian; computed with Python's hmac
-    // module, pinned in __test__/limiter.test.js too.
+    // module, pinned in __test__/core/limiter.test.js too.
     assert_eq!(
         crate::rate_limit::seeds_from_secret(b"key-of-the-seeds-vector"),
         (3_886_601_657, 3_471_708_251)
