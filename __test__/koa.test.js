@@ -1,0 +1,249 @@
+'use strict'
+
+// auth-shield/koa in real Koa 3 apps on loopback, with both engines: what a passing request
+// leaves on ctx.state (user, tenant, request id, the payload under `key`), the answers to
+// missing, malformed, invalid and expired tokens and to an empty bucket, skipped paths,
+// optional auth, onError, `errors: 'throw'` to the app's error handler and to Koa's own, and
+// callbacks that fail (fail closed: the route never runs).
+
+const { describe, it, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const Koa = require('koa')
+const http = require('node:http')
+const authShield = require('../koa')
+const { token } = require('./support/tokens')
+const { listen, get } = require('./support/http')
+const { koaServer } = require('./support/adapter-servers')
+
+const NOW = Math.floor(Date.now() / 1000)
+const SECRET = 'koa-test-secret-0123456789abcdef'
+const CONFIG = { accessSecret: SECRET, rateLimitMax: 3, rateLimitRefill: 0.001, baseDomain: 'example.com' }
+const jwt = (claims, secret = SECRET) => token({ exp: NOW + 600, ...claims }, secret)
+const bearer = (claims, secret) => ({ authorization: `Bearer ${jwt(claims, secret)}` })
+const CALLBACK_TIMEOUT_MS = 100
+
+for (const engine of ['native', 'js']) {
+  describe(`auth-shield/koa (${engine} engine)`, () => {
+    const servers = {}
+    const thrown = []
+    const url = (name, path = '/x') => `${servers[name].base}${path}`
+
+    before(async () => {
+      const mk = (options) => authShield(CONFIG, { engine, ...options })
+      servers.api = await koaServer(mk())
+      servers.optional = await koaServer(mk({ credentialsRequired: false }))
+      servers.skip = await koaServer(mk({ skip: ['/health', /^\/public\//], unless: undefined }))
+      servers.unless = await koaServer(mk({ unless: { path: ['/health'], method: ['HEAD'] } }))
+      servers.key = await koaServer(mk({ key: 'jwt' }))
+      servers.cookie = await koaServer(mk({ cookie: 'session' }))
+      servers.onError = await koaServer(
+        mk({
+          onError: async (err, ctx) => {
+            ctx.status = err.status
+            ctx.body = { reason: err.code, requestId: err.requestId, header: ctx.response.get('X-Request-Id') }
+          },
+        }),
+      )
+      servers.throw = await koaServer(mk({ errors: 'throw' }), { errors: thrown })
+      // No error handler of the app: Koa's own answers the thrown error.
+      servers.koaDefault = await koaServer(mk({ errors: 'throw', realm: 'orders' }), { handleErrors: false })
+    })
+    after(async () => {
+      for (const s of Object.values(servers)) await s.close()
+    })
+
+    it('passes a valid token: ctx.state.user, tenant, request id (also X-Request-Id) and the payload as ctx.state.auth', async () => {
+      const r = await get(url('api'), { ...bearer({ sub: 'u1', email: 'u1@example.com', role: 'admin', tenant_id: 'acme', extra: [1] }) })
+      assert.equal(r.status, 200, r.body)
+      assert.deepEqual(r.json.user, { userId: 'u1', email: 'u1@example.com', role: 'admin' })
+      assert.equal(r.json.tenantId, 'acme')
+      assert.equal(r.json.tenantSource, 'token')
+      assert.match(r.json.requestId, /^[0-9a-f-]{36}$/)
+      assert.equal(r.headers['x-request-id'], r.json.requestId)
+      assert.deepEqual(r.json.claims.extra, [1])
+      assert.equal(r.json.claims.sub, 'u1')
+      assert.equal(r.headers['ratelimit-limit'], '3')
+    })
+
+    it('puts the payload under `key` (koa-jwt\'s option)', async () => {
+      const app = new Koa()
+      app.use(authShield(CONFIG, { engine, key: 'user' }))
+      app.use((ctx) => (ctx.body = { user: ctx.state.user, auth: ctx.state.auth ?? null }))
+      const s = await listen(http.createServer(app.callback()))
+      try {
+        // key: 'user' gives koa-jwt's shape: the payload on ctx.state.user.
+        const r = await get(`${s.base}/`, bearer({ sub: 'k1', scope: 'read' }))
+        assert.equal(r.status, 200, r.body)
+        assert.deepEqual(r.json, { user: { sub: 'k1', scope: 'read', exp: NOW + 600 }, auth: null })
+      } finally {
+        await s.close()
+      }
+      const r = await get(url('key'), bearer({ sub: 'k2' }))
+      assert.equal(r.json.claims, null)
+      assert.equal(r.json.user.userId, 'k2')
+      for (const key of ['', 'requestId', 'tenantId', '__proto__', 1]) {
+        assert.throws(() => authShield(CONFIG, { key }), { name: 'TypeError', message: /options\.key/ })
+      }
+    })
+
+    it('answers missing, malformed, invalid and expired tokens with the status, code and challenge of the result', async () => {
+      const missing = await get(url('api'))
+      assert.equal(missing.status, 401)
+      assert.equal(missing.json.code, 'missing_authorization')
+      assert.deepEqual(Object.keys(missing.json), ['error', 'code'])
+      assert.equal(missing.headers['www-authenticate'], 'Bearer')
+      assert.equal(missing.headers['content-type'], 'application/json; charset=utf-8')
+      assert.match(missing.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+
+      const format = await get(url('api'), { authorization: 'Bearer' })
+      assert.equal(format.status, 401)
+      assert.equal(format.json.code, 'invalid_authorization_format')
+      assert.match(format.headers['www-authenticate'], /^Bearer error="invalid_request"/)
+
+      const forged = await get(url('api'), bearer({ sub: 'u1' }, 'another-secret-0123456789abcdef!!'))
+      assert.equal(forged.status, 401)
+      assert.equal(forged.json.code, 'invalid_signature')
+
+      const expired = await get(url('api'), bearer({ sub: 'u1', exp: NOW - 120 }))
+      assert.equal(expired.status, 401)
+      assert.deepEqual(expired.json, { error: 'Token has expired', code: 'token_expired' })
+      assert.equal(expired.headers['www-authenticate'], 'Bearer error="invalid_token", error_description="Token has expired"')
+    })
+
+    it('answers an empty bucket with 429, Retry-After and RateLimit-Remaining: 0', async () => {
+      const h = bearer({ sub: 'busy' })
+      for (let i = 0; i < 3; i++) assert.equal((await get(url('api'), h)).status, 200)
+      const r = await get(url('api'), h)
+      assert.equal(r.status, 429)
+      assert.deepEqual(r.json, { error: 'Too many requests', code: 'rate_limited' })
+      assert.equal(r.headers['ratelimit-remaining'], '0')
+      const retry = Number(r.headers['retry-after'])
+      assert.ok(retry > 990 && retry <= 1000, `Retry-After ${retry}`)
+      assert.equal(r.headers['www-authenticate'], undefined)
+    })
+
+    it('leaves skipped paths untouched (skip and unless rules)', async () => {
+      for (const path of ['/health', '/public/a.css']) {
+        const r = await get(url('skip', path))
+        assert.equal(r.status, 200)
+        assert.equal(r.headers['x-request-id'], undefined)
+        assert.equal(r.json.requestId, null)
+      }
+      assert.equal((await get(url('skip', '/private'))).status, 401)
+      assert.equal((await get(url('unless', '/health'))).status, 200)
+      assert.equal((await get(url('unless', '/other'))).status, 401)
+    })
+
+    it('lets anonymous requests through with credentialsRequired: false, but not bad tokens', async () => {
+      const anonymous = await get(url('optional'))
+      assert.equal(anonymous.status, 200)
+      assert.deepEqual([anonymous.json.user, anonymous.json.tenantId, anonymous.json.claims], [null, null, null])
+      assert.equal(anonymous.json.requestId, anonymous.headers['x-request-id'])
+      assert.equal(anonymous.headers['www-authenticate'], undefined)
+      assert.equal((await get(url('optional'), { authorization: 'Basic dTpw' })).status, 200)
+      assert.equal((await get(url('optional'), bearer({ sub: 'u', exp: NOW - 120 }))).json.code, 'token_expired')
+    })
+
+    it('reads the token from a cookie when there is no Authorization header', async () => {
+      const r = await get(url('cookie'), { cookie: `a=b; session=${jwt({ sub: 'c1' })}` })
+      assert.equal(r.status, 200, r.body)
+      assert.equal(r.json.user.userId, 'c1')
+    })
+
+    it('hands failures to onError(err, ctx) with the headers already set', async () => {
+      const r = await get(url('onError'), bearer({ sub: 'u', exp: NOW - 120 }))
+      assert.equal(r.status, 401)
+      assert.equal(r.json.reason, 'token_expired')
+      assert.equal(r.json.requestId, r.headers['x-request-id'])
+      assert.equal(r.json.header, r.headers['x-request-id'])
+      assert.match(r.headers['www-authenticate'], /invalid_token/)
+    })
+
+    it("throws failures to the app's error handler with errors: 'throw' (status, expose, headers)", async () => {
+      thrown.length = 0
+      const r = await get(url('throw'), bearer({ sub: 'u', exp: NOW - 120 }))
+      assert.equal(r.status, 401)
+      assert.deepEqual(r.json, { thrown: 'invalid_token', name: 'UnauthorizedError' })
+      assert.equal(thrown.length, 1)
+      const [err] = thrown
+      assert.equal(err.authCode, 'token_expired')
+      assert.equal(err.expose, true)
+      assert.equal(err.headers['WWW-Authenticate'], 'Bearer error="invalid_token", error_description="Token has expired"')
+      const h = bearer({ sub: 'thrown-busy' })
+      for (let i = 0; i < 3; i++) await get(url('throw'), h)
+      const busy = await get(url('throw'), h)
+      assert.equal(busy.status, 429)
+      assert.deepEqual(busy.json, { thrown: 'rate_limited', name: 'TooManyRequestsError' })
+      assert.ok(Number(busy.headers['retry-after']) > 0)
+      assert.throws(() => authShield(CONFIG, { errors: 'next' }), { name: 'TypeError', message: "options.errors must be 'respond' or 'throw'" })
+      assert.throws(() => authShield(CONFIG, { errors: 'throw', onError() {} }), { name: 'TypeError' })
+    })
+
+    it("lets Koa's own error handler answer a thrown failure with its status, message and headers", async () => {
+      const r = await get(url('koaDefault'), bearer({ sub: 'u', exp: NOW - 120 }))
+      assert.equal(r.status, 401)
+      assert.equal(r.body, 'Token has expired')
+      assert.equal(r.headers['www-authenticate'], 'Bearer realm="orders", error="invalid_token", error_description="Token has expired"')
+      assert.match(r.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+    })
+
+    describe('callbacks fail closed', () => {
+      const VALID = bearer({ sub: 'fenced' })
+      const ROWS = [
+        ['getToken rejecting with undefined', { getToken: () => Promise.reject(undefined) }],
+        ['getToken throwing null', { getToken: () => { throw null } }],
+        ['isRevoked rejecting with undefined', { isRevoked: () => Promise.reject(undefined) }],
+        ['isRevoked answering undefined', { isRevoked: () => undefined }],
+        ['isRevoked never settling', { isRevoked: () => new Promise(() => {}) }],
+        ['a skip predicate rejecting with false', { skip: () => Promise.reject(false) }],
+        ['onError rejecting with 0', { onError: () => Promise.reject(0) }],
+      ]
+      for (const [label, options] of ROWS) {
+        it(`refuses the request when ${label}`, async () => {
+          const errors = []
+          let reached = false
+          const mw = authShield(CONFIG, { engine, callbackTimeoutMs: CALLBACK_TIMEOUT_MS, ...options })
+          const s = await koaServer(async (ctx, next) => {
+            await mw(ctx, () => {
+              reached = true
+              return next()
+            })
+          }, { errors })
+          try {
+            // onError only runs on a failure: send that one an expired token.
+            const r = await get(`${s.base}/x`, 'onError' in options ? bearer({ sub: 'u', exp: NOW - 120 }) : VALID)
+            assert.equal(reached, false)
+            assert.ok(r.status >= 500, `status ${r.status}`)
+            assert.equal(errors.length, 1)
+            assert.ok(errors[0] instanceof Error)
+            assert.match(errors[0].code, /^ERR_AUTH_SHIELD_CALLBACK/)
+          } finally {
+            await s.close()
+          }
+        })
+      }
+
+      it('refuses a token isRevoked calls revoked (401 token_revoked); ctx is its first argument', async () => {
+        const seenBy = []
+        const s = await koaServer(
+          authShield(CONFIG, {
+            engine,
+            isRevoked: (ctx, claims) => {
+              seenBy.push([typeof ctx.state, ctx.path])
+              return claims.sub === 'gone'
+            },
+          }),
+        )
+        try {
+          const r = await get(`${s.base}/r`, bearer({ sub: 'gone' }))
+          assert.equal(r.status, 401)
+          assert.equal(r.json.code, 'token_revoked')
+          assert.equal((await get(`${s.base}/r`, bearer({ sub: 'kept' }))).status, 200)
+          assert.deepEqual(seenBy, [['object', '/r'], ['object', '/r']])
+        } finally {
+          await s.close()
+        }
+      })
+    })
+  })
+}
