@@ -11,15 +11,10 @@ const assert = require('node:assert/strict')
 const Koa = require('koa')
 const http = require('node:http')
 const authShield = require('../koa')
-const { token } = require('./support/tokens')
 const { listen, get } = require('./support/http')
-const { koaServer } = require('./support/adapter-servers')
+const { koaServer, adapterFixtures, FAILING_CALLBACKS } = require('./support/adapter-servers')
 
-const NOW = Math.floor(Date.now() / 1000)
-const SECRET = 'koa-test-secret-0123456789abcdef'
-const CONFIG = { accessSecret: SECRET, rateLimitMax: 3, rateLimitRefill: 0.001, baseDomain: 'example.com' }
-const jwt = (claims, secret = SECRET) => token({ exp: NOW + 600, ...claims }, secret)
-const bearer = (claims, secret) => ({ authorization: `Bearer ${jwt(claims, secret)}` })
+const { NOW, CONFIG, jwt, bearer } = adapterFixtures('koa-test-secret-0123456789abcdef')
 const CALLBACK_TIMEOUT_MS = 100
 
 for (const engine of ['native', 'js']) {
@@ -189,16 +184,7 @@ for (const engine of ['native', 'js']) {
 
     describe('callbacks fail closed', () => {
       const VALID = bearer({ sub: 'fenced' })
-      const ROWS = [
-        ['getToken rejecting with undefined', { getToken: () => Promise.reject(undefined) }],
-        ['getToken throwing null', { getToken: () => { throw null } }],
-        ['isRevoked rejecting with undefined', { isRevoked: () => Promise.reject(undefined) }],
-        ['isRevoked answering undefined', { isRevoked: () => undefined }],
-        ['isRevoked never settling', { isRevoked: () => new Promise(() => {}) }],
-        ['a skip predicate rejecting with false', { skip: () => Promise.reject(false) }],
-        ['onError rejecting with 0', { onError: () => Promise.reject(0) }],
-      ]
-      for (const [label, options] of ROWS) {
+      for (const [label, options] of [...FAILING_CALLBACKS, ['onError rejecting with 0', { onError: () => Promise.reject(0) }]]) {
         it(`refuses the request when ${label}`, async () => {
           const errors = []
           let reached = false
@@ -247,3 +233,9 @@ for (const engine of ['native', 'js']) {
     })
   })
 }
+
+it('the ESM entry exports the CommonJS exports by name, the middleware as default', async () => {
+  const esm = await import('../koa.mjs')
+  assert.equal(esm.default, authShield)
+  for (const name of Object.keys(authShield)) assert.equal(esm[name], authShield[name], name)
+})

@@ -8,6 +8,42 @@ const http = require('node:http')
 const Koa = require('koa')
 const express = require('express')
 const { listen } = require('./http')
+const { token } = require('./tokens')
+
+/**
+ * The config, tokens and bearer headers the adapter tests share: a limit of 3 that refills in
+ * 1000 s (the 4th request of an identity is a 429), tenants by subdomain of example.com.
+ */
+function adapterFixtures(secret) {
+  const now = Math.floor(Date.now() / 1000)
+  const jwt = (claims, key = secret) => token({ exp: now + 600, ...claims }, key)
+  return {
+    NOW: now,
+    CONFIG: { accessSecret: secret, rateLimitMax: 3, rateLimitRefill: 0.001, baseDomain: 'example.com' },
+    jwt,
+    bearer: (claims, key) => ({ authorization: `Bearer ${jwt(claims, key)}` }),
+  }
+}
+
+/**
+ * Callbacks that fail in each way the fence refuses (js/callback-fence.js): [label, options].
+ * Run with a small callbackTimeoutMs, so the never-settling row ends quickly.
+ */
+const FAILING_CALLBACKS = [
+  ['getToken rejecting with undefined', { getToken: () => Promise.reject(undefined) }],
+  [
+    'getToken throwing null',
+    {
+      getToken: () => {
+        throw null
+      },
+    },
+  ],
+  ['isRevoked rejecting with undefined', { isRevoked: () => Promise.reject(undefined) }],
+  ['isRevoked answering undefined', { isRevoked: () => undefined }],
+  ['isRevoked never settling', { isRevoked: () => new Promise(() => {}) }],
+  ['a skip predicate rejecting with false', { skip: () => Promise.reject(false) }],
+]
 
 /** What a protected route sees, in JSON (null for undefined). */
 function seen({ user, tenantId, tenantSource, requestId, claims }) {
@@ -96,4 +132,4 @@ function comparable(res) {
   return { status: res.status, body: res.body, headers }
 }
 
-module.exports = { expressServer, koaServer, fetchServer, fetchRoute, comparable, seen }
+module.exports = { adapterFixtures, FAILING_CALLBACKS, expressServer, koaServer, fetchServer, fetchRoute, comparable, seen }
