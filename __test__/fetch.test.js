@@ -10,6 +10,7 @@ const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const { createVerifier, UnauthorizedError, TooManyRequestsError } = require('../fetch')
 const { get } = require('./support/http')
+const { token } = require('./support/tokens')
 const { fetchServer, fetchRoute, adapterFixtures, FAILING_CALLBACKS } = require('./support/adapter-servers')
 
 const { NOW, CONFIG, jwt, bearer } = adapterFixtures('fetch-test-secret-0123456789abcdef')
@@ -214,4 +215,25 @@ it('the ESM entry exports the CommonJS exports by name, the module as default', 
   const cjs = require('../fetch')
   assert.equal(esm.default, cjs)
   for (const name of Object.keys(cjs)) assert.equal(esm[name], cjs[name], name)
+})
+
+it('the Fetch example of docs/middleware.md runs as written', async () => {
+  const { docsExample } = require('./support/adapter-servers')
+  const entry = require('node:url').pathToFileURL(require.resolve('../fetch.mjs')).href
+  const secret = 'docs-example-secret-0123456789abcdef'
+  const example = docsExample('Fetch-API request handlers')
+    .replace("'auth-shield/fetch'", JSON.stringify(entry))
+    .replace('process.env.JWT_SECRET', JSON.stringify(secret))
+  const { GET } = await import(`data:text/javascript,${encodeURIComponent(example)}`)
+  const s = await fetchServer(GET)
+  try {
+    const refused = await get(`${s.base}/me`)
+    assert.deepEqual([refused.status, refused.json.code], [401, 'missing_authorization'])
+    const r = await get(`${s.base}/me`, { authorization: `Bearer ${token({ sub: 'd1', scope: 'read', exp: NOW + 60 }, secret)}` })
+    assert.equal(r.status, 200)
+    assert.deepEqual(r.json, { user: { userId: 'd1' }, scope: 'read' })
+    assert.match(r.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+  } finally {
+    await s.close()
+  }
 })

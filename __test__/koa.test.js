@@ -12,6 +12,7 @@ const Koa = require('koa')
 const http = require('node:http')
 const authShield = require('../koa')
 const { listen, get } = require('./support/http')
+const { token } = require('./support/tokens')
 const { koaServer, adapterFixtures, FAILING_CALLBACKS } = require('./support/adapter-servers')
 
 const { NOW, CONFIG, jwt, bearer } = adapterFixtures('koa-test-secret-0123456789abcdef')
@@ -238,4 +239,24 @@ it('the ESM entry exports the CommonJS exports by name, the middleware as defaul
   const esm = await import('../koa.mjs')
   assert.equal(esm.default, authShield)
   for (const name of Object.keys(authShield)) assert.equal(esm[name], authShield[name], name)
+})
+
+it('the Koa example of docs/middleware.md runs as written', async () => {
+  const { docsExample } = require('./support/adapter-servers')
+  const example = docsExample('Koa (2 and 3)').replace("require('auth-shield/koa')", "require('../koa')")
+  const secret = 'docs-example-secret-0123456789abcdef'
+  const app = new Function('require', 'process', `${example}\nreturn app`)(require, { env: { JWT_SECRET: secret } })
+  const s = await listen(http.createServer(app.callback()))
+  try {
+    const health = await get(`${s.base}/health`)
+    assert.equal(health.status, 200)
+    assert.equal(health.headers['x-request-id'], undefined, 'skipped: nothing set')
+    assert.equal((await get(`${s.base}/me`)).status, 401)
+    const r = await get(`${s.base}/me`, { authorization: `Bearer ${token({ sub: 'd1', exp: NOW + 60 }, secret)}` })
+    assert.equal(r.status, 200)
+    assert.deepEqual(r.json.user, { userId: 'd1' })
+    assert.equal(r.json.requestId, r.headers['x-request-id'])
+  } finally {
+    await s.close()
+  }
 })

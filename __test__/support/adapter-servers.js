@@ -4,7 +4,9 @@
 // test sends one request to all of them and compares the answers. A route answers 200 with
 // what the adapter left on the request: `{ user, tenantId, tenantSource, requestId, claims }`.
 
+const fs = require('node:fs')
 const http = require('node:http')
+const path = require('node:path')
 const Koa = require('koa')
 const express = require('express')
 const { listen } = require('./http')
@@ -132,4 +134,13 @@ function comparable(res) {
   return { status: res.status, body: res.body, headers }
 }
 
-module.exports = { adapterFixtures, FAILING_CALLBACKS, expressServer, koaServer, fetchServer, fetchRoute, comparable, seen }
+/** The first js block after `### <heading>` in docs/middleware.md: the example the test runs. */
+function docsExample(heading) {
+  const text = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'middleware.md'), 'utf8')
+  const start = text.indexOf(`### ${heading}\n`)
+  if (start < 0) throw new Error(`docs/middleware.md has no section ${heading}`)
+  const block = /```js\n([\s\S]*?)^```$/m.exec(text.slice(start))
+  return block[1]
+}
+
+module.exports = { docsExample, adapterFixtures, FAILING_CALLBACKS, expressServer, koaServer, fetchServer, fetchRoute, comparable, seen }
