@@ -62,6 +62,8 @@ declare namespace authShield {
     readonly authenticator: middleware.AnyAuthenticator
     /** Request and shadow-mismatch counts. */
     stats(): middleware.AuthShieldStats
+    /** koa-unless's chaining (as koa-jwt users write it): this middleware, skipped where `rules` match. */
+    unless(rules: middleware.SkipRule<KoaContext>): AuthShieldMiddleware
   }
 
   // The error classes, values and types, as in every adapter.

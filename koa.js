@@ -10,6 +10,7 @@
 
 const { AuthDecision, isPending, pathOf, defineClaims, AuthShieldError, ERROR_CLASSES } = require('./js/http')
 const { typeError } = require('./js/errors')
+const { compileSkip } = require('./js/request-match')
 
 // Koa-only options: `key` is koa-jwt's name for where the verified payload goes on ctx.state.
 const KOA_OPTIONS = new Set(['key'])
@@ -53,12 +54,33 @@ function authShield(configOrAuthenticator, options) {
     ctx.body = d.body
   }
 
-  authShieldKoa.engine = decision.engine.name
-  authShieldKoa.authenticator = decision.engine.authenticator
-  authShieldKoa.stats = decision.engine.stats
+  return described(authShieldKoa, decision)
+}
+
+/** `middleware` with the members every Koa middleware of ours has (`engine`, `stats`, `unless`…). */
+function described(middleware, decision) {
+  middleware.engine = decision.engine.name
+  middleware.authenticator = decision.engine.authenticator
+  middleware.stats = decision.engine.stats
   // Internal: where adapter options (a JWKS source, a shared store) register their recoveries.
-  Object.defineProperty(authShieldKoa, 'decision', { value: decision })
-  return authShieldKoa
+  Object.defineProperty(middleware, 'decision', { value: decision })
+  Object.defineProperty(middleware, 'unless', { value: (rules) => unlessOf(middleware, rules) })
+  return middleware
+}
+
+/**
+ * koa-unless's `.unless(rules)` (as koa-jwt users chain it): `middleware`, skipped where
+ * `rules` match (the shapes of the `unless` option; a predicate gets ctx and is fenced).
+ */
+function unlessOf(middleware, rules) {
+  const { decision } = middleware
+  const skip = compileSkip(rules, 'unless', decision.options.fence)
+  if (skip === null) return middleware
+  return described(async function authShieldKoaUnless(ctx, next) {
+    let skipped = skip(ctx, pathOf(ctx.originalUrl))
+    if (skipped !== true && skipped !== false) skipped = await skipped
+    return skipped ? next() : middleware(ctx, next)
+  }, decision)
 }
 
 /** `key`: the ctx.state property for the verified payload (default 'auth'). */

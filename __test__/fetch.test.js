@@ -237,3 +237,16 @@ it('the Fetch example of docs/middleware.md runs as written', async () => {
     await s.close()
   }
 })
+
+for (const engine of ['native', 'js']) {
+  it(`runs both engines in shadow mode and counts requests (${engine} engine)`, async () => {
+    const mismatches = []
+    const verifyRequest = createVerifier(CONFIG, { engine, shadow: true, onMismatch: (m) => mismatches.push(m) })
+    assert.equal((await verifyRequest(request(bearer({ sub: 'shadowed' })))).ok, true)
+    assert.equal((await verifyRequest(request())).code, 'missing_authorization')
+    const stats = verifyRequest.stats()
+    assert.equal(stats.requests, 2)
+    assert.equal(stats.shadowEngine, engine === 'native' ? 'js' : 'native')
+    assert.deepEqual(mismatches, [])
+  })
+}

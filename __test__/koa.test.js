@@ -260,3 +260,29 @@ it('the Koa example of docs/middleware.md runs as written', async () => {
     await s.close()
   }
 })
+
+for (const engine of ['native', 'js']) {
+  it(`chains .unless(rules) as koa-jwt users write it; shadow mode and stats (${engine} engine)`, async () => {
+    const mismatches = []
+    const mw = authShield(CONFIG, { engine, shadow: true, onMismatch: (m) => mismatches.push(m) })
+    const seenBy = []
+    const chained = mw.unless({ path: ['/open'], custom: (ctx) => (seenBy.push(ctx.path), ctx.query.open === '1') })
+    assert.equal(chained.engine, engine)
+    assert.equal(chained.unless('/x').engine, engine)
+    const s = await koaServer(chained)
+    try {
+      assert.equal((await get(`${s.base}/open`)).status, 200)
+      assert.equal((await get(`${s.base}/x?open=1`)).status, 200)
+      assert.equal((await get(`${s.base}/x`)).status, 401)
+      assert.deepEqual(seenBy, ['/x', '/x'])
+      assert.equal((await get(`${s.base}/x`, bearer({ sub: 'shadowed' }))).status, 200)
+      const stats = mw.stats()
+      assert.equal(stats.shadowEngine, engine === 'native' ? 'js' : 'native')
+      assert.equal(stats.requests, 2)
+      assert.deepEqual(mismatches, [])
+    } finally {
+      await s.close()
+    }
+    assert.throws(() => mw.unless({ bogus: 1 }), { name: 'TypeError' })
+  })
+}
