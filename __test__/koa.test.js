@@ -286,3 +286,18 @@ for (const engine of ['native', 'js']) {
     assert.throws(() => mw.unless({ bogus: 1 }), { name: 'TypeError' })
   })
 }
+
+it("takes koa-jwt's single options object: { secret, key } and .unless, as docs/migrating.md shows", async () => {
+  const mw = authShield({ secret: CONFIG.accessSecret, key: 'user', algorithms: ['HS256'] }).unless({ path: [/^\/public/] })
+  const s = await koaServer(mw)
+  try {
+    assert.equal((await get(`${s.base}/public/a`)).status, 200)
+    const r = await get(`${s.base}/x`, bearer({ sub: 'kj' }))
+    assert.equal(r.status, 200, r.body)
+    assert.equal(r.json.user.sub, 'kj')
+    assert.equal((await get(`${s.base}/x`)).status, 401)
+  } finally {
+    await s.close()
+  }
+  assert.throws(() => authShield({ secret: CONFIG.accessSecret, algorithms: ['RS256'] }), { name: 'TypeError' })
+})
