@@ -9,7 +9,8 @@ const http = require('node:http')
 const path = require('node:path')
 const Koa = require('koa')
 const express = require('express')
-const { listen } = require('./http')
+const assert = require('node:assert/strict')
+const { listen, get } = require('./http')
 const { token } = require('./tokens')
 
 /**
@@ -134,6 +135,38 @@ function comparable(res) {
   return { status: res.status, body: res.body, headers }
 }
 
+/**
+ * Sends one request with `headers` to `server` (closed afterwards) and checks that a fenced
+ * callback refused it: a 5xx, and one real Error with an ERR_AUTH_SHIELD_CALLBACK… code in
+ * `errors` (what the app's error handling received).
+ */
+async function assertFenceRefused(server, headers, errors) {
+  try {
+    const r = await get(`${server.base}/x`, headers)
+    assert.ok(r.status >= 500, `status ${r.status}`)
+    assert.equal(errors.length, 1)
+    assert.ok(errors[0] instanceof Error)
+    assert.match(errors[0].code, /^ERR_AUTH_SHIELD_CALLBACK/)
+  } finally {
+    await server.close()
+  }
+}
+
+/**
+ * Spends the 3 requests of an identity's bucket (adapterFixtures' config) at `url` and checks
+ * the 4th: 429 `rate_limited`, Retry-After about 1000 s, RateLimit-Remaining 0. Returns it.
+ */
+async function assertEmptyBucket(url, headers) {
+  for (let i = 0; i < 3; i++) assert.equal((await get(url, headers)).status, 200)
+  const r = await get(url, headers)
+  assert.equal(r.status, 429)
+  assert.deepEqual(r.json, { error: 'Too many requests', code: 'rate_limited' })
+  const retry = Number(r.headers['retry-after'])
+  assert.ok(retry > 990 && retry <= 1000, `Retry-After ${retry}`)
+  assert.equal(r.headers['ratelimit-remaining'], '0')
+  return r
+}
+
 /** The first js block after `### <heading>` in docs/middleware.md: the example the test runs. */
 function docsExample(heading) {
   const text = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'middleware.md'), 'utf8')
@@ -143,4 +176,4 @@ function docsExample(heading) {
   return block[1]
 }
 
-module.exports = { docsExample, adapterFixtures, FAILING_CALLBACKS, expressServer, koaServer, fetchServer, fetchRoute, comparable, seen }
+module.exports = { assertEmptyBucket, assertFenceRefused, docsExample, adapterFixtures, FAILING_CALLBACKS, expressServer, koaServer, fetchServer, fetchRoute, comparable, seen }
