@@ -7,7 +7,7 @@
 //   const authShield = require('auth-shield/express')
 //   app.use('/api', authShield({ accessSecret: process.env.JWT_SECRET }))
 
-const { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError } = require('../lib/http/decision')
+const { AuthDecision, isPending, pathOf, defineClaims, AuthShieldError, UnauthorizedError } = require('../lib/http/decision')
 const { TooManyRequestsError, ServiceUnavailableError } = require('../lib/http/unauthorized-error')
 const { compileSkip } = require('../lib/http/request-match')
 const { callbackError } = require('../lib/http/callback-fence')
@@ -120,14 +120,7 @@ function setClaims(req, path, d) {
     const next = target[path[i]]
     target = next !== null && typeof next === 'object' ? next : (target[path[i]] = {})
   }
-  const name = path[path.length - 1]
-  const owner = target
-  Object.defineProperty(owner, name, {
-    get: () => d.claims,
-    set: (value) => Object.defineProperty(owner, name, { value, writable: true, configurable: true, enumerable: true }),
-    configurable: true,
-    enumerable: true,
-  })
+  defineClaims(target, path[path.length - 1], d)
 }
 
 /**

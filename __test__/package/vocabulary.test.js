@@ -57,7 +57,7 @@ test('the exports of auth-shield and auth-shield/js are exactly the rows of thei
   assert.deepEqual(missing(Object.keys(js)), [])
   const entry = Object.keys(require('../../package.json').exports).map((k) => path.posix.join('auth-shield', k))
   assert.deepEqual(sorted(section('Entry points')), sorted(entry))
-  for (const file of ['adapters/express', 'adapters/fastify', 'lib/store']) {
+  for (const file of ['adapters/express', 'adapters/fastify', 'adapters/koa', 'adapters/fetch', 'lib/store']) {
     assert.deepEqual(missing(Object.keys(require(`../../${file}`)).filter((k) => k !== 'default')), [], file)
   }
 })
@@ -158,7 +158,7 @@ function declaredNames(file) {
 }
 
 test('every name the published types declare has a row', () => {
-  for (const file of ['index.d.ts', 'js/index.d.ts', 'lib/http/middleware.d.ts', 'adapters/express.d.ts', 'adapters/fastify.d.ts', 'lib/store/index.d.ts', 'lib/store/revocations.d.ts']) {
+  for (const file of ['index.d.ts', 'js/index.d.ts', 'lib/http/middleware.d.ts', 'adapters/express.d.ts', 'adapters/fastify.d.ts', 'adapters/koa.d.ts', 'adapters/fetch.d.ts', 'lib/store/index.d.ts', 'lib/store/revocations.d.ts']) {
     assert.deepEqual(missing(declaredNames(file)), [], file)
   }
   // Sanity: the reader finds the names it should (a broken reader would pass the check above).

@@ -11,7 +11,7 @@ const { createEngine } = require('./engine')
 const { resultTemplates } = require('../../js/schema')
 const { compileSkip, isPreflight } = require('./request-match')
 const { authorizationOf, headerValue, readCookieOption } = require('./token-source')
-const { AuthShieldError, UnauthorizedError, errorForNext, isOtherScheme } = require('./unauthorized-error')
+const { AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError, errorForNext, isOtherScheme } = require('./unauthorized-error')
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
@@ -39,8 +39,15 @@ const OPTION_NAMES = new Set([
   'callbackTimeoutMs',
 ])
 
-/** Validated middleware options; `ignored` names keys owned by the host framework. */
-function readOptions(options, ignored = new Set()) {
+// Where a failure goes (`errors`): answered by the middleware, or handed to the framework, as
+// `next(err)` (Express, Fastify) or thrown (Koa).
+const ERROR_MODES = ['respond', 'next']
+
+/**
+ * Validated middleware options; `ignored` names keys owned by the host framework, `errorModes`
+ * the values its `errors` option takes.
+ */
+function readOptions(options, ignored = new Set(), errorModes = ERROR_MODES) {
   if (options === undefined || options === null) options = {}
   if (typeof options !== 'object' || Array.isArray(options)) throw typeError('options must be an object')
   for (const name of Object.keys(options)) {
@@ -59,8 +66,8 @@ function readOptions(options, ignored = new Set()) {
   ]) {
     if (value !== undefined && typeof value !== 'function') throw typeError(`options.${name} must be a function`)
   }
-  if (errors !== 'respond' && errors !== 'next') throw typeError("options.errors must be 'respond' or 'next'")
-  if (errors === 'next' && onError !== undefined) throw typeError("options.onError and errors: 'next' both decide where failures go: give one")
+  if (!errorModes.includes(errors)) throw typeError(`options.errors must be ${errorModes.map((m) => `'${m}'`).join(' or ')}`)
+  if (errors !== 'respond' && onError !== undefined) throw typeError(`options.onError and errors: '${errors}' both decide where failures go: give one`)
   if (!RATE_LIMIT_HEADER_MODES.includes(rateLimitHeaders)) {
     throw typeError("options.rateLimitHeaders must be 'draft', 'legacy', 'both' or false")
   }
@@ -134,9 +141,9 @@ const SKIP = Object.freeze({ action: 'skip' })
  * lib/http/express-jwt-options.js splits it into the config and the middleware options.
  */
 class AuthDecision {
-  constructor(source, options, ignoredOptions) {
+  constructor(source, options, ignoredOptions, errorModes) {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
-    this.options = readOptions(options, ignoredOptions)
+    this.options = readOptions(options, ignoredOptions, errorModes)
     this.adapterOptions = options
     // The config (or Authenticator) after the split: lib/http/express-jwt-compat.js reads its claim rules.
     this.source = source
@@ -271,6 +278,20 @@ class AuthDecision {
     return answer instanceof Promise ? answer.then(settle) : settle(answer)
   }
 
+  /**
+   * For an adapter whose decision reads a Node-style view of each request (`method`, `headers`
+   * by lowercase name) while its users know the request in another form (a Fetch `Request`):
+   * the application's callbacks that take the request (getToken, isRevoked, skip / unless and
+   * their rules) are given `subjectOf(view)` instead. Call once, before the first request.
+   */
+  callbacksTake(subjectOf) {
+    const o = this.options
+    const { getToken, isRevoked, skip } = o
+    if (getToken !== undefined) o.getToken = (view) => getToken(subjectOf(view))
+    if (isRevoked !== undefined) o.isRevoked = (view, claims) => isRevoked(subjectOf(view), claims)
+    if (skip !== null) o.skip = (view, path) => skip(subjectOf(view), path)
+  }
+
   /** The error `errors: 'next'` hands to the framework for a fail decision. */
   unauthorizedError(d) {
     return errorForNext(d.result, d.authorization, d.headers)
@@ -296,6 +317,20 @@ class Pass {
     if (this.parsed === undefined && this.authorization !== undefined) this.parsed = payloadOf(this.authorization)
     return this.parsed
   }
+}
+
+/**
+ * Makes `owner[name]` read the pass decision's claims: the payload is only parsed if the app
+ * reads it. Assigning replaces it with a plain value (express-jwt's `req.auth` and koa-jwt's
+ * `ctx.state.user` are plain properties).
+ */
+function defineClaims(owner, name, pass) {
+  Object.defineProperty(owner, name, {
+    get: () => pass.claims,
+    set: (value) => Object.defineProperty(owner, name, { value, writable: true, configurable: true, enumerable: true }),
+    configurable: true,
+    enumerable: true,
+  })
 }
 
 /** JSON of a verified `Bearer <header>.<payload>.<signature>`'s payload segment. */
@@ -366,4 +401,7 @@ function errorBody(result) {
   return JSON.stringify({ error: result.error, code: result.errorCode })
 }
 
-module.exports = { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError }
+// The error classes every adapter exports: onError's, and those `errors: 'next'` / 'throw' hand on.
+const ERROR_CLASSES = Object.freeze({ AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError })
+
+module.exports = { AuthDecision, isPending, pathOf, defineClaims, ERROR_CLASSES, AuthShieldError, UnauthorizedError }

@@ -65,7 +65,8 @@ function headerValue(value) {
  */
 function cookieOf(req, name) {
   const parsed = req.cookies
-  if (parsed !== null && typeof parsed === 'object') {
+  // Koa's `ctx.cookies` is a cookie jar (get / set), not a parsed map: the header is read then.
+  if (parsed !== null && typeof parsed === 'object' && typeof parsed.get !== 'function') {
     const value = parsed[name]
     return typeof value === 'string' ? value : undefined
   }

@@ -1,0 +1,195 @@
+'use strict'
+
+// `require('auth-shield/fetch')`: the auth chain for code that handles Fetch-API `Request`s
+// (Next.js route handlers, Hono, Remix, Bun and Deno style servers). No framework to hand a
+// failure to: the caller gets the decision (lib/http/decision.js, shared with every adapter) and answers
+// a refusal with its ready `Response`, the same status, `{ error, code }` body and headers the
+// Express middleware sends.
+//
+//   const { createVerifier } = require('auth-shield/fetch')
+//   const verifyRequest = createVerifier({ accessSecret: process.env.JWT_SECRET })
+//   export async function GET(request) {
+//     const auth = await verifyRequest(request)
+//     if (!auth.ok) return auth.response
+//     return Response.json({ user: auth.user }, { headers: auth.headers })
+//   }
+//
+// A factory rather than a bare `verifyRequest(request)`: the options are checked and the
+// engine, its limiter buckets and any key source or store are built once, not per request
+// (fast-jwt's pattern); each verifier has its own limiter state and stats.
+
+const { AuthDecision, isPending, pathOf, ERROR_CLASSES } = require('../lib/http/decision')
+const { typeError } = require('../js/error')
+
+// No framework error handler to hand failures to: they are always answered (the Response).
+const FETCH_ERROR_MODES = ['respond']
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+/**
+ * A `verifyRequest(request)` for `configOrAuthenticator` (an authenticator config, or an
+ * Authenticator of either engine) and the shared middleware options (`onError` and `errors`
+ * aside: the caller decides what to do with a refusal). The callbacks (getToken, isRevoked,
+ * skip / unless) receive the `Request`.
+ */
+function createVerifier(configOrAuthenticator, options) {
+  const decision = new AuthDecision(configOrAuthenticator, options, undefined, FETCH_ERROR_MODES)
+  if (decision.options.onError !== undefined) {
+    throw typeError('options.onError is not an option of auth-shield/fetch: answer the refusal (its response) yourself')
+  }
+  decision.callbacksTake(requestOf)
+
+  /**
+   * The decision for `request`, always a Promise: a `Verified` (`ok` true: `action` 'pass' or
+   * 'skip') or a `Refused` (`ok` false, with `status`, `code`, `headers` and `response`). What a
+   * callback throws or rejects with, or a callback past `callbackTimeoutMs`, rejects it with a
+   * real Error (js/callback-fence.js): the request is never let through.
+   */
+  async function verifyRequest(request) {
+    // `url` is serialised on every read: read once.
+    const url = request !== null && typeof request === 'object' ? request.url : undefined
+    if (typeof url !== 'string' || request.headers == null || typeof request.headers.get !== 'function') {
+      throw typeError('verifyRequest needs a Fetch API Request')
+    }
+    let d = decision.decide(new RequestView(request, url), pathOf(pathAndQueryOf(url)))
+    if (isPending(d)) d = await d
+    if (d.action === 'skip') return SKIPPED
+    return d.action === 'pass' ? new Verified(d) : new Refused(d, decision)
+  }
+
+  verifyRequest.engine = decision.engine.name
+  verifyRequest.authenticator = decision.engine.authenticator
+  verifyRequest.stats = decision.engine.stats
+  // Internal: where adapter options (a JWKS source, a shared store) register their recoveries.
+  Object.defineProperty(verifyRequest, 'decision', { value: decision })
+  return verifyRequest
+}
+
+/**
+ * What the decision reads of a Request, in Node's form: `method` and `headers` by lowercase name
+ * (undefined when absent). Each header is read when the decision asks for it (a `Headers#get`
+ * costs about a microsecond): a request with an Authorization header never reads its cookies.
+ * A Request built by a server carries Host; one built by hand may not, then its URL's host
+ * stands in (tenant resolution by subdomain).
+ */
+class RequestView {
+  constructor(request, url) {
+    this.request = request
+    this.method = request.method
+    this.headers = new HeadersView(request.headers, url)
+  }
+}
+
+class HeadersView {
+  constructor(headers, url) {
+    this.fetchHeaders = headers
+    this.url = url
+  }
+
+  get authorization() {
+    return this.fetchHeaders.get('authorization') ?? undefined
+  }
+
+  get cookie() {
+    return this.fetchHeaders.get('cookie') ?? undefined
+  }
+
+  get host() {
+    return this.fetchHeaders.get('host') ?? hostOf(this.url)
+  }
+
+  get 'x-tenant-id'() {
+    return this.fetchHeaders.get('x-tenant-id') ?? undefined
+  }
+
+  get 'access-control-request-method'() {
+    return this.fetchHeaders.get('access-control-request-method') ?? undefined
+  }
+}
+
+function requestOf(view) {
+  return view.request
+}
+
+/** `/path?query` of an absolute URL (the path the skip rules match; a fragment is dropped). */
+function pathAndQueryOf(url) {
+  const scheme = url.indexOf('//')
+  const start = url.indexOf('/', scheme < 0 ? 0 : scheme + 2)
+  if (start < 0) return '/'
+  const hash = url.indexOf('#', start)
+  return hash < 0 ? url.slice(start) : url.slice(start, hash)
+}
+
+function hostOf(url) {
+  try {
+    return new URL(url).host || undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A skipped request: nothing checked, nothing to set. */
+const SKIPPED = Object.freeze({ ok: true, action: 'skip', requestId: undefined, headers: Object.freeze([]) })
+
+/**
+ * A request that passed: `user` ({ userId, email, role }), `tenantId`, `tenantSource` (all
+ * undefined for an anonymous pass), `requestId`, `headers` ([name, value] pairs: X-Request-Id,
+ * rate-limit headers) to set on the response, and `claims`, the verified payload parsed on first read.
+ */
+class Verified {
+  constructor(d) {
+    this.ok = true
+    this.action = 'pass'
+    this.requestId = d.requestId
+    this.headers = d.headers
+    // user, tenantId, tenantSource
+    Object.assign(this, d.identity)
+    this.#pass = d
+  }
+
+  #pass
+
+  get claims() {
+    return this.#pass.claims
+  }
+}
+
+/**
+ * A refused request: `status`, `code`, `error` (the message), `requestId`, `headers`
+ * (X-Request-Id, WWW-Authenticate, Retry-After, rate-limit headers), `body` (the JSON text),
+ * `result` (the AuthResult), `response` (a Response with all of them, made on first read) and
+ * `toError()`, the error `errors: 'next'` gives in the other adapters.
+ */
+class Refused {
+  constructor(d, decision) {
+    this.ok = false
+    this.action = 'fail'
+    this.requestId = d.requestId
+    this.status = d.status
+    this.code = d.result.errorCode
+    this.error = d.result.error
+    this.headers = d.headers
+    this.body = d.body
+    this.result = d.result
+    this.#fail = d
+    this.#decision = decision
+  }
+
+  #fail
+  #decision
+  #response
+
+  get response() {
+    if (this.#response === undefined) {
+      const headers = new Headers(this.headers)
+      headers.set('Content-Type', JSON_TYPE)
+      this.#response = new Response(this.body, { status: this.status, headers })
+    }
+    return this.#response
+  }
+
+  toError() {
+    return this.#decision.unauthorizedError(this.#fail)
+  }
+}
+
+module.exports = { createVerifier, ...ERROR_CLASSES }

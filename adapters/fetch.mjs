@@ -1,0 +1,7 @@
+// ESM entry of `auth-shield/fetch`: the CommonJS module's exports by name (listed: the error
+// classes are copied in from js/http.js, which Node's static scan of CommonJS exports does not
+// follow), and the module itself as the default export, as Node gives it for CommonJS.
+import fetchEntry from './fetch.js'
+
+export const { createVerifier, AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError } = fetchEntry
+export default fetchEntry

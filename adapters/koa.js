@@ -1,0 +1,106 @@
+'use strict'
+
+// `require('auth-shield/koa')`: the whole auth chain as one Koa middleware (Koa 2 and 3), with
+// the decision and the answers of the Express middleware (lib/http/decision.js, shared by every adapter).
+// Koa's conventions: what the request carries goes on `ctx.state`, failures the app wants to
+// handle itself are thrown (`errors: 'throw'`), callbacks receive `ctx`.
+//
+//   const authShield = require('auth-shield/koa')
+//   app.use(authShield({ accessSecret: process.env.JWT_SECRET }))
+
+const { AuthDecision, isPending, pathOf, defineClaims, AuthShieldError, ERROR_CLASSES } = require('../lib/http/decision')
+const { typeError } = require('../js/error')
+const { compileSkip } = require('../lib/http/request-match')
+
+// Koa-only options: `key` is koa-jwt's name for where the verified payload goes on ctx.state.
+const KOA_OPTIONS = new Set(['key'])
+const KOA_ERROR_MODES = ['respond', 'throw']
+const RESERVED_KEYS = new Set(['tenantId', 'tenantSource', 'requestId', '__proto__', 'constructor', 'prototype'])
+
+/**
+ * Middleware for `configOrAuthenticator` (an authenticator config, or an Authenticator of
+ * either engine). On success sets `ctx.state.user` ({ userId, email, role }),
+ * `ctx.state.tenantId`, `ctx.state.tenantSource`, `ctx.state.requestId` and `ctx.state.auth`
+ * (the verified payload, parsed when first read; the name is `key`); an anonymous request
+ * (credentialsRequired: false) gets them `undefined` (and the request id). On failure it answers
+ * `{ error, code }` with the result's status and headers, awaits `onError(err, ctx)`, or
+ * (`errors: 'throw'`) throws an UnauthorizedError / TooManyRequestsError / ServiceUnavailableError
+ * carrying `status`, `expose` and `headers` for the app's error handler (Koa's own applies them).
+ * Skipped paths are left untouched.
+ */
+function authShield(configOrAuthenticator, options) {
+  const decision = new AuthDecision(configOrAuthenticator, options, KOA_OPTIONS, KOA_ERROR_MODES)
+  const { onError, errors } = decision.options
+  const key = readKey(decision.adapterOptions.key)
+
+  async function authShieldKoa(ctx, next) {
+    // Callbacks (getToken, isRevoked, skip) get ctx; what they throw or reject with is already a
+    // real Error (js/callback-fence.js) and reaches Koa's error handling: next() is not called.
+    let d = decision.decide(ctx, pathOf(ctx.originalUrl))
+    if (isPending(d)) d = await d
+    if (d.action === 'skip') return next()
+    const { state } = ctx
+    state.requestId = d.requestId
+    for (const [name, value] of d.headers) ctx.set(name, value)
+    if (d.action === 'pass') {
+      Object.assign(state, d.identity)
+      if (d.authorization !== undefined) defineClaims(state, key, d)
+      return next()
+    }
+    if (errors === 'throw') throw thrownError(decision.unauthorizedError(d))
+    if (onError !== undefined) return onError(new AuthShieldError(d.result), ctx)
+    ctx.status = d.status
+    ctx.type = 'application/json; charset=utf-8'
+    ctx.body = d.body
+  }
+
+  return described(authShieldKoa, decision)
+}
+
+/** `middleware` with the members every Koa middleware of ours has (`engine`, `stats`, `unless`…). */
+function described(middleware, decision) {
+  middleware.engine = decision.engine.name
+  middleware.authenticator = decision.engine.authenticator
+  middleware.stats = decision.engine.stats
+  // Internal: where adapter options (a JWKS source, a shared store) register their recoveries.
+  Object.defineProperty(middleware, 'decision', { value: decision })
+  Object.defineProperty(middleware, 'unless', { value: (rules) => unlessOf(middleware, rules) })
+  return middleware
+}
+
+/**
+ * koa-unless's `.unless(rules)` (as koa-jwt users chain it): `middleware`, skipped where
+ * `rules` match (the shapes of the `unless` option; a predicate gets ctx and is fenced).
+ */
+function unlessOf(middleware, rules) {
+  const { decision } = middleware
+  const skip = compileSkip(rules, 'unless', decision.options.fence)
+  if (skip === null) return middleware
+  return described(async function authShieldKoaUnless(ctx, next) {
+    let skipped = skip(ctx, pathOf(ctx.originalUrl))
+    if (skipped !== true && skipped !== false) skipped = await skipped
+    return skipped ? next() : middleware(ctx, next)
+  }, decision)
+}
+
+/** `key`: the ctx.state property for the verified payload (default 'auth'). */
+function readKey(key = 'auth') {
+  if (typeof key !== 'string' || key === '' || RESERVED_KEYS.has(key)) {
+    throw typeError('options.key must be a property name other than tenantId, tenantSource and requestId')
+  }
+  return key
+}
+
+/**
+ * What `ctx.throw(status, message)` would throw (http-errors' `expose`: a client error's message
+ * may be shown), with the headers Koa's default handler sets again after clearing the response.
+ */
+function thrownError(err) {
+  if (err.expose === undefined) err.expose = err.status < 500
+  return err
+}
+
+module.exports = authShield
+module.exports.authShield = authShield
+module.exports.default = authShield
+Object.assign(module.exports, ERROR_CLASSES)

@@ -1,0 +1,8 @@
+// ESM entry of `auth-shield/koa`: the CommonJS module, its function as the default export and
+// its named exports by name (listed: the error classes are copied in from js/http.js, which
+// Node's static scan of CommonJS exports does not follow).
+import authShield from './koa.js'
+
+export default authShield
+export { authShield }
+export const { AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError } = authShield
