@@ -7,7 +7,7 @@
 //
 // A plain `npm pack` of the checkout cannot run: the binary is published apart, in one package
 // per platform that only a release lists in optionalDependencies (napi pre-publish). This packs
-// the files `npm pack` would publish plus this platform's built `.node` next to index.js, where
+// the files `npm pack` would publish plus this platform's built `.node` next to binding.js, where
 // the generated loader looks first: one file, no optionalDependencies, so installing it asks no
 // registry (`npm install --offline ./auth-shield-<version>-<platform>.tgz` works with an empty
 // cache). It builds the release binary first when there is none (needs Rust).
@@ -52,7 +52,7 @@ function pack(dir, ...args) {
 }
 
 /**
- * The built binary for `platform`: next to index.js (`npm run build`), else in npm/<platform>/
+ * The built binary for `platform`: next to binding.js (`npm run build`), else in npm/<platform>/
  * (`npm run build:cross`); `null` when neither exists.
  */
 function findBinary(platform, binaryFile) {
@@ -72,7 +72,7 @@ function packLocal({ platform = currentPlatformSuffix(), outDir = root, build = 
   if (binary === null) {
     if (!build || platform !== currentPlatformSuffix()) {
       throw new Error(
-        `${binaryFile} not found next to index.js or in npm/${platform}/: build it first ` +
+        `${binaryFile} not found next to binding.js or in npm/${platform}/: build it first ` +
           (platform === currentPlatformSuffix() ? '(npm run build)' : '(npm run build:cross, docs/packaging.md)'),
       )
     }
