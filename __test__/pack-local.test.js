@@ -6,7 +6,7 @@
 // checkout (no binary, no optionalDependencies) still cannot run, but its error now points at
 // pack:local instead of a reinstall that cannot fetch anything.
 //
-// Needs the addon built for this machine (`npx napi build --platform`).
+// Needs the addon built for this machine (`npm run build`).
 
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
@@ -55,7 +55,7 @@ describe('npm run pack:local: one tarball that installs offline with an empty ca
   }
 
   before(() => {
-    assert.ok(fs.existsSync(path.join(root, binaryFile)), `${binaryFile} is missing: build it first with \`npx napi build --platform\``)
+    assert.ok(fs.existsSync(path.join(root, binaryFile)), `${binaryFile} is missing: build it first with \`npm run build\``)
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-shield-pack-local-test-'))
     env = {}
     for (const [name, value] of Object.entries(process.env)) {
