@@ -1,5 +1,4 @@
-// ESM entry point: the CommonJS API of native.js, as named exports and as the
-// default export. Node finds the names by static analysis of the CommonJS files,
-// so this file never needs a list kept in sync with the binding.
-export * from './native.js'
-export { default } from './native.js'
+// ESM entry point: the CommonJS entry's names, as named exports and as the default export.
+// Node finds the names by static analysis of index.js (its `module.exports = { ... }` list).
+export * from './index.js'
+export { default } from './index.js'

@@ -1,114 +1,133 @@
 'use strict'
 
-// The package entry point. `index.js` is the loader `napi build --platform`
-// regenerates on every build; it tries this platform's locally built `.node`,
-// then its prebuilt package (`auth-shield-<platform>`), and when both fail it
-// throws a generic "Cannot find native binding". This wrapper keeps the
-// generated file untouched and turns that failure into one error that says
-// which platform this is, what was tried and how to get a binary.
-//
-// The `module.exports = require(...)` form matters: Node's CommonJS export
-// detection sees it as a re-export, so `import { Authenticator } from
-// 'auth-shield'` gets named exports without a hand-kept list.
+// The native engine's JavaScript side: the little the binding cannot do itself. `binding.js` is
+// the loader `napi build --platform` generates (this platform's `.node`, else its prebuilt
+// package); this file gives its failure one clear error, turns keys given as PEM, JWK or
+// KeyObject into the raw key material the core takes (lib/keys/normalize.js), attaches the `store` option,
+// and keeps the one-shot cache. Every check of a config is the binding's, made once.
 
+let binding
 try {
-  module.exports = require('./index.js')
+  binding = require('./binding.js')
 } catch (error) {
   throw require('./load-error.js').bindingLoadError(error)
 }
 
-// authenticateRequest(authorization, tenantHeader, host, config) with a per-config-object
-// cache. Validating the config is most of the one-shot's cost, and callers pass the same
-// object on every request. So each config object maps (WeakMap: the entry goes with the
-// object, no other bound needed) to a snapshot of its enumerable values and an
-// `Authenticator.shared(config)`, which shares keys and rate-limit buckets with every equal
-// config as the native one-shot does. A call whose config still matches its snapshot goes
-// straight to that authenticator; any changed value (a Buffer's bytes included) builds a new
-// one, validated like any config.
-const nativeAuthenticateRequest = module.exports.authenticateRequest
-const NativeAuthenticator = module.exports.Authenticator
-const authenticators = new WeakMap()
+const { normalizeKeys, rawKeys } = require('./lib/keys/normalize.js')
+const { readSigningKey } = require('./js/issue/signing-key.js')
+const { splitStore, attachStore, STORE_SEAM } = require('./lib/store/attached.js')
 
-// `keys` (docs/keys.md): the native core takes raw key material only. A config with keys is
-// read by the JS engine's reader first (js/config.js: the same checks, order and messages as
-// the native one, and PEM / JWK / KeyObject keys normalized with node:crypto by lib/keys/normalize.js);
-// the native class then gets a copy whose keys are `{ kid, alg, key: Buffer }`. The class
-// itself is wrapped in a Proxy, so `new`, `shared`, `instanceof` and the instances' own fast
-// methods stay the native ones; only `setKeys` is wrapped on the prototype.
-const allowShortSecretOf = new WeakMap()
-// The signingKey's kid, which no key given to setKeys may take (checked here as by the JS
-// engine, so both throw the same coded error; src/authenticator.rs checks it again).
-const signingKidOf = new WeakMap()
-const { splitStore, attachStore } = require('./lib/store/attached.js')
+const Native = binding.Authenticator
 
-function hasKeys(config) {
-  return typeof config === 'object' && config !== null && (config.keys != null || config.signingKey != null)
-}
+// What the stores in lib/store/ call (docs/scale-out.md): functions of the binding that take the
+// authenticator, reached through a symbol only lib/store/attached.js hands out, so they are
+// neither members of the class nor exports of the package.
+const NATIVE_SEAM = Object.freeze({
+  enableSharedLimit: binding.enableSharedLimit,
+  takeLeaseRequests: binding.takeLeaseRequests,
+  grantLease: binding.grantLease,
+  sharedLimitKeys: binding.sharedLimitKeys,
+  setRevocationUnavailable: binding.setRevocationUnavailable,
+})
 
-/** `{ copy, signingKid }`: the config for the native class, and the signingKey's kid (or null). */
-function nativeConfig(config) {
-  const settings = require('./js/config.js').readSettings(config)
-  const copy = {}
-  for (const name in config) copy[name] = config[name]
-  if (settings.keys !== null) copy.keys = require('./lib/keys/normalize.js').rawKeys(settings.keys)
-  // signingKey: its PKCS#8 DER for ring, as a one-item list of the raw key shape.
-  const signing = settings.signingKey
-  if (signing !== null) copy.signingKey = [{ kid: signing.kid, alg: signing.alg, key: signing.pkcs8 }]
-  return { copy, signingKid: signing === null ? null : signing.kid }
-}
+/** Authenticates requests with settings validated and keys prepared once, at construction. */
+class Authenticator extends Native {
+  // Whether setKeys may take short HMAC secrets (the config's allowShortSecret).
+  #allowShortSecret
 
-// The Proxy's target is a stand-in function, not the native class: the class's own `shared`
-// is read-only and non-configurable, and a Proxy may not answer differently for such a
-// property of its target. `prototype` is the native one, so `instanceof` and subclassing
-// (`new.target`) behave as with the class itself.
-function AuthenticatorClass() {}
-AuthenticatorClass.prototype = NativeAuthenticator.prototype
-const Authenticator = new Proxy(AuthenticatorClass, {
-  construct(target, args, newTarget) {
+  constructor(config) {
     // `store` (docs/scale-out.md) is a JS object the core never reads: checked and taken out
     // here, attached once the authenticator exists (lib/store/attached.js).
-    const { config, store } = splitStore(args[0])
-    const prepared = hasKeys(config) ? nativeConfig(config) : null
-    const nativeArgs = prepared !== null ? [prepared.copy] : config === args[0] ? args : [config]
-    const instance = Reflect.construct(NativeAuthenticator, nativeArgs, newTarget)
-    // Validated by now: an object whose allowShortSecret, if set, is a boolean.
-    allowShortSecretOf.set(instance, config.allowShortSecret === true)
-    if (prepared !== null && prepared.signingKid !== null) signingKidOf.set(instance, prepared.signingKid)
-    if (store !== undefined) attachStore(instance, store)
-    return instance
-  },
-  apply() {
-    return NativeAuthenticator()
-  },
-  get(target, name) {
-    if (name === 'shared') return shared
-    if (name === 'prototype') return target.prototype
-    return Reflect.get(NativeAuthenticator, name)
-  },
-})
+    const { config: settings, store } = splitStore(config)
+    const prepared = nativeConfig(settings)
+    super(prepared)
+    this.#allowShortSecret = prepared.allowShortSecret === true
+    if (store !== undefined) attachStore(this, store)
+  }
 
-function shared(config) {
-  return NativeAuthenticator.shared(hasKeys(config) ? nativeConfig(config).copy : config)
+  /**
+   * An authenticator sharing keys, rate-limit buckets and revocations with every other one made
+   * by `shared` (or `authenticateRequest`) from equal settings (src/binding/one_shot.rs).
+   */
+  static shared(config) {
+    // The binding makes a plain native instance; it is one of ours, with this class's methods.
+    return Object.setPrototypeOf(Native.shared(nativeConfig(config)), Authenticator.prototype)
+  }
+
+  /** Replaces the access-token keys at once; takes keys in every form the constructor does. */
+  setKeys(keys) {
+    // A shared authenticator (made by the binding, without the field) refuses in the binding.
+    if (!(#allowShortSecret in this)) return super.setKeys(keys)
+    return super.setKeys(rawKeys(normalizeKeys(keys, { label: 'keys', allowShortSecret: this.#allowShortSecret })))
+  }
+
+  get [STORE_SEAM]() {
+    return NATIVE_SEAM
+  }
 }
 
-const nativeSetKeys = NativeAuthenticator.prototype.setKeys
-Object.defineProperty(NativeAuthenticator.prototype, 'setKeys', {
-  value: function setKeys(keys) {
-    const allowShortSecret = allowShortSecretOf.get(this)
-    // Not made through this entry point (a shared authenticator, which refuses, or one built
-    // from ./index.js, which takes raw keys): the native method as it is.
-    if (allowShortSecret === undefined) return nativeSetKeys.call(this, keys)
-    const { normalizeKeys, rawKeys } = require('./lib/keys/normalize.js')
-    const entries = normalizeKeys(keys, { label: 'keys', allowShortSecret })
-    const signingKid = signingKidOf.get(this)
-    if (signingKid !== undefined) require('./js/config.js').checkSigningKid(entries, signingKid, 'keys')
-    return nativeSetKeys.call(this, rawKeys(entries))
-  },
-  writable: true,
-  configurable: true,
-  enumerable: false,
-})
-module.exports.Authenticator = Authenticator
+/**
+ * The config the binding reads: each option read once (`for...in`, as the binding reads), with
+ * `keys` and `signingKey` as raw key material. The binding checks all of it.
+ */
+function nativeConfig(config) {
+  // Not an object (an array included): the binding refuses it as it is.
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) return config
+  const copy = {}
+  for (const name in config) copy[name] = config[name]
+  let option = 'keys'
+  try {
+    if (copy.keys != null) {
+      copy.keys = rawKeys(normalizeKeys(copy.keys, { label: 'config.keys', allowShortSecret: copy.allowShortSecret === true }))
+    }
+    option = 'signingKey'
+    if (copy.signingKey != null) {
+      const { kid, alg, pkcs8 } = readSigningKey(copy.signingKey)
+      copy.signingKey = [{ kid, alg, key: pkcs8 }]
+    }
+  } catch (error) {
+    throw earlierError(copy, option, error)
+  }
+  return copy
+}
+
+// A key that cannot be normalised is refused here, before the binding reads the config. An
+// error in an option the binding reads first (an unknown name, allowShortSecret, accessSecret)
+// must still be the one thrown, as the JS engine does: the binding reads the config with the
+// bad key replaced by a value it refuses, and any other error it throws came earlier.
+function earlierError(copy, option, error) {
+  copy[option] = false
+  try {
+    new Native(copy)
+  } catch (earlier) {
+    if (!String(earlier.message).startsWith(`config.${option} `)) return earlier
+  }
+  return error
+}
+
+// authenticateRequest(authorization, tenantHeader, host, config): the one place the native
+// engine keeps its one-shot cache. Reading the config is most of a one-shot call's cost, and
+// callers pass the same object on every request, so each config object maps (WeakMap: the entry
+// goes with the object, no other bound needed) to a snapshot of its enumerable values and an
+// `Authenticator.shared(config)`, whose core the binding's table shares with every equal config
+// (at most 64, src/binding/one_shot.rs). A call whose config still matches its snapshot goes
+// straight to that authenticator; any changed value (a Buffer's bytes included) makes a new one.
+const authenticators = new WeakMap()
+
+function authenticateRequest(authorization, tenantHeader, host, config) {
+  if (typeof config !== 'object' || config === null) {
+    return Authenticator.shared(config).authenticate(authorization, tenantHeader, host)
+  }
+  let entry = authenticators.get(config)
+  if (entry === undefined || !unchanged(entry.snapshot, config)) {
+    // Snapshot first: a getter that changes its value while being read must not leave a
+    // snapshot that describes a config the authenticator was not built from.
+    const copy = snapshot(config)
+    entry = { snapshot: copy, authenticator: Authenticator.shared(config) }
+    authenticators.set(config, entry)
+  }
+  return entry.authenticator.authenticate(authorization, tenantHeader, host)
+}
 
 /** A copy of a value that a later change to the original cannot reach. */
 class Bytes {
@@ -147,7 +166,7 @@ function same(copy, value) {
   return copy instanceof Bytes || copy instanceof List ? copy.matches(value) : Object.is(copy, value)
 }
 
-// `for...in` walks the keys the native reader sees (enumerable, own and inherited, no symbols).
+// `for...in` walks the keys the binding sees (enumerable, own and inherited, no symbols).
 function snapshot(config) {
   const keys = []
   const values = []
@@ -167,19 +186,4 @@ function unchanged({ keys, values }, config) {
   return i === keys.length
 }
 
-function authenticateRequest(authorization, tenantHeader, host, config) {
-  if (typeof config !== 'object' || config === null) {
-    return nativeAuthenticateRequest(authorization, tenantHeader, host, config)
-  }
-  let entry = authenticators.get(config)
-  if (entry === undefined || !unchanged(entry.snapshot, config)) {
-    // Snapshot first: a getter that changes its value while being read must not leave a
-    // snapshot that describes a config the authenticator was not built from.
-    const copy = snapshot(config)
-    entry = { snapshot: copy, authenticator: Authenticator.shared(config) }
-    authenticators.set(config, entry)
-  }
-  return entry.authenticator.authenticate(authorization, tenantHeader, host)
-}
-
-module.exports.authenticateRequest = authenticateRequest
+module.exports = { binding, Authenticator, authenticateRequest }

@@ -21,9 +21,9 @@ const { RateLimiter, monotonicNanos } = require('./rate-limit')
 const { randomSeeds, seedsFromSecret } = require('./rate-limit/debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations } = require('./revocation')
-const { splitStore, attachStore } = require('../lib/store/attached')
+const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
 
-// Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/authenticator.rs).
+// Bounds of the store-facing functions (src/rate_limit/lease.rs, src/binding/store_seam.rs).
 const MAX_LEASE_KEYS = 1e8
 const MAX_GRANT = 4294967295
 const MAX_GRANT_KEY_BYTES = 1 << 20
@@ -316,6 +316,8 @@ function readHeaderArg(value, name, cap) {
 // The second constructor argument of Authenticator.shared: a core from the shared table
 // instead of a config. Module-private, so no caller can hand in a core of its own.
 const SHARED_CORE = Symbol('auth-shield.shared-core')
+// An authenticator's core, for the store seam below (set in the class's static block).
+let coreOf
 
 /** Authenticates requests with settings validated and keys prepared once, at construction. */
 class Authenticator {
@@ -415,11 +417,6 @@ class Authenticator {
     return this.#core.revocations.unavailable
   }
 
-  setRevocationUnavailable(unavailable) {
-    if (typeof unavailable !== 'boolean') throw typeError('unavailable must be a boolean')
-    this.#core.revocations.unavailable = unavailable
-  }
-
   get rateLimitMax() {
     return this.#core.settings.rateLimitMax
   }
@@ -445,54 +442,75 @@ class Authenticator {
     return this.#core.limiter === null ? 0 : this.#core.limiter.size
   }
 
-  // --- Shared limit: the store-facing side (src/binding/authenticator.rs, docs/scale-out.md).
-
-  /** Switches the rate limit to leases of a shared bucket; once per authenticator. */
-  enableSharedLimit(lease, strict, maxKeys) {
-    const core = this.#core
-    if (typeof lease !== 'number') throw typeError('lease must be a number')
-    if (typeof strict !== 'boolean') throw typeError('strict must be a boolean')
-    if (typeof maxKeys !== 'number') throw typeError('maxKeys must be a number')
-    for (const [name, v, max] of [['lease', lease, MAX_LEASE], ['maxKeys', maxKeys, MAX_LEASE_KEYS]]) {
-      if (!(Number.isInteger(v) && v >= 1 && v <= max)) {
-        throw rangeError(`${name} must be an integer from 1 to ${rustNumber(max)}, got ${rustNumber(v)}`)
-      }
-    }
-    const refuse = (message) => Object.assign(new Error(message), { code: 'ERR_AUTH_SHIELD_SHARED_LIMIT' })
-    if (core.limiter === null) throw refuse('rate limiting is off (rateLimitMax: 0): there is no limit to share')
-    if (core.leases !== null) throw refuse('a store is already attached to this authenticator')
-    core.leases = new LeaseTable(core.settings.rateLimitMax, lease, strict, maxKeys)
+  /** The store-facing functions (lib/store/attached.js STORE_SEAM), as the binding exports them. */
+  get [STORE_SEAM]() {
+    return JS_SEAM
   }
 
-  /** The identities waiting for a lease, `[{ key, want }]`; empties the queue. */
-  takeLeaseRequests() {
-    return this.#core.leases === null ? [] : this.#core.leases.drain()
+  static {
+    coreOf = (authenticator) => authenticator.#core
   }
+}
 
-  /** The store's answer for `key` (`tokens` 0: refused, blocked for `retryAfterMs`). */
-  grantLease(key, tokens, sharedRemaining, retryAfterMs) {
-    if (typeof key !== 'string') throw typeError('key must be a string')
-    const keyBytes = key.length * 3 > MAX_GRANT_KEY_BYTES ? Buffer.byteLength(key) : 0
-    if (keyBytes > MAX_GRANT_KEY_BYTES) throw rangeError(`key must be at most ${MAX_GRANT_KEY_BYTES} bytes (got ${keyBytes})`)
-    for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining], ['retryAfterMs', retryAfterMs]]) {
-      if (typeof v !== 'number') throw typeError(`${name} must be a number`)
-    }
-    for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining]]) {
-      if (!(Number.isInteger(v) && v >= 0 && v <= MAX_GRANT)) {
-        throw rangeError(`${name} must be an integer from 0 to ${MAX_GRANT}, got ${rustNumber(v)}`)
-      }
-    }
-    if (!(retryAfterMs >= 0 && retryAfterMs <= 1e15)) {
-      throw rangeError(`retryAfterMs must be from 0 to 1000000000000000, got ${rustNumber(retryAfterMs)}`)
-    }
-    const leases = this.#core.leases
-    if (leases !== null) leases.grant(key, tokens, sharedRemaining, Math.trunc(retryAfterMs), monotonicNanos())
-  }
+// The store-facing side (src/binding/store_seam.rs, docs/scale-out.md): functions taking the
+// authenticator, kept off the class's members.
+const JS_SEAM = Object.freeze({ enableSharedLimit, takeLeaseRequests, grantLease, sharedLimitKeys, setRevocationUnavailable })
 
-  /** Identities whose leases are held (0 without a store). */
-  get sharedLimitKeys() {
-    return this.#core.leases === null ? 0 : this.#core.leases.size
+/** Switches the rate limit to leases of a shared bucket; once per authenticator. */
+function enableSharedLimit(authenticator, lease, strict, maxKeys) {
+  const core = coreOf(authenticator)
+  if (typeof lease !== 'number') throw typeError('lease must be a number')
+  if (typeof strict !== 'boolean') throw typeError('strict must be a boolean')
+  if (typeof maxKeys !== 'number') throw typeError('maxKeys must be a number')
+  for (const [name, v, max] of [['lease', lease, MAX_LEASE], ['maxKeys', maxKeys, MAX_LEASE_KEYS]]) {
+    if (!(Number.isInteger(v) && v >= 1 && v <= max)) {
+      throw rangeError(`${name} must be an integer from 1 to ${rustNumber(max)}, got ${rustNumber(v)}`)
+    }
   }
+  const refuse = (message) => Object.assign(new Error(message), { code: 'ERR_AUTH_SHIELD_SHARED_LIMIT' })
+  if (core.limiter === null) throw refuse('rate limiting is off (rateLimitMax: 0): there is no limit to share')
+  if (core.leases !== null) throw refuse('a store is already attached to this authenticator')
+  core.leases = new LeaseTable(core.settings.rateLimitMax, lease, strict, maxKeys)
+}
+
+/** The identities waiting for a lease, `[{ key, want }]`; empties the queue. */
+function takeLeaseRequests(authenticator) {
+  const leases = coreOf(authenticator).leases
+  return leases === null ? [] : leases.drain()
+}
+
+/** The store's answer for `key` (`tokens` 0: refused, blocked for `retryAfterMs`). */
+function grantLease(authenticator, key, tokens, sharedRemaining, retryAfterMs) {
+  const core = coreOf(authenticator)
+  if (typeof key !== 'string') throw typeError('key must be a string')
+  const keyBytes = key.length * 3 > MAX_GRANT_KEY_BYTES ? Buffer.byteLength(key) : 0
+  if (keyBytes > MAX_GRANT_KEY_BYTES) throw rangeError(`key must be at most ${MAX_GRANT_KEY_BYTES} bytes (got ${keyBytes})`)
+  for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining], ['retryAfterMs', retryAfterMs]]) {
+    if (typeof v !== 'number') throw typeError(`${name} must be a number`)
+  }
+  for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining]]) {
+    if (!(Number.isInteger(v) && v >= 0 && v <= MAX_GRANT)) {
+      throw rangeError(`${name} must be an integer from 0 to ${MAX_GRANT}, got ${rustNumber(v)}`)
+    }
+  }
+  if (!(retryAfterMs >= 0 && retryAfterMs <= 1e15)) {
+    throw rangeError(`retryAfterMs must be from 0 to 1000000000000000, got ${rustNumber(retryAfterMs)}`)
+  }
+  const leases = core.leases
+  if (leases !== null) leases.grant(key, tokens, sharedRemaining, Math.trunc(retryAfterMs), monotonicNanos())
+}
+
+/** Identities whose leases are held (0 without a store). */
+function sharedLimitKeys(authenticator) {
+  const leases = coreOf(authenticator).leases
+  return leases === null ? 0 : leases.size
+}
+
+/** Sets revocationUnavailable (a revocation feed past maxRevocationLagMs, onStale: 'closed'). */
+function setRevocationUnavailable(authenticator, unavailable) {
+  const core = coreOf(authenticator)
+  if (typeof unavailable !== 'boolean') throw typeError('unavailable must be a boolean')
+  core.revocations.unavailable = unavailable
 }
 
 module.exports = { Authenticator, Core, readHeaderArg }

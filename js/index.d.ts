@@ -52,14 +52,6 @@ export declare class Authenticator {
   get refreshTtlSec(): number
   /** Number of rate-limit buckets currently held in memory. */
   get rateLimitBuckets(): number
-  /** Store-facing (auth-shield/redis, docs/scale-out.md): switches the limit to shared leases. */
-  enableSharedLimit(lease: number, strict: boolean, maxKeys: number): void
-  /** Store-facing: the identities waiting for a lease; empties the queue. */
-  takeLeaseRequests(): Array<{ key: string; want: number }>
-  /** Store-facing: the store's answer for `key` (0 tokens: refused for `retryAfterMs`). */
-  grantLease(key: string, tokens: number, sharedRemaining: number, retryAfterMs: number): void
-  /** Identities whose leases are held (0 without a store). */
-  get sharedLimitKeys(): number
   /**
    * Refuses the token `(options.iss, jti)` with `token_revoked` until `expiresAtSec` (docs/revocation.md).
    * As the native one, it takes `v.jti` / `v.expiresAtSec` as they are and throws a `TypeError`
@@ -73,8 +65,6 @@ export declare class Authenticator {
   get revocationCount(): number
   /** Whether tokens not known to be revoked are refused with `revocation_unavailable`. */
   get revocationUnavailable(): boolean
-  /** Sets `revocationUnavailable` (a revocation feed does, with `onStale: 'closed'`). */
-  setRevocationUnavailable(unavailable: boolean): void
   /** Replaces the access-token keys at once (the constructor's checks); returns the new `keySetGeneration`. */
   setKeys(keys: ReadonlyArray<KeyInput>): number
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */

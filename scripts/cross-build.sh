@@ -57,7 +57,7 @@ for target in "${targets[@]}"; do
   case "$target" in *-gnu) build_target="$target.2.17" ;; esac
   start=$(date +%s)
   # --no-js and a throwaway .d.ts: the generated loader and types do not depend on the target,
-  # and the host build owns the committed index.js / index.d.ts.
+  # and the host build owns the committed binding.js / binding.d.ts.
   nice -n 5 npx napi build --platform --release --target "$build_target" --cross-compile --no-js \
     --dts "target/cross-$platform.d.ts"
   mv "auth-shield.$platform.node" "npm/$platform/"

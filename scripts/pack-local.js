@@ -7,7 +7,7 @@
 //
 // A plain `npm pack` of the checkout cannot run: the binary is published apart, in one package
 // per platform that only a release lists in optionalDependencies (napi pre-publish). This packs
-// the files `npm pack` would publish plus this platform's built `.node` next to index.js, where
+// the files `npm pack` would publish plus this platform's built `.node` next to binding.js, where
 // the generated loader looks first: one file, no optionalDependencies, so installing it asks no
 // registry (`npm install --offline ./auth-shield-<version>-<platform>.tgz` works with an empty
 // cache). It builds the release binary first when there is none (needs Rust).
@@ -52,7 +52,7 @@ function pack(dir, ...args) {
 }
 
 /**
- * The built binary for `platform`: next to index.js (`npm run build`), else in npm/<platform>/
+ * The built binary for `platform`: next to binding.js (`npm run build`), else in npm/<platform>/
  * (`npm run build:cross`); `null` when neither exists.
  */
 function findBinary(platform, binaryFile) {
@@ -63,7 +63,7 @@ function findBinary(platform, binaryFile) {
 /**
  * Packs the tarball; returns `{ file, platform, binary }` (`file` is its absolute path).
  * `platform` defaults to this machine's (`linux-x64-gnu`, ...); `build: false` refuses to build a
- * missing binary instead of running `napi build --platform --release`.
+ * missing binary instead of running `npm run build`'s `napi build`.
  */
 function packLocal({ platform = currentPlatformSuffix(), outDir = root, build = true, log = () => {} } = {}) {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
@@ -72,21 +72,22 @@ function packLocal({ platform = currentPlatformSuffix(), outDir = root, build = 
   if (binary === null) {
     if (!build || platform !== currentPlatformSuffix()) {
       throw new Error(
-        `${binaryFile} not found next to index.js or in npm/${platform}/: build it first ` +
+        `${binaryFile} not found next to binding.js or in npm/${platform}/: build it first ` +
           (platform === currentPlatformSuffix() ? '(npm run build)' : '(npm run build:cross, docs/packaging.md)'),
       )
     }
-    log(`${binaryFile} not built yet: npx napi build --platform --release (needs Rust)`)
+    log(`${binaryFile} not built yet: napi build --platform --release --js binding.js --dts binding.d.ts (needs Rust)`)
     const cliManifest = require.resolve('@napi-rs/cli/package.json', { paths: [root] })
     const napiCli = path.join(path.dirname(cliManifest), require(cliManifest).bin.napi)
-    run(process.execPath, [napiCli, 'build', '--platform', '--release'], { cwd: root, stdio: 'inherit' })
+    // The loader's own names (package.json `build`): a bare `--platform` build would write index.js.
+    run(process.execPath, [napiCli, 'build', '--platform', '--release', '--js', 'binding.js', '--dts', 'binding.d.ts'], { cwd: root, stdio: 'inherit' })
     binary = findBinary(platform, binaryFile)
     if (binary === null) throw new Error(`napi build did not write ${binaryFile}`)
   }
 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-shield-pack-local-'))
   try {
-    // The files a release publishes, staged with the binary beside index.js.
+    // The files a release publishes, staged with the binary beside binding.js.
     const stage = path.join(work, 'package')
     for (const { path: file } of pack(root, '--dry-run').files) {
       fs.mkdirSync(path.dirname(path.join(stage, file)), { recursive: true })

@@ -96,7 +96,7 @@ run_node() {
 
 echo "arm64: $($QEMU_ARM64 --version | head -1); node $(run_node -p 'process.version + " " + process.arch')"
 run_node -e "
-  const b = require('./native.js')
+  const b = require('./index.js')
   const loaded = Object.keys(require.cache).filter((f) => f.endsWith('.node'))
   if (process.arch !== 'arm64' || !loaded.some((f) => f.endsWith('linux-arm64-gnu.node'))) {
     console.error('not the arm64 binary:', process.arch, loaded); process.exit(1)

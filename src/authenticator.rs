@@ -295,12 +295,7 @@ impl Authenticator {
     pub fn replace_keys(&self, items: Vec<crate::config::RawValue>) -> Result<u64, InputError> {
         let specs = crate::config::read_keys(items, "keys", self.settings.allow_short_secret())?;
         if let Some((own, _)) = &self.signing {
-            if specs.iter().any(|k| k.kid.as_deref() == Some(own.kid())) {
-                return Err(InputError::Range(format!(
-                    "keys: kid {:?} is the signingKey's kid",
-                    own.kid()
-                )));
-            }
+            crate::config::check_signing_kid(&specs, own.kid(), "keys")?;
         }
         Ok(self.set_keys(&specs))
     }
@@ -707,7 +702,10 @@ mod tests {
             ("key", ACCESS.into()),
         ])];
         let err = core.replace_keys(same_kid).unwrap_err();
-        assert!(err.message().contains("signingKey's kid"), "{err:?}");
+        assert_eq!(
+            err,
+            InputError::DuplicateKid(r#"keys: kid "own" is the signingKey's kid"#.into())
+        );
     }
 
     fn verdict(core: &Authenticator, kind: TokenKind, token: &str) -> Result<(), AuthError> {

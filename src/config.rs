@@ -148,6 +148,12 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
         // Two sources of HS256 keys would leave it unclear which one signs and which verify.
         (Some(_), Some(_)) => return Err(ConfigError::Type(BOTH_KEY_SOURCES.into())),
     };
+    if let (AccessKeys::Keys(specs), Some((_, Setting::SigningKey(own)))) = (
+        &keys,
+        given.iter().find(|(spec, _)| spec.name == "signingKey"),
+    ) {
+        check_signing_kid(specs, own.kid(), "config.keys")?;
+    }
     let mut settings = Settings::unfilled(keys, allow_short);
     for spec in &schema.options {
         if let Some(default) = default_of(spec) {
@@ -162,6 +168,18 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
             .map_err(|_| internal(&spec.name))?;
     }
     Ok(settings)
+}
+
+/// The signing key's public half joins the verification keys under its kid: no other key may
+/// take it, at construction or in `setKeys` (the JS engine's twin: js/config.js
+/// `checkSigningKid`). `label` names the list (`config.keys`, `keys`).
+pub fn check_signing_kid(specs: &[KeySpec], kid: &str, label: &str) -> Result<(), ConfigError> {
+    if specs.iter().any(|k| k.kid.as_deref() == Some(kid)) {
+        return Err(ConfigError::DuplicateKid(format!(
+            "{label}: kid {kid:?} is the signingKey's kid"
+        )));
+    }
+    Ok(())
 }
 
 /// The same words as the JS engine's (js/config.js).

@@ -8,12 +8,15 @@ pub enum InputError {
     Type(String),
     /// A value of the right kind that is not accepted.
     Range(String),
+    /// Two keys with one `kid` (the `signingKey`'s included): a `RangeError` with code
+    /// `ERR_AUTH_SHIELD_DUPLICATE_KID`, as the JS engine throws.
+    DuplicateKid(String),
 }
 
 impl InputError {
     pub fn message(&self) -> &str {
         match self {
-            InputError::Type(m) | InputError::Range(m) => m,
+            InputError::Type(m) | InputError::Range(m) | InputError::DuplicateKid(m) => m,
         }
     }
 }

@@ -41,4 +41,5 @@ if (Number(process.versions.node.split('.')[0]) >= 20) {
 }
 
 await assert.rejects(import('auth-shield/native.js'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' })
+await assert.rejects(import('auth-shield/binding.js'), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' })
 console.log('consumer.mjs ok')

@@ -165,10 +165,10 @@ function misspellings(name) {
 }
 
 test('callOptions lists the fields of each .d.ts interface, and each call that takes it is tested', () => {
-  const dts = ['index.d.ts', 'lib/store/index.d.ts'].map((f) => fs.readFileSync(path.join(__dirname, '..', '..', f), 'utf8')).join('\n')
+  const dts = ['binding.d.ts', 'lib/store/index.d.ts'].map((f) => fs.readFileSync(path.join(__dirname, '..', '..', f), 'utf8')).join('\n')
   for (const { type, usedBy, names } of SCHEMA.callOptions) {
     const body = new RegExp(`export interface ${type} \\{\\n([\\s\\S]*?)\\n\\}`).exec(dts)
-    assert.ok(body, `index.d.ts / lib/store/index.d.ts have no interface ${type}`)
+    assert.ok(body, `binding.d.ts / lib/store/index.d.ts have no interface ${type}`)
     const fields = [...body[1].matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1])
     assert.deepEqual([...fields].sort(), [...names].sort(), type)
     assert.deepEqual(Object.keys(CALLS[type].calls).sort(), [...usedBy].sort(), type)

@@ -173,7 +173,7 @@ for (const [engine, load] of ENGINES) {
 }
 
 test('the AuthConfig and AuthResult types declare exactly the schema names, in order', () => {
-  const dts = require('node:fs').readFileSync(require.resolve('../../index.d.ts'), 'utf8')
+  const dts = require('node:fs').readFileSync(require.resolve('../../binding.d.ts'), 'utf8')
   const members = (name) => {
     const start = dts.indexOf(`export interface ${name} {`)
     assert.notEqual(start, -1, name)

@@ -19,6 +19,7 @@ const authShieldExpress = require('../../adapters/express')
 const authShieldPlugin = require('../../adapters/fastify')
 const { listen, request: send } = require('../support/http')
 const { readmeApp } = require('../fixtures/express-jwt-readme-app')
+const { plumbing } = require('../support/store-seam')
 
 // auth-shield wants 32-byte HS256 secrets and tokens with `sub` and `exp` (docs/migrating.md):
 // the cases use such tokens, which express-jwt accepts as well.
@@ -476,7 +477,7 @@ for (const engine of ENGINES) {
             { name: 'TooManyRequestsError', status: 429, statusCode: 429, expose: true, code: 'rate_limited', authCode: 'rate_limited' },
           )
           assert.ok(e429 instanceof authShieldExpress.TooManyRequestsError && !(e429 instanceof authShieldExpress.UnauthorizedError))
-          mw.authenticator.setRevocationUnavailable(true)
+          plumbing(mw.authenticator).setRevocationUnavailable(true)
           const unavailable = await request(server, bearerOf(sign({ sub: 'u2' })))
           assert.equal(unavailable.status, 503)
           const e503 = seen.at(-1)
@@ -508,7 +509,7 @@ for (const engine of ENGINES) {
         const limited = await withHeaders(server, auth)
         assert.deepEqual([limited.status, limited.json], [429, { name: 'TooManyRequestsError', code: 'rate_limited', expose: true }])
         assert.ok(Number(limited.headers['retry-after']) > 0)
-        app.authShield.authenticator.setRevocationUnavailable(true)
+        plumbing(app.authShield.authenticator).setRevocationUnavailable(true)
         const unavailable = await request(server, bearerOf(sign({ sub: 'u2' })))
         assert.deepEqual([unavailable.status, unavailable.json], [503, { name: 'ServiceUnavailableError', code: 'revocation_unavailable', expose: false }])
         assert.deepEqual((await request(server)).json, { name: 'UnauthorizedError' })

@@ -1,6 +1,6 @@
 'use strict'
 
-// The package entry (native.js), its ESM twin, the platform packages in npm/,
+// The package entry (index.js over the generated loader binding.js), its ESM twin, the platform packages in npm/,
 // and the error a user gets when no binary fits.
 
 const { test } = require('node:test')
@@ -14,16 +14,20 @@ const root = path.join(__dirname, '..', '..')
 const pkg = require('../../package.json')
 const { platformSuffixOfTriple, currentPlatformSuffix } = require('../../load-error.js')
 
-test('the package entry is the binding the generated loader loads', () => {
-  assert.equal(require('../../native.js'), require('../../index.js'))
-  assert.equal(typeof require('../../native.js').Authenticator, 'function')
+test('the package entry is the hand-written index.js, over the binding the generated loader loads', () => {
+  assert.equal(require('../..'), require('../../index.js'))
+  assert.equal(pkg.main, './index.js')
+  assert.equal(pkg.exports['.'].require.default, './index.js')
+  const { binding } = require('../../native.js')
+  assert.equal(binding, require('../../binding.js'))
+  // The entry's Authenticator is a subclass of the binding's, not the binding's class itself.
+  assert.equal(Object.getPrototypeOf(require('../..').Authenticator), binding.Authenticator)
 })
 
-test('the ESM entry exports every CommonJS export by name, and the binding as default', async () => {
+test('the ESM entry exports every CommonJS export by name, and the entry as default', async () => {
   const esm = await import('../../index.mjs')
-  const cjs = require('../../native.js')
-  const defined = (names) => names.filter((name) => cjs[name] !== undefined).sort()
-  assert.deepEqual(defined(Object.keys(esm).filter((name) => name !== 'default')), defined(Object.keys(cjs)))
+  const cjs = require('../../index.js')
+  assert.deepEqual(Object.keys(esm).filter((name) => name !== 'default').sort(), Object.keys(cjs).sort())
   assert.equal(esm.default, cjs)
   assert.equal(esm.Authenticator, cjs.Authenticator)
 })
@@ -32,13 +36,13 @@ test('names a missing binary: platform, each attempt, and how to build from sour
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-shield-nobinary-'))
   try {
     // The loader files alone, as an install where npm skipped the platform package.
-    for (const file of ['index.js', 'index.mjs', 'native.js', 'load-error.js', 'package.json']) {
+    for (const file of ['index.js', 'index.mjs', 'native.js', 'binding.js', 'load-error.js', 'package.json']) {
       fs.copyFileSync(path.join(root, file), path.join(dir, file))
     }
     const env = { ...process.env }
     delete env.NAPI_RS_NATIVE_LIBRARY_PATH
     delete env.NAPI_RS_FORCE_WASI
-    const probe = `try { require('./native.js'); console.log('{}') } catch (e) {
+    const probe = `try { require('./index.js'); console.log('{}') } catch (e) {
       console.log(JSON.stringify({ code: e.code, platform: e.platform, tried: e.tried, message: e.message, cause: e.cause && e.cause.message }))
     }`
     const run = spawnSync(process.execPath, ['-e', probe], { cwd: dir, env, encoding: 'utf8' })
@@ -100,13 +104,13 @@ test('npm/ holds one package per target, same version, restricted to its os, cpu
   }
 })
 
-// The generated loader (index.js) decides between the glibc and the musl binary at run time:
+// The generated loader (binding.js) decides between the glibc and the musl binary at run time:
 // /usr/bin/ldd's text first (Alpine's is a script that runs ld-musl), then the process report
 // (`header.glibcVersionRuntime` only on glibc; musl shows in `sharedObjects`), then `ldd --version`.
-// Each case runs the real index.js source against a faked Linux host, records every module it
+// Each case runs the real binding.js source against a faked Linux host, records every module it
 // tries to load, and checks the order of attempts for that libc.
 function loaderAttempts({ arch = 'x64', ldd, report, lddVersion }) {
-  const source = fs.readFileSync(path.join(root, 'index.js'), 'utf8')
+  const source = fs.readFileSync(path.join(root, 'binding.js'), 'utf8')
   const attempts = []
   const notFound = (id) => Object.assign(new Error(`Cannot find module '${id}' (faked host)`), { code: 'MODULE_NOT_FOUND' })
   const fakeFs = {
@@ -145,7 +149,7 @@ function loaderAttempts({ arch = 'x64', ldd, report, lddVersion }) {
   let error = null
   try {
     new Function('require', 'module', 'exports', 'process', '__dirname', '__filename', source)(
-      fakeRequire, module, module.exports, fakeProcess, root, path.join(root, 'index.js'))
+      fakeRequire, module, module.exports, fakeProcess, root, path.join(root, 'binding.js'))
   } catch (e) {
     error = e
   }

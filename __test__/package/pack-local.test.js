@@ -6,7 +6,7 @@
 // checkout (no binary, no optionalDependencies) still cannot run, but its error now points at
 // pack:local instead of a reinstall that cannot fetch anything.
 //
-// Needs the addon built for this machine (`npx napi build --platform`).
+// Needs the addon built for this machine (`npm run build`).
 
 const { describe, test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
@@ -55,7 +55,7 @@ describe('npm run pack:local: one tarball that installs offline with an empty ca
   }
 
   before(() => {
-    assert.ok(fs.existsSync(path.join(root, binaryFile)), `${binaryFile} is missing: build it first with \`npx napi build --platform\``)
+    assert.ok(fs.existsSync(path.join(root, binaryFile)), `${binaryFile} is missing: build it first with \`npm run build\``)
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-shield-pack-local-test-'))
     env = {}
     for (const [name, value] of Object.entries(process.env)) {
@@ -70,11 +70,11 @@ describe('npm run pack:local: one tarball that installs offline with an empty ca
     if (work) fs.rmSync(work, { recursive: true, force: true })
   })
 
-  test('the tarball is named for its platform and carries the binary beside index.js, without optionalDependencies', () => {
+  test('the tarball is named for its platform and carries the binary beside the loader, without optionalDependencies', () => {
     assert.equal(path.basename(tarball), `${pkg.name}-${pkg.version}-${platform}.tgz`)
     const list = run('tar', ['-tzf', tarball]).split('\n')
     assert.ok(list.includes(`package/${binaryFile}`), list.join('\n'))
-    assert.ok(list.includes('package/index.js') && list.includes('package/native.js'))
+    for (const file of ['index.js', 'index.d.ts', 'native.js', 'binding.js', 'binding.d.ts']) assert.ok(list.includes(`package/${file}`), file)
     const manifest = JSON.parse(run('tar', ['-xzOf', tarball, 'package/package.json']))
     assert.equal(manifest.optionalDependencies, undefined)
     assert.equal(manifest.dependencies, undefined)

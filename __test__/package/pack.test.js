@@ -8,7 +8,7 @@
 // (express, fastify, @types/*) are the repository's own devDependencies, reached the
 // way Node and tsc find any package: a node_modules folder above the project.
 //
-// Needs the addon built for this machine (`npx napi build --platform`), which
+// Needs the addon built for this machine (`npm run build`), which
 // stands in for the binary the release job moves into npm/<platform>/.
 
 const { describe, test, before, after } = require('node:test')
@@ -99,7 +99,7 @@ describe('packed packages, installed offline without Rust', () => {
 
   before(() => {
     const builtBinary = path.join(root, binaryFile)
-    assert.ok(fs.existsSync(builtBinary), `${binaryFile} is missing: build it first with \`npx napi build --platform\``)
+    assert.ok(fs.existsSync(builtBinary), `${binaryFile} is missing: build it first with \`npm run build\``)
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-shield-pack-'))
 
     // The release, staged: the files `npm pack` would publish, plus the
@@ -141,7 +141,7 @@ describe('packed packages, installed offline without Rust', () => {
   test('publishes only what users need: no sources, tests, binaries or build leftovers', () => {
     const files = mainPack.files.map((f) => f.path.replace(/\\/g, '/'))
     const allowed =
-      /^(README\.md|CHANGELOG\.md|LICENSE[^/]*|package\.json|index\.(js|mjs|d\.ts|d\.mts)|native\.js|load-error\.js|adapters\/[\w-]+\.(js|mjs|d\.ts)|lib\/[\w-]+\/[\w-]+\.(js|mjs|d\.ts)|js\/(?:[\w-]+\/)?[\w-]+\.(js|mjs|d\.ts|d\.mts|json))$/
+      /^(README\.md|CHANGELOG\.md|LICENSE[^/]*|package\.json|index\.(js|mjs|d\.ts|d\.mts)|binding\.(js|d\.ts)|native\.js|load-error\.js|adapters\/[\w-]+\.(js|mjs|d\.ts)|lib\/[\w-]+\/[\w-]+\.(js|mjs|d\.ts)|js\/(?:[\w-]+\/)?[\w-]+\.(js|mjs|d\.ts|d\.mts|json))$/
     assert.deepEqual(
       files.filter((file) => !allowed.test(file)),
       [],

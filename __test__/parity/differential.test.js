@@ -10,6 +10,7 @@ const assert = require('node:assert/strict')
 const native = require('../..')
 const js = require('../../js')
 const { random, rawToken, token, HS256, withoutRequestId } = require('../support/tokens')
+const { plumbing } = require('../support/store-seam')
 
 const NOW = 1_700_000_000
 const ACCESS = 'differential-access-secret-0123456789'
@@ -428,8 +429,8 @@ test('shared-limit lease sequences agree: pending, grants, refusals, renewals, s
     const lease = 1 + rng.int(8)
     const strict = s % 5 === 4
     const maxKeys = s % 7 === 6 ? 2 : 100
-    pair.n.enableSharedLimit(lease, strict, maxKeys)
-    pair.j.enableSharedLimit(lease, strict, maxKeys)
+    plumbing(pair.n).enableSharedLimit(lease, strict, maxKeys)
+    plumbing(pair.j).enableSharedLimit(lease, strict, maxKeys)
     const started = Date.now()
     for (let i = 0; i < 40; i++) {
       const step = rng.int(10)
@@ -446,15 +447,15 @@ test('shared-limit lease sequences agree: pending, grants, refusals, renewals, s
         }
         assert.deepStrictEqual(withoutRequestId(b), withoutRequestId(a), `sequence ${s} step ${i}`)
       } else if (step < 8) {
-        assert.deepStrictEqual(pair.j.takeLeaseRequests(), pair.n.takeLeaseRequests(), `drain, sequence ${s} step ${i}`)
+        assert.deepStrictEqual(plumbing(pair.j).takeLeaseRequests(), plumbing(pair.n).takeLeaseRequests(), `drain, sequence ${s} step ${i}`)
       } else {
         const key = rng.pick([':u1', ':u2', 'acme:u3', 'acme:u1'])
         const tokens = rng.chance(0.3) ? 0 : rng.int(lease + 3)
         const args = [key, tokens, rng.int(100), tokens === 0 ? 60_000 : 0]
-        pair.n.grantLease(...args)
-        pair.j.grantLease(...args)
+        plumbing(pair.n).grantLease(...args)
+        plumbing(pair.j).grantLease(...args)
       }
-      assert.equal(pair.j.sharedLimitKeys, pair.n.sharedLimitKeys, `lease keys, sequence ${s} step ${i}`)
+      assert.equal(plumbing(pair.j).sharedLimitKeys, plumbing(pair.n).sharedLimitKeys, `lease keys, sequence ${s} step ${i}`)
     }
   }
   assert.ok(requests > 500)
@@ -619,7 +620,7 @@ test('revocations give the same verdicts in both engines: jti, subject cut-off, 
     (e) => e.revokeSubject('u', { before: 'now' }),
     (e) => e.revokeSubject('u', { before: Infinity }),
     (e) => e.revokeSubject('u', 7),
-    (e) => e.setRevocationUnavailable('yes'),
+    (e) => plumbing(e).setRevocationUnavailable('yes'),
   ]
   for (const bad of BAD) assert.ok(both(bad), String(bad))
 })
@@ -631,7 +632,7 @@ test('a revocation feed marking the list unavailable refuses unrevoked tokens wi
   const expired = token({ sub: 'u', jti: 'r', iat: NOW - 120, exp: NOW - 60 }, ACCESS)
   for (const e of [pair.n, pair.j]) {
     e.revokeToken('r', NOW + 60)
-    e.setRevocationUnavailable(true)
+    plumbing(e).setRevocationUnavailable(true)
     assert.equal(e.revocationUnavailable, true)
   }
   for (const [t, code] of [
@@ -645,7 +646,7 @@ test('a revocation feed marking the list unavailable refuses unrevoked tokens wi
     assert.deepStrictEqual(pair.j.verifyAccessToken(t), pair.n.verifyAccessToken(t))
   }
   assert.equal(pair.n.authenticate(`Bearer ${fine}`).errorStatus, 503)
-  for (const e of [pair.n, pair.j]) e.setRevocationUnavailable(false)
+  for (const e of [pair.n, pair.j]) plumbing(e).setRevocationUnavailable(false)
   assert.equal(pair.n.authenticate(`Bearer ${fine}`).authenticated, true)
   assert.equal(pair.j.authenticate(`Bearer ${fine}`).authenticated, true)
 })

@@ -22,6 +22,7 @@ const { redisSkip, startRedis } = require('../support/redis-server')
 const { CLIENT_KINDS, connectClient } = require('../support/redis-clients')
 const { token } = require('../support/tokens')
 const { listen } = require('../support/http')
+const { plumbing } = require('../support/store-seam')
 
 const SECRET = 'redis-batching-test-secret-0123456789abc'
 const NOW = Math.floor(Date.now() / 1000)
@@ -192,7 +193,7 @@ describe('lease renewals in batches, with a real redis-server', { skip: redisSki
         // did not fit), and no more than maxKeys identities were asked for.
         await Promise.all(headers.map(() => store.recover()))
         assert.ok(store.stats.leaseRequests <= 100, `${store.stats.leaseRequests} identities asked for`)
-        assert.ok(auth.sharedLimitKeys <= 100, `${auth.sharedLimitKeys} identities held`)
+        assert.ok(plumbing(auth).sharedLimitKeys <= 100, `${plumbing(auth).sharedLimitKeys} identities held`)
         assert.equal(seen.outages, 0)
         // The ones left out are asked for on their next request.
         const late = headers[headers.length - 1]

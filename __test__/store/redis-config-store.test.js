@@ -17,6 +17,7 @@ const { redisSkip, startRedis } = require('../support/redis-server')
 const { CLIENT_KINDS, connectClient } = require('../support/redis-clients')
 const { token } = require('../support/tokens')
 const { listen, get } = require('../support/http')
+const { plumbing } = require('../support/store-seam')
 
 const SECRET = 'redis-config-store-test-secret-0123456789'
 const NOW = Math.floor(Date.now() / 1000)
@@ -50,7 +51,7 @@ describe('the store option of new Authenticator, with a real redis-server', { sk
             verdicts.push(r.authenticated ? 'ok' : r.errorCode)
           }
           assert.deepEqual(verdicts, ['ok', 'ok', 'ok', 'rate_limited', 'rate_limited'])
-          assert.equal(auth.sharedLimitKeys, 1)
+          assert.equal(plumbing(auth).sharedLimitKeys, 1)
           // The bucket is Redis's: a second process (here a second store and authenticator)
           // finds it empty.
           const other = createRedisStore(conn.client, { prefix: `cfg:${kind}:${engine}:`, lease: 2 })
@@ -84,7 +85,7 @@ describe('the store option of new Authenticator, with a real redis-server', { sk
         assert.equal(store.stats.recoveries, 1)
         assert.equal((await get(`${server2.base}/config`, { authorization: bearer('carl') })).status, 200)
         assert.equal(store.stats.recoveries, 2)
-        assert.equal(auth.sharedLimitKeys, 2)
+        assert.equal(plumbing(auth).sharedLimitKeys, 2)
       } finally {
         await server.close()
         await server2.close()
@@ -119,7 +120,7 @@ describe('the store option of new Authenticator, with a real redis-server', { sk
         for (const none of [null, undefined]) {
           const local = new m.Authenticator({ accessSecret: SECRET, store: none })
           assert.equal(local.authenticate(bearer('dan')).authenticated, true)
-          assert.equal(local.sharedLimitKeys, 0)
+          assert.equal(plumbing(local).sharedLimitKeys, 0)
         }
         assert.throws(() => new m.Authenticator({ accessSecret: SECRET, rateLimitMax: 0, store }), { code: 'ERR_AUTH_SHIELD_SHARED_LIMIT' })
         // The store's options and the core's are read as usual: a misspelt option still fails.

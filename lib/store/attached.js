@@ -3,7 +3,7 @@
 // The one store an authenticator shares its rate limit through (docs/scale-out.md). The
 // `store` config option of both engines' Authenticator attaches through here; `store.attach`
 // records itself here; the middleware reads it to wait in that store's recovery for an identity
-// without a lease yet. `store` is a JS object: the entry points (native.js, js/authenticator.js)
+// without a lease yet. `store` is a JS object: the engines' classes (native.js, js/authenticator.js)
 // take it out of the config before the core reads the rest (js/schema.json `entryOptions`).
 
 const { typeError } = require('../../js/error')
@@ -15,6 +15,20 @@ const stores = new WeakMap()
 // its fetch, sized for them; a retry may still find its credit taken by a newer request of the
 // same identity while it also waited for another identity's answer, and then waits again.
 const STORE_WAITS = 3
+
+// The store-facing side of both engines' Authenticator (docs/scale-out.md): `enableSharedLimit`,
+// `takeLeaseRequests`, `grantLease`, `sharedLimitKeys` and `setRevocationUnavailable`, each a
+// function taking the authenticator first. Each engine's class answers this symbol with its
+// seam (native.js, js/authenticator.js); only the stores get it, through storeSeam, so the
+// plumbing is neither a member of the class nor an export of the package.
+const STORE_SEAM = Symbol('auth-shield store seam')
+
+/** The store-facing functions of `authenticator`'s engine, or undefined for anything else. */
+function storeSeam(authenticator) {
+  if (authenticator === null || typeof authenticator !== 'object') return undefined
+  const seam = authenticator[STORE_SEAM]
+  return seam !== null && typeof seam === 'object' ? seam : undefined
+}
 
 /** Throws a TypeError unless `store` is a store (`what` names the option). */
 function checkStore(store, what) {
@@ -62,4 +76,4 @@ function attachStore(authenticator, store) {
   recordStore(authenticator, store)
 }
 
-module.exports = { STORE_WAITS, checkStore, splitStore, storeOf, checkNotElsewhere, recordStore, attachStore }
+module.exports = { STORE_WAITS, STORE_SEAM, storeSeam, checkStore, splitStore, storeOf, checkNotElsewhere, recordStore, attachStore }

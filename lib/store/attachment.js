@@ -6,6 +6,7 @@
 
 const { RateLimiter } = require('../../js/rate-limit')
 const { intervalArg } = require('./lease-script')
+const { storeSeam } = require('./attached')
 
 /** One authenticator's shared limit: its bucket parameters, queued identities and fallback. */
 class Attachment {
@@ -13,6 +14,8 @@ class Attachment {
     const max = authenticator.rateLimitMax
     const refill = authenticator.rateLimitRefill
     this.authenticator = authenticator
+    // The authenticator's store-facing functions (lib/store/attached.js STORE_SEAM).
+    this.seam = storeSeam(authenticator)
     this.strict = options.strict
     this.lease = options.strict ? 1 : options.lease !== undefined ? Math.min(options.lease, max) : Math.max(1, Math.min(100, Math.floor(max / 10)))
     // Credits left when an identity is queued for renewal (as src/rate_limit/lease.rs): the
@@ -36,19 +39,29 @@ class Attachment {
     this.again = new Map()
   }
 
+  /** The identities waiting for a lease, `[{ key, want }]`; empties the authenticator's queue. */
+  takeLeaseRequests() {
+    return this.seam.takeLeaseRequests(this.authenticator)
+  }
+
+  /** Records an answer for `key` (`tokens` 0: refused, blocked for `retryAfterMs`). */
+  grantLease(key, tokens, sharedRemaining, retryAfterMs) {
+    this.seam.grantLease(this.authenticator, key, tokens, sharedRemaining, retryAfterMs)
+  }
+
   /** A lease for `key` from the local fallback bucket (Redis down or failing). */
   fallbackLease(key, want) {
     let d = this.fallback.consume(key, want)
-    if (d.allowed) return this.authenticator.grantLease(key, want, d.remaining, 0)
+    if (d.allowed) return this.grantLease(key, want, d.remaining, 0)
     // Fewer than asked: what the bucket holds, as the script grants a partial lease.
     const some = Math.min(want - 1, d.remaining)
     if (some > 1) {
       d = this.fallback.consume(key, some)
-      if (d.allowed) return this.authenticator.grantLease(key, some, d.remaining, 0)
+      if (d.allowed) return this.grantLease(key, some, d.remaining, 0)
     }
     d = this.fallback.consume(key, 1)
-    if (d.allowed) return this.authenticator.grantLease(key, 1, d.remaining, 0)
-    this.authenticator.grantLease(key, 0, 0, d.retryAfterMs)
+    if (d.allowed) return this.grantLease(key, 1, d.remaining, 0)
+    this.grantLease(key, 0, 0, d.retryAfterMs)
   }
 }
 

@@ -64,14 +64,11 @@ export interface RedisStoreStats {
   outages: number
 }
 
-/** Anything `attach` accepts: an Authenticator of `auth-shield` or `auth-shield/js`. */
-export interface SharedLimitAuthenticator {
-  readonly rateLimitMax: number
-  readonly rateLimitRefill: number
-  enableSharedLimit(lease: number, strict: boolean, maxKeys: number): void
-  takeLeaseRequests(): Array<{ key: string; want: number }>
-  grantLease(key: string, tokens: number, sharedRemaining: number, retryAfterMs: number): void
-}
+/**
+ * Anything `attach` accepts: an Authenticator of `auth-shield` or `auth-shield/js`. The store
+ * drives its limit through their private store seam (lib/store/attached.js), not public methods.
+ */
+export type SharedLimitAuthenticator = import('./index').Authenticator | import('./js/index').Authenticator
 
 export declare class RedisStore extends EventEmitter {
   readonly options: Readonly<Required<Omit<RedisStoreOptions, 'lease' | 'limit'>>> & Pick<RedisStoreOptions, 'lease' | 'limit'>

@@ -26,7 +26,7 @@ const { RenewalCadence } = require('./renewal-cadence')
 const { readLimit, readStoreOptions, ATTACH_OPTIONS, ATTACH_SPEC } = require('./options')
 const { Attachment } = require('./attachment')
 const { typeError, rangeError } = require('../../js/error')
-const { checkNotElsewhere, recordStore } = require('./attached')
+const { checkNotElsewhere, recordStore, storeSeam } = require('./attached')
 // Revocations are shared by their own object, RevocationFeed (lib/store/revocations.js, also
 // exported by auth-shield/redis): it loads the whole set into every authenticator attached
 // before its start(), which this store's per-middleware attach cannot promise.
@@ -113,7 +113,7 @@ class RedisStore extends EventEmitter {
    */
   attach(authenticator, options) {
     if (this.#closed) throw storeError('ERR_AUTH_SHIELD_STORE_CLOSED', 'the store is closed')
-    if (authenticator === null || typeof authenticator !== 'object' || typeof authenticator.enableSharedLimit !== 'function') {
+    if (authenticator === null || typeof authenticator !== 'object' || storeSeam(authenticator) === undefined) {
       throw typeError('attach needs an Authenticator of auth-shield or auth-shield/js')
     }
     if (this.#attachments.some((a) => a.authenticator === authenticator)) return this
@@ -131,7 +131,7 @@ class RedisStore extends EventEmitter {
       ...merged,
       name: name === undefined ? `${authenticator.rateLimitMax}/${authenticator.rateLimitRefill}` : name,
     }, this)
-    authenticator.enableSharedLimit(attachment.lease, attachment.strict, merged.maxKeys)
+    attachment.seam.enableSharedLimit(authenticator, attachment.lease, attachment.strict, merged.maxKeys)
     recordStore(authenticator, this)
     this.#attachments.push(attachment)
     if (this.#timer === null && !this.#closed) this.#schedule()
@@ -176,7 +176,7 @@ class RedisStore extends EventEmitter {
     // The largest share of its slack an identity taken now had spent; -1: none taken.
     let spent = this.#spent
     this.#spent = -1
-    for (const a of this.#attachments) spent = Math.max(spent, this.#intake(a, a.authenticator.takeLeaseRequests(), null))
+    for (const a of this.#attachments) spent = Math.max(spent, this.#intake(a, a.takeLeaseRequests(), null))
     const before = this.#cadence.delayMs
     // A flush that found identities short of credit: the next turn comes sooner.
     if (this.#cadence.next(spent) < before && this.#timer !== null) {
@@ -217,7 +217,7 @@ class RedisStore extends EventEmitter {
 
   /** After an answer for `keys` (with their `seqs`): the ones queued again, short of their waiters. */
   #followUp(a, keys, seqs) {
-    const requests = a.authenticator.takeLeaseRequests()
+    const requests = a.takeLeaseRequests()
     if (requests.length === 0) return
     const answered = new Map()
     for (let i = 0; i < keys.length; i++) answered.set(keys[i], seqs[i])
@@ -314,7 +314,7 @@ class RedisStore extends EventEmitter {
       throw storeError('ERR_AUTH_SHIELD_STORE_REPLY', `the lease script answered ${Array.isArray(reply) ? `${reply.length} values for ${keys.length} keys` : typeof reply}`)
     }
     for (let i = 0, j = 0; i < keys.length; i++, j += 3) {
-      a.authenticator.grantLease(keys[i], Number(reply[j]), Number(reply[j + 1]), Number(reply[j + 2]))
+      a.grantLease(keys[i], Number(reply[j]), Number(reply[j + 1]), Number(reply[j + 2]))
     }
   }
 

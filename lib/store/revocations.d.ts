@@ -10,13 +10,11 @@ import type { RevokeTokenOptions, RevokeSubjectOptions } from '../../index'
  */
 export type RevocationDelivery = 'delivered' | 'queued'
 
-export interface RevocableAuthenticator {
-  revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions | null): unknown
-  revokeSubject(sub: string, options?: RevokeSubjectOptions | null): unknown
-  setRevocationUnavailable(unavailable: boolean): void
-  readonly accessTtlSec: number
-  readonly refreshTtlSec: number
-}
+/**
+ * Anything `attach` accepts: an Authenticator of `auth-shield` or `auth-shield/js` (the feed sets
+ * `revocationUnavailable` through their private store seam, lib/store/attached.js).
+ */
+export type RevocableAuthenticator = import('../../index').Authenticator | import('../index').Authenticator
 
 export interface RevocationFeedOptions {
   /** Key prefix of the sets and the stream. Default `'auth-shield:revocations'`. */

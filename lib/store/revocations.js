@@ -28,6 +28,7 @@ const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
 const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
 const { RevocationOutbox, BATCH } = require('./revocation-outbox')
 const { KnownRevocations } = require('./known-revocations')
+const { storeSeam } = require('./attached')
 
 // One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.
 const GRACE_SEC = 86_400
@@ -86,7 +87,7 @@ class RevocationFeed {
   #reader = null
   #options
   #keys
-  #targets = [] // { authenticator, revokeToken, revokeSubject } with the local (unwrapped) methods
+  #targets = [] // { authenticator, seam, revokeToken, revokeSubject } with the local (unwrapped) methods
   #outbox
   #known
   #epoch = null // the marker value of the data set this feed loaded (null before start)
@@ -120,13 +121,14 @@ class RevocationFeed {
    * `'delivered'` / `'queued'` (the feed's own methods, below).
    */
   attach(authenticator) {
-    if (!authenticator || typeof authenticator.revokeToken !== 'function' || typeof authenticator.setRevocationUnavailable !== 'function') {
+    if (!authenticator || typeof authenticator.revokeToken !== 'function' || storeSeam(authenticator) === undefined) {
       throw typeError('attach needs an auth-shield Authenticator (native or auth-shield/js)')
     }
     if (this.#targets.some((t) => t.authenticator === authenticator)) return this
     if (this.#running) throw storeError('attach every Authenticator before start(), which loads the set into them', 'ERR_AUTH_SHIELD_ALREADY_STARTED')
     const target = {
       authenticator,
+      seam: storeSeam(authenticator),
       revokeToken: authenticator.revokeToken.bind(authenticator),
       revokeSubject: authenticator.revokeSubject.bind(authenticator),
     }
@@ -142,7 +144,7 @@ class RevocationFeed {
       writable: true,
       configurable: true,
     })
-    if (this.#stale && this.#options.onStale === 'closed') authenticator.setRevocationUnavailable(true)
+    if (this.#stale && this.#options.onStale === 'closed') target.seam.setRevocationUnavailable(authenticator, true)
     return this
   }
 
@@ -384,7 +386,7 @@ class RevocationFeed {
   #setStale(stale) {
     this.#stale = stale
     if (this.#options.onStale === 'closed') {
-      for (const { authenticator } of this.#targets) authenticator.setRevocationUnavailable(stale)
+      for (const { authenticator, seam } of this.#targets) seam.setRevocationUnavailable(authenticator, stale)
     }
   }
 

@@ -5,11 +5,10 @@ use napi_derive::napi;
 use std::cell::Cell;
 use std::sync::Arc;
 
-use super::args;
 use super::config::{read_settings, read_value, Level};
 use super::fast_call;
 use super::js_error::to_js;
-use super::js_error::{self, shared_keys, throw, ArgError, ErrorClass, HelperError, HelperResult};
+use super::js_error::{shared_keys, throw, ArgError};
 use super::one_shot::shared_core;
 use super::request::{self, Handle};
 use super::revocation;
@@ -17,7 +16,6 @@ use super::tokens;
 use crate::authenticator::Authenticator as Core;
 use crate::config::RawValue;
 use crate::jwt::TokenKind;
-use crate::rate_limit::{check_grant, check_lease_options, monotonic_nanos};
 
 /// Authenticates requests with settings validated and keys prepared once, at construction.
 #[napi]
@@ -57,7 +55,7 @@ pub struct PublicJwks {
 impl Authenticator {
     /// Validates `config` and prepares keys, claim rules, tenant rules and the rate limiter.
     /// Throws a `TypeError` or `RangeError` naming the offending field. `config.store` (a JS
-    /// object) is taken out by the package entry point (native.js), which attaches the new
+    /// object) is taken out by the native engine's JS side (native.js), which attaches the new
     /// authenticator to it: this binding never sees it.
     #[napi(
         catch_unwind,
@@ -88,10 +86,15 @@ impl Authenticator {
         }
     }
 
+    /// The core, for the store seam (`store_seam.rs`).
+    pub(super) fn core(&self) -> &Core {
+        &self.core
+    }
+
     /// Replaces the access-token keys at once (requests see the old set or the new one, never
     /// a mix) and empties the verified-token cache; the same checks as the constructor's
-    /// `keys`. Takes raw keys `{ kid?, alg, key: Buffer }`: the package entry point turns PEM,
-    /// JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
+    /// `keys`. Takes raw keys `{ kid?, alg, key: Buffer }`: the native engine's JS side (native.js)
+    /// turns PEM, JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
     #[napi(catch_unwind, ts_args_type = "keys: ReadonlyArray<KeyInput>")]
     pub fn set_keys(&self, env: Env, keys: Unknown) -> Result<u32> {
         if self.shared {
@@ -303,132 +306,9 @@ impl Authenticator {
         self.core.revocation_unavailable()
     }
 
-    /// Sets `revocationUnavailable`.
-    #[napi(catch_unwind, ts_args_type = "unavailable: boolean")]
-    pub fn set_revocation_unavailable(&self, env: Env, unavailable: Option<Unknown>) -> Result<()> {
-        let flag = to_js(&env, super::args::boolean(&unavailable, "unavailable"))?;
-        let flag = to_js(
-            &env,
-            flag.ok_or_else(|| super::js_error::HelperError::arg_type("unavailable", "a boolean")),
-        )?;
-        self.core.set_revocation_unavailable(flag);
-        Ok(())
-    }
-
     /// Number of rate-limit buckets currently held in memory.
     #[napi(catch_unwind, getter)]
     pub fn rate_limit_buckets(&self) -> u32 {
         self.core.limiter().map_or(0, |l| l.len() as u32)
     }
-
-    // --- Shared limit: the store-facing side (docs/scale-out.md). A store (auth-shield/redis)
-    // calls these from its background loop; the request path only reads the lease table.
-
-    /// Switches the rate limit to leases of a shared bucket: from now on a request spends a
-    /// credit leased by the store, or gets `rate_limit_pending` while one is fetched. Once per
-    /// authenticator; `lease` is an integer from 1 to 1e6 (1 when `strict`), `maxKeys` the most
-    /// identities whose leases are held, an integer from 1 to 1e8.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "lease: number, strict: boolean, maxKeys: number"
-    )]
-    pub fn enable_shared_limit(
-        &self,
-        env: Env,
-        lease: Unknown,
-        strict: Unknown,
-        max_keys: Unknown,
-    ) -> Result<()> {
-        let read = || -> HelperResult<(f64, bool, f64)> {
-            let lease = required_number(lease, "lease")?;
-            let strict = args::boolean(&Some(strict), "strict")?
-                .ok_or_else(|| HelperError::arg_type("strict", "a boolean"))?;
-            let max_keys = required_number(max_keys, "maxKeys")?;
-            check_lease_options(lease, max_keys)
-                .map_err(|m| HelperError::from(ArgError::Range(m)))?;
-            Ok((lease, strict, max_keys))
-        };
-        let (lease, strict, max_keys) = read().map_err(|e| js_error::throw(&env, e))?;
-        self.core
-            .enable_leases(lease as u32, strict, max_keys as usize)
-            .map_err(|message| {
-                let e =
-                    HelperError::new(ErrorClass::Plain, "ERR_AUTH_SHIELD_SHARED_LIMIT", message);
-                js_error::throw(&env, e)
-            })
-    }
-
-    /// The identities waiting for a lease, each with the tokens it wants; empties the queue.
-    #[napi(catch_unwind)]
-    pub fn take_lease_requests(&self) -> Vec<LeaseRequest> {
-        self.core.leases().map_or_else(Vec::new, |leases| {
-            leases
-                .drain()
-                .into_iter()
-                .map(|(key, want)| LeaseRequest {
-                    key: String::from_utf8_lossy(&key).into_owned(),
-                    want,
-                })
-                .collect()
-        })
-    }
-
-    /// Records the store's answer for `key`: `tokens` granted (0: refused, blocked for
-    /// `retryAfterMs`) and the tokens the shared bucket held after it.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "key: string, tokens: number, sharedRemaining: number, retryAfterMs: number"
-    )]
-    pub fn grant_lease(
-        &self,
-        env: Env,
-        key: Unknown,
-        tokens: Unknown,
-        shared_remaining: Unknown,
-        retry_after_ms: Unknown,
-    ) -> Result<()> {
-        let read = || -> HelperResult<(String, f64, f64, f64)> {
-            let key = args::string(&key, "key", MAX_GRANT_KEY_BYTES)?;
-            let tokens = required_number(tokens, "tokens")?;
-            let shared = required_number(shared_remaining, "sharedRemaining")?;
-            let retry = required_number(retry_after_ms, "retryAfterMs")?;
-            check_grant(tokens, shared, retry)
-                .map_err(|m| HelperError::from(ArgError::Range(m)))?;
-            Ok((key, tokens, shared, retry))
-        };
-        let (key, tokens, shared, retry) = read().map_err(|e| js_error::throw(&env, e))?;
-        if let Some(leases) = self.core.leases() {
-            leases.grant(
-                key.as_bytes(),
-                tokens as u32,
-                shared as u32,
-                retry as u64,
-                monotonic_nanos(),
-            );
-        }
-        Ok(())
-    }
-
-    /// Identities whose leases are held (0 without a store).
-    #[napi(catch_unwind, getter)]
-    pub fn shared_limit_keys(&self) -> u32 {
-        self.core.leases().map_or(0, |l| l.len() as u32)
-    }
-}
-
-/// A number argument that must be present (`TypeError` otherwise).
-fn required_number(v: Unknown, name: &str) -> HelperResult<f64> {
-    args::number(&Some(v), name)?.ok_or_else(|| HelperError::arg_type(name, "a number"))
-}
-
-/// Longest key `grantLease` accepts: a rate-limit key is a tenant id, `:` and a `sub`.
-const MAX_GRANT_KEY_BYTES: usize = 1 << 20;
-
-/// One identity waiting for a lease (`takeLeaseRequests`).
-#[napi(object)]
-pub struct LeaseRequest {
-    /// The rate-limit key, `<tenant_id claim>:<sub>`.
-    pub key: String,
-    /// Tokens wanted: the lease minus the credits still held.
-    pub want: u32,
 }

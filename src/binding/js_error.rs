@@ -20,6 +20,8 @@ use napi::sys;
 pub enum ArgError {
     Type(String),
     Range(String),
+    /// Two keys with one `kid` (`ERR_AUTH_SHIELD_DUPLICATE_KID`).
+    DuplicateKid(String),
 }
 
 impl From<InputError> for ArgError {
@@ -27,6 +29,7 @@ impl From<InputError> for ArgError {
         match e {
             InputError::Type(m) => ArgError::Type(m),
             InputError::Range(m) => ArgError::Range(m),
+            InputError::DuplicateKid(m) => ArgError::DuplicateKid(m),
         }
     }
 }
@@ -48,7 +51,7 @@ impl ArgError {
 
     pub fn message(&self) -> &str {
         match self {
-            ArgError::Type(m) | ArgError::Range(m) => m,
+            ArgError::Type(m) | ArgError::Range(m) | ArgError::DuplicateKid(m) => m,
         }
     }
 }
@@ -61,6 +64,9 @@ impl From<ArgError> for HelperError {
             }
             ArgError::Range(message) => {
                 HelperError::new(ErrorClass::Range, "ERR_OUT_OF_RANGE", message)
+            }
+            ArgError::DuplicateKid(message) => {
+                HelperError::new(ErrorClass::Range, "ERR_AUTH_SHIELD_DUPLICATE_KID", message)
             }
         }
     }

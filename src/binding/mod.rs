@@ -14,5 +14,6 @@ pub mod rate_limiter;
 pub mod request;
 pub mod result;
 pub mod revocation;
+pub mod store_seam;
 pub mod tenant;
 pub mod tokens;

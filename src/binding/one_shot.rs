@@ -1,8 +1,8 @@
-//! `authenticateRequest(...)`: the one-shot form. Authenticators are kept by a digest of
-//! their settings, so passing the same config again reuses prepared keys, rate-limit buckets
-//! and revocations (`Authenticator.shared` hands out the same ones). `native.js` wraps this
-//! export with a per-config-object cache that skips the validation while the object's values
-//! are unchanged.
+//! The table behind `Authenticator.shared`, and so behind the one-shot
+//! `authenticateRequest(...)` (native.js: a per-config-object cache in front of
+//! `Authenticator.shared`, the one place the native engine keeps it). Cores are kept by a
+//! digest of their settings, so an equal config reuses prepared keys, rate-limit buckets and
+//! revocations.
 //!
 //! The table is never emptied, in whole or in part: it holds security state (an exhausted
 //! bucket, a revoked token) that no other place keeps, and forgetting it would let 64 other
@@ -11,14 +11,10 @@
 //! new one is refused (`ERR_AUTH_SHIELD_CONFIG_LIMIT`); the configs already kept go on working.
 //! The JS engine keeps the same table (js/one-shot.js).
 
-use napi::bindgen_prelude::*;
-use napi_derive::napi;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::config::read_settings;
-use super::js_error::{throw, ErrorClass, HelperError};
-use super::request::{self, Handle};
+use super::js_error::{ErrorClass, HelperError};
 use crate::authenticator::Authenticator;
 use crate::settings::Settings;
 
@@ -61,35 +57,4 @@ pub fn shared_core(settings: Settings) -> std::result::Result<Arc<Authenticator>
     let core = Arc::new(Authenticator::new(settings));
     table.insert(fingerprint, core.clone());
     Ok(core)
-}
-
-/// Same chain and result as `Authenticator#authenticate`, configured per call. Keys,
-/// rate-limit buckets and revocations are shared by equal configs (and with
-/// `Authenticator.shared`); reusing one config object skips the validation while its values
-/// are unchanged. At most 64 distinct configs are kept, never forgotten: one more throws a
-/// `RangeError` with code `ERR_AUTH_SHIELD_CONFIG_LIMIT` (use `new Authenticator(config)`).
-#[napi(
-    catch_unwind,
-    ts_args_type = "authorization: string | null | undefined, tenantHeader: string | null | undefined, host: string | null | undefined, config: AuthConfig",
-    ts_return_type = "AuthResult"
-)]
-pub fn authenticate_request(
-    env: Env,
-    authorization: Unknown,
-    tenant_header: Unknown,
-    host: Unknown,
-    config: Unknown,
-) -> Result<Handle> {
-    let settings = read_settings(config).map_err(|e| e.throw(&env))?;
-    let core = shared_core(settings).map_err(|e| throw(&env, e))?;
-    // SAFETY: the handles are the arguments of the call in progress.
-    unsafe {
-        request::authenticate(
-            env.raw(),
-            &core,
-            [authorization.raw(), tenant_header.raw(), host.raw()],
-        )
-    }
-    .map(Handle)
-    .map_err(|e| e.throw(&env))
 }

@@ -219,7 +219,7 @@ pub fn validate_specs(
                 )));
             }
             if out.iter().any(|k| k.kid.as_deref() == Some(kid)) {
-                return Err(InputError::Range(format!("{name}: duplicate kid")));
+                return Err(InputError::DuplicateKid(format!("{name}: duplicate kid")));
             }
         }
         let alg = Alg::from_name(&alg_name).ok_or_else(|| {

@@ -406,15 +406,18 @@ fn validation_names_the_key_and_refuses_weak_or_duplicate_keys() {
         "{m}"
     );
     assert!(validate_specs(vec![raw(None, "HS512", vec![1; 63])], "keys", true).is_ok());
-    let m = range(validate_specs(
+    let duplicate = validate_specs(
         vec![
             raw(Some("a"), "HS256", vec![1; 32]),
             raw(Some("a"), "HS384", vec![1; 48]),
         ],
         "keys",
         false,
-    ));
-    assert_eq!(m, r#"keys[1] (kid "a"): duplicate kid"#);
+    );
+    assert_eq!(
+        duplicate.unwrap_err(),
+        InputError::DuplicateKid(r#"keys[1] (kid "a"): duplicate kid"#.into())
+    );
     let m = range(validate_specs(
         vec![raw(None, "ES256", vec![4; 97])],
         "keys",
