@@ -127,7 +127,7 @@ export interface AuthenticatorEntryOptions {
    * through it from construction, as `store.attach(authenticator)` does (docs/scale-out.md).
    * Not a store: `TypeError` `ERR_INVALID_ARG_TYPE`.
    */
-  store?: import('./redis').RedisStore | null | undefined
+  store?: import('./lib/store/index').RedisStore | null | undefined
 }
 
 /** Every option of `AuthConfig`, in `js/schema.json` order. */
@@ -340,7 +340,7 @@ export declare class Authenticator {
    * Replaces the access-token keys at once (requests see the old set or the new one, never
    * a mix) and empties the verified-token cache; the same checks as the constructor's
    * `keys`. Takes raw keys `{ kid?, alg, key: Buffer }`: the native engine's JS side (native.js)
-   * turns PEM, JWK and `KeyObject` keys into them (`js/keys.js`). Returns the new `keySetGeneration`.
+   * turns PEM, JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
    */
   setKeys(keys: ReadonlyArray<KeyInput>): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheSize`). */
@@ -642,7 +642,7 @@ export declare function hotp(secret: string | Buffer | Uint8Array, counter: numb
 
 /**
  * One identity waiting for a lease (`takeLeaseRequests`). The store functions are left out of
- * the types (`skip_typescript`): only js/store/ calls them.
+ * the types (`skip_typescript`): only lib/store/ calls them.
  */
 export interface LeaseRequest {
   /** The rate-limit key, `<tenant_id claim>:<sub>`. */

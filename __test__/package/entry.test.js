@@ -8,11 +8,11 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const { types } = require('node:util')
-const native = require('..')
-const js = require('../js')
-const { keyPair, keyEntry } = require('./support/keys')
-const { plumbing } = require('./support/store-seam')
-const { token } = require('./support/tokens')
+const native = require('../..')
+const js = require('../../js')
+const { keyPair, keyEntry } = require('../support/keys')
+const { plumbing } = require('../support/store-seam')
+const { token } = require('../support/tokens')
 
 const SECRET = 'entry-test-secret-0123456789abcdef'
 const ENGINES = [
@@ -159,7 +159,7 @@ test('the signingKey kid taken by another key: one error, one code, in both engi
   assert.deepEqual(inSetKeys[0], { name: 'RangeError', code: 'ERR_AUTH_SHIELD_DUPLICATE_KID', message: `keys: kid "own" is the signingKey's kid` })
   assert.deepEqual(inSetKeys[1], inSetKeys[0])
   // The raw binding, without the entry's key normalisation, refuses with the same code.
-  const { binding } = require('../native.js')
+  const { binding } = require('../../native.js')
   const rawSigningKey = [{ kid: 'own', alg: 'ES256', key: privateKey.export({ type: 'pkcs8', format: 'der' }) }]
   const rawKey = (kid, byte) => ({ kid, alg: 'HS256', key: Buffer.alloc(32, byte) })
   assert.throws(() => new binding.Authenticator({ keys: [rawKey('own', 1)], signingKey: rawSigningKey }), atConstruction[0])
@@ -172,7 +172,7 @@ test('the signingKey kid taken by another key: one error, one code, in both engi
 test('index.d.ts declares exactly the entry: its values are the exports, its types the binding\'s', () => {
   const fs = require('node:fs')
   const path = require('node:path')
-  const read = (file) => fs.readFileSync(path.join(__dirname, '..', file), 'utf8')
+  const read = (file) => fs.readFileSync(path.join(__dirname, '..', '..', file), 'utf8')
   const block = (text, head) => {
     const start = text.indexOf(head)
     assert.notEqual(start, -1, head)
