@@ -9,7 +9,7 @@ const js = require('../js')
 const native = require('..')
 const { RateLimiter } = require('../js/rate-limit')
 const { rustNumber } = require('../js/errors')
-const SCHEMA = require('../js/schema.json')
+const SCHEMA = require('../contract/options.json')
 const { rawToken, token, HS256 } = require('./support/tokens')
 
 const SECRET = 'js-engine-test-secret-0123456789abcdef'
@@ -107,7 +107,7 @@ test('writes numbers in messages the way Rust formats an f64', () => {
   assert.equal(rustNumber(1.25), '1.25')
 })
 
-test('returns every AuthResult field of js/schema.json, in its order, success and failure', () => {
+test('returns every AuthResult field of contract/options.json, in its order, success and failure', () => {
   const auth = new js.Authenticator({ ...base, rateLimitMax: 5 })
   const keys = SCHEMA.result.map((f) => f.name)
   const ok = auth.authenticate(bearer({ sub: 'u1', email: 'e@x', role: 'admin', exp: NOW + 60 }), 'acme')
@@ -132,7 +132,7 @@ test('returns every AuthResult field of js/schema.json, in its order, success an
   }
 })
 
-test('takes option names, defaults and bounds from js/schema.json', () => {
+test('takes option names, defaults and bounds from contract/options.json', () => {
   const auth = new js.Authenticator({ accessSecret: SECRET })
   for (const name of ['rateLimitMax', 'rateLimitRefill', 'accessTtlSec', 'refreshTtlSec']) {
     assert.equal(auth[name], SCHEMA.options.find((o) => o.name === name).default, name)

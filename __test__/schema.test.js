@@ -1,10 +1,10 @@
 'use strict'
-// js/schema.json is the one description of the options and of the AuthResult: both engines
+// contract/options.json is the one description of the options and of the AuthResult: both engines
 // must enforce every bound and default it states and return exactly its keys, in its order.
 // Changing a bound, a default or a field in one engine (or in the schema alone) fails here.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const schema = require('../js/schema.json')
+const schema = require('../contract/options.json')
 const { token, SECRET, REFRESH_SECRET, NOW } = require('./support/tokens')
 
 const ENGINES = [

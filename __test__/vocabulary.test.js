@@ -1,7 +1,7 @@
 'use strict'
 
 // docs/vocabulary.md lists every public name. These tests read its tables and compare them with
-// the package itself (exports, js/schema.json, the results both engines return, the declared
+// the package itself (exports, contract/options.json, the results both engines return, the declared
 // types, the failure codes, the `code` of thrown errors), so the table cannot drift: a new name
 // without a row, or a row for a name that is gone, fails here.
 
@@ -14,8 +14,8 @@ const path = require('node:path')
 const root = path.join(__dirname, '..')
 const native = require('..')
 const js = require('../js')
-const SCHEMA = require('../js/schema.json')
-const ERROR_CODES = require('../js/error-codes.json')
+const SCHEMA = require('../contract/options.json')
+const ERROR_CODES = require('../contract/error-codes.json')
 const SECRET = 'vocabulary-test-access-secret-0123456789'
 
 /** `{ [section heading]: [{ names, where }] }`: the backticked names of each table row's first cell. */
@@ -87,7 +87,7 @@ test('the Authenticator members of both engines are the rows of their section', 
   assert.deepEqual(missing(jsMembers), [])
 })
 
-test('the options and result fields of js/schema.json are the rows of their sections', () => {
+test('the options and result fields of contract/options.json are the rows of their sections', () => {
   assert.deepEqual(section('Authenticator options'), [...SCHEMA.options, ...SCHEMA.entryOptions].map((o) => o.name))
   assert.deepEqual(section('`AuthResult`'), SCHEMA.result.map((f) => f.name))
   // The options of createRedisStore (auth-shield/redis) are described there too.

@@ -271,7 +271,7 @@ class Core {
 // The refusals of a key set that `explain` looks into: the token's key or signature.
 const EXPLAINED = new Set(['invalid_signature', 'unknown_key', 'unsupported_algorithm'])
 
-// Every AuthResult starts as a copy of one of these: all fields, in js/schema.json's order.
+// Every AuthResult starts as a copy of one of these: all fields, in contract/options.json's order.
 const { success: SUCCESS, failure: FAILURE } = resultTemplates()
 
 /**

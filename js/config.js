@@ -1,7 +1,7 @@
 'use strict'
 
 // Reads an authenticator config into validated settings. The options, their kinds, defaults and
-// bounds come from js/schema.json; the checks, their order, error classes and messages are the
+// bounds come from contract/options.json; the checks, their order, error classes and messages are the
 // native binding's (src/binding/config.rs): a config that one engine refuses, the other
 // refuses the same way.
 

@@ -1,10 +1,10 @@
 'use strict'
 
 // Failures as data: the code -> {status, message} table shared with the native core
-// (src/error.rs keeps its copy equal to js/error-codes.json), plus the argument errors the
+// (src/error.rs keeps its copy equal to contract/error-codes.json), plus the argument errors the
 // native binding throws, with the same classes, codes and messages.
 
-const TABLE = require('./error-codes.json')
+const TABLE = require('../contract/error-codes.json')
 
 /** One failed check of the chain; `retryAfterMs` is non-zero only for `rate_limited`. */
 class Failure {

@@ -36,7 +36,7 @@ function readNumber(value, name) {
   return value
 }
 
-/** The options object (`typeName` in schema.json's callOptions): unknown names are refused. */
+/** The options object (`typeName` in contract/options.json's callOptions): unknown names are refused. */
 function readOptions(options, typeName) {
   if (options === undefined || options === null) return {}
   if (typeof options !== 'object') throw typeError('options must be an object')

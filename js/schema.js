@@ -1,12 +1,12 @@
 'use strict'
 
-// js/schema.json read once: the Authenticator options (names, kinds, defaults, bounds) and the
+// contract/options.json read once: the Authenticator options (names, kinds, defaults, bounds) and the
 // AuthResult fields in order. config.js validates against it, and every engine that builds an
 // AuthResult in JS (the JS engine, shadow mode's comparison, the benchmark's reference chain)
 // takes its keys and their order from the templates below, so a field added to the schema
 // reaches them all.
 
-const SCHEMA = require('./schema.json')
+const SCHEMA = require('../contract/options.json')
 const { typeError } = require('./errors')
 
 /** The options in schema order; `default` is the value when the option is absent or null. */

@@ -1,5 +1,5 @@
 //! Option validation: a config as JS handed it over ([`RawConfig`]) checked against
-//! `js/schema.json` and turned into [`Settings`]. Every problem names the option, as a type
+//! `contract/options.json` and turned into [`Settings`]. Every problem names the option, as a type
 //! error (wrong kind of value) or a range error (bad value); the binding throws them as
 //! `TypeError` / `RangeError`. The JS engine applies the same schema in the same order
 //! (unknown keys, then `allowShortSecret`, then the options in schema order), so a config one

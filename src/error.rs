@@ -1,5 +1,5 @@
 //! Every way authentication can fail, with its stable code, HTTP status and message in one place.
-//! The JS reference engine reads the same table from `js/error-codes.json`; a test keeps them equal.
+//! The JS reference engine reads the same table from `contract/error-codes.json`; a test keeps them equal.
 
 /// An authentication failure. The order of variants is the order checks run in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +138,7 @@ mod tests {
     #[test]
     fn table_matches_the_js_engine_table() {
         let table: serde_json::Value =
-            serde_json::from_str(include_str!("../js/error-codes.json")).unwrap();
+            serde_json::from_str(include_str!("../contract/error-codes.json")).unwrap();
         let table = table.as_object().unwrap();
         assert_eq!(table.len(), AuthError::ALL.len());
         for &err in AuthError::ALL {

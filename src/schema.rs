@@ -1,4 +1,4 @@
-//! `js/schema.json`, embedded: the one description of the Authenticator options (names, kinds,
+//! `contract/options.json`, embedded: the one description of the Authenticator options (names, kinds,
 //! defaults, bounds) and of the `AuthResult` fields in order. The JS engine requires the same
 //! file; `config.rs` validates options from it and the binding builds results from it.
 
@@ -6,7 +6,7 @@ use serde::Deserialize;
 use std::sync::OnceLock;
 
 /// The schema text, compiled into the binary.
-pub const SCHEMA_JSON: &str = include_str!("../js/schema.json");
+pub const SCHEMA_JSON: &str = include_str!("../contract/options.json");
 
 #[derive(Debug, Deserialize)]
 pub struct Schema {
@@ -81,7 +81,7 @@ pub struct ResultField {
 pub fn schema() -> &'static Schema {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        serde_json::from_str(SCHEMA_JSON).expect("js/schema.json parses (pinned by schema tests)")
+        serde_json::from_str(SCHEMA_JSON).expect("contract/options.json parses (pinned by schema tests)")
     })
 }
 

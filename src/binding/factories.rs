@@ -86,7 +86,7 @@ pub fn factory_source() -> Result<String, String> {
         .iter()
         .position(|e| *e == AuthError::RateLimited)
         .unwrap_or(0);
-    // Keys in the order `js/schema.json` lists them.
+    // Keys in the order `contract/options.json` lists them.
     let (success, failure) = literals(schema().result.iter().map(|f| f.name.as_str()))?;
     let (verified, refused) = literals(VERIFICATION_FIELDS.into_iter())?;
     Ok(format!(
