@@ -561,8 +561,8 @@ export declare function authenticateRequest(authorization: string | null | undef
 
 /**
  * The fields of every `AuthResult`, documented for `index.d.ts` (never converted at run time:
- * the factories in `env_cache` build the objects). Its fields follow `contract/options.json`'s
- * `result` list, which a test checks. `AuthResult` itself is the union `AuthSuccess |
+ * the factories in `env_cache` build the objects). Its fields follow `contract/results.json`'s
+ * `AuthResult` list, which a test checks. `AuthResult` itself is the union `AuthSuccess |
  * AuthFailure` on `authenticated` (types/index-header.d.ts), so TypeScript narrows.
  */
 export interface AuthResultFields {

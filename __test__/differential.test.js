@@ -348,7 +348,7 @@ test('lone surrogates anywhere in header or payload are malformed_token in both 
 })
 
 test('tenantSource names where the tenant came from, the same in both engines', () => {
-  const schemaFields = require('../contract/options.json').result.map((f) => f.name)
+  const schemaFields = require('../contract/results.json').AuthResult.map((f) => f.name)
   const plain = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
   const enforcing = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, enforceTenantMatch: true, baseDomain: 'example.com' })
   const withClaim = `Bearer ${token({ sub: 'u', exp: NOW + 60, tenant_id: 'acme' }, ACCESS)}`

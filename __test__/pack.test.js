@@ -141,7 +141,7 @@ describe('packed packages, installed offline without Rust', () => {
   test('publishes only what users need: no sources, tests, binaries or build leftovers', () => {
     const files = mainPack.files.map((f) => f.path.replace(/\\/g, '/'))
     const allowed =
-      /^(README\.md|CHANGELOG\.md|LICENSE[^/]*|package\.json|(index|express|fastify|redis|jwks)\.(js|mjs|d\.ts|d\.mts)|native\.js|load-error\.js|js\/(?:[\w-]+\/)?[\w-]+\.(js|mjs|d\.ts|d\.mts|json)|contract\/[\w-]+\.json)$/
+      /^(README\.md|CHANGELOG\.md|LICENSE[^/]*|package\.json|(index|express|fastify|redis|jwks)\.(js|mjs|d\.ts|d\.mts)|native\.js|load-error\.js|js\/(?:[\w-]+\/)?[\w-]+\.(js|mjs|d\.ts|d\.mts|json)|contract\/[\w-]+\.(js|json))$/
     assert.deepEqual(
       files.filter((file) => !allowed.test(file)),
       [],

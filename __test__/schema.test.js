@@ -5,13 +5,14 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const schema = require('../contract/options.json')
+const RESULTS = require('../contract/results.json')
 const { token, SECRET, REFRESH_SECRET, NOW } = require('./support/tokens')
 
 const ENGINES = [
   ['native', () => require('..')],
   ['js', () => require('../js')],
 ]
-const RESULT_KEYS = schema.result.map((field) => field.name)
+const RESULT_KEYS = RESULTS.AuthResult.map((field) => field.name)
 const NUMERIC = schema.options.filter((o) => o.kind === 'number' || o.kind === 'integer')
 const epsilon = (x) => Math.max(Math.abs(x) * 1e-9, 1e-9)
 
@@ -147,7 +148,7 @@ for (const [engine, load] of ENGINES) {
     assert.deepEqual(Object.keys(success), RESULT_KEYS)
     assert.deepEqual(Object.keys(failure), RESULT_KEYS)
     assert.deepEqual(Object.keys(authenticateRequest(undefined, undefined, undefined, base)), RESULT_KEYS)
-    for (const field of schema.result) {
+    for (const field of RESULTS.AuthResult) {
       if ('onFailure' in field) assert.equal(failure[field.name], field.onFailure === 'undefined' ? undefined : field.onFailure, field.name)
       if ('onSuccess' in field) assert.equal(success[field.name], field.onSuccess === 'undefined' ? undefined : field.onSuccess, field.name)
     }

@@ -15,6 +15,7 @@ const root = path.join(__dirname, '..')
 const native = require('..')
 const js = require('../js')
 const SCHEMA = require('../contract/options.json')
+const RESULTS = require('../contract/results.json')
 const ERROR_CODES = require('../contract/error-codes.json')
 const SECRET = 'vocabulary-test-access-secret-0123456789'
 
@@ -89,7 +90,7 @@ test('the Authenticator members of both engines are the rows of their section', 
 
 test('the options and result fields of contract/options.json are the rows of their sections', () => {
   assert.deepEqual(section('Authenticator options'), [...SCHEMA.options, ...SCHEMA.entryOptions].map((o) => o.name))
-  assert.deepEqual(section('`AuthResult`'), SCHEMA.result.map((f) => f.name))
+  assert.deepEqual(section('`AuthResult`'), RESULTS.AuthResult.map((f) => f.name))
   // The options of createRedisStore (auth-shield/redis) are described there too.
   assert.ok(SCHEMA.storeOptions.length > 5)
   assert.deepEqual(missing(SCHEMA.storeOptions.map((o) => o.name)), [])
@@ -130,7 +131,7 @@ test('every field of every result both engines return has a row', () => {
 
 test('the TokenVerification section names the fields that differ from AuthResult', () => {
   const v = new native.Authenticator({ accessSecret: SECRET }).verifyAccessToken('a.b.c')
-  const shared = new Set(SCHEMA.result.map((f) => f.name))
+  const shared = new Set(RESULTS.AuthResult.map((f) => f.name))
   assert.deepEqual(sorted(Object.keys(v).filter((k) => !shared.has(k))), sorted(section('`TokenVerification`')))
 })
 

@@ -6,7 +6,8 @@
 // refuses the same way.
 
 const { OPTIONS, OPTION_BY_NAME } = require('./schema')
-const { typeError, rangeError, rustNumber, rustDebugString } = require('./errors')
+const { typeError, rangeError } = require('./errors')
+const { message } = require('../contract')
 const { normalizeKeys } = require('./keys')
 const { readSigningKey } = require('./signing-key')
 
@@ -42,9 +43,6 @@ const READERS = {
     normalizeKeys(v, { label: `config.${name}`, allowShortSecret: settings.allowShortSecret }),
 }
 
-// The same words as the native core's (src/config.rs BOTH_KEY_SOURCES).
-const BOTH_KEY_SOURCES =
-  "config.accessSecret and config.keys cannot be used together: put the secret in keys as { alg: 'HS256', secret }"
 
 function readSettings(config) {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
@@ -66,7 +64,7 @@ function readSettings(config) {
   if (settings.accessSecret === null && settings.keys === null && settings.signingKey === null) {
     throw typeError('config.accessSecret is required (a string or Buffer)')
   }
-  if (settings.accessSecret !== null && settings.keys !== null) throw typeError(BOTH_KEY_SOURCES)
+  if (settings.accessSecret !== null && settings.keys !== null) throw typeError(message('bothKeySources'))
   if (settings.signingKey !== null && settings.keys !== null) checkSigningKid(settings.keys, settings.signingKey.kid, 'config.keys')
   return settings
 }
@@ -114,12 +112,10 @@ function readBool(v, { name }) {
 function readNumber(v, { name, min, max, exclusiveMin }) {
   if (typeof v !== 'number') throw typeError(`config.${name} must be a number`)
   if (!Number.isFinite(v) || v < min || v > max) {
-    throw rangeError(
-      `config.${name} must be a finite number from ${rustNumber(min)} to ${rustNumber(max)}, got ${rustNumber(v)}`,
-    )
+    throw rangeError(message('numberOutOfRange', { name: `config.${name}`, min, max, value: v }))
   }
   if (exclusiveMin && v === min) {
-    throw rangeError(`config.${name} must be greater than ${rustNumber(min)} (${UNITS[name]})`)
+    throw rangeError(message('numberNotAboveMin', { name: `config.${name}`, min, unit: ` (${UNITS[name]})` }))
   }
   return v
 }
@@ -141,7 +137,7 @@ function readBaseDomain(v, { name }) {
 function normalizeDomain(v, label) {
   const domain = asciiLower(v.replace(/\.+$/, ''))
   if (domain.length > 253 || !domain.split('.').every((l) => DOMAIN_LABEL.test(l))) {
-    throw rangeError(`${label} is not a valid domain name: ${rustDebugString(domain)}`)
+    throw rangeError(message('invalidDomain', { name: label, domain }))
   }
   return domain
 }

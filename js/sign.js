@@ -6,6 +6,7 @@
 
 const { randomUUID } = require('node:crypto')
 const { typeError, rangeError } = require('./errors')
+const { message } = require('../contract')
 const { isValidTenantId } = require('./tenant')
 
 // Claims auth-shield sets itself; a caller passing one is told so instead of being ignored.
@@ -48,7 +49,7 @@ function signToken(settings, key, claims, kind, now) {
   return token
 }
 
-const NOT_SERIALIZABLE = 'claims could not be serialized: JSON.stringify threw (a cycle, a BigInt, nesting too deep or a throwing toJSON)'
+const NOT_SERIALIZABLE = message('claimsNotSerializable')
 
 /** The claims as plain JSON data, through JSON.stringify as the native binding does. */
 function claimsToObject(claims) {

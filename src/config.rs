@@ -5,6 +5,7 @@
 //! (unknown keys, then `allowShortSecret`, then the options in schema order), so a config one
 //! engine refuses, the other refuses the same way.
 
+use crate::contract::messages;
 use crate::jwt::key_set::{key_name, validate_specs, KeySpec};
 use crate::schema::{schema, OptionKind, OptionSpec};
 use crate::secret::Secret;
@@ -164,8 +165,8 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
     Ok(settings)
 }
 
-/// The same words as the JS engine's (js/config.js).
-pub const BOTH_KEY_SOURCES: &str = "config.accessSecret and config.keys cannot be used together: put the secret in keys as { alg: 'HS256', secret }";
+/// From the contract (contract/messages.json `bothKeySources`), as the JS engine's.
+pub use crate::contract::messages::BOTH_KEY_SOURCES;
 
 /// A schema option that the Rust settings do not know: caught by the tests, never by users.
 fn internal(name: &str) -> ConfigError {
@@ -335,8 +336,11 @@ fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
     let min = spec.min.unwrap_or(f64::MIN);
     let max = spec.max.unwrap_or(f64::MAX);
     if !n.is_finite() || n < min || n > max {
-        return Err(ConfigError::Range(format!(
-            "config.{name} must be a finite number from {min} to {max}, got {n}"
+        return Err(ConfigError::Range(messages::number_out_of_range(
+            &format!("config.{name}"),
+            min,
+            max,
+            n,
         )));
     }
     if spec.exclusive_min && n == min {
@@ -347,8 +351,10 @@ fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
         } else {
             ""
         };
-        return Err(ConfigError::Range(format!(
-            "config.{name} must be greater than {min}{unit}"
+        return Err(ConfigError::Range(messages::number_not_above_min(
+            &format!("config.{name}"),
+            min,
+            unit,
         )));
     }
     Ok(Setting::Number(n))
@@ -366,9 +372,7 @@ pub fn normalize_domain(text: &str, label: &str) -> Result<String, ConfigError> 
         !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
     };
     if domain.len() > 253 || !domain.split('.').all(valid_label) {
-        return Err(ConfigError::Range(format!(
-            "{label} is not a valid domain name: {domain:?}"
-        )));
+        return Err(ConfigError::Range(messages::invalid_domain(label, &domain)));
     }
     Ok(domain)
 }

@@ -422,7 +422,7 @@ fn required_number(v: Unknown, name: &str) -> HelperResult<f64> {
 }
 
 /// Longest key `grantLease` accepts: a rate-limit key is a tenant id, `:` and a `sub`.
-const MAX_GRANT_KEY_BYTES: usize = 1 << 20;
+const MAX_GRANT_KEY_BYTES: usize = crate::contract::limits::MAX_GRANT_KEY_BYTES as usize;
 
 /// One identity waiting for a lease (`takeLeaseRequests`).
 #[napi(object)]
