@@ -25,7 +25,9 @@ fn main() {
 
 fn read(file: &str) -> Map<String, Value> {
     let path = format!("contract/{file}");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let root = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let text = std::fs::read_to_string(Path::new(&root).join(&path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
     match serde_json::from_str(&text) {
         Ok(Value::Object(map)) => map,
         Ok(_) => panic!("{path}: not a JSON object"),
@@ -206,10 +208,7 @@ fn messages(table: &Map<String, Value>) -> String {
             let kind = params.get(*name).and_then(Value::as_str);
             let kind =
                 kind.unwrap_or_else(|| panic!("{here}: placeholder {{{name}}} has no param"));
-            let text = &template[at..*start];
-            if !text.is_empty() {
-                writeln!(body, "    out.push_str({text:?});").unwrap();
-            }
+            push_text(&mut body, &template[at..*start]);
             let arg = snake(name);
             match kind {
                 "text" => writeln!(body, "    out.push_str({arg});").unwrap(),
@@ -218,10 +217,7 @@ fn messages(table: &Map<String, Value>) -> String {
             }
             at = *end;
         }
-        let text = &template[at..];
-        if !text.is_empty() {
-            writeln!(body, "    out.push_str({text:?});").unwrap();
-        }
+        push_text(&mut body, &template[at..]);
         writeln!(out, "/// `{id}` of contract/messages.json: {template:?}").unwrap();
         let args = args.trim_end_matches(", ");
         writeln!(out, "pub fn {}({args}) -> String {{", snake(id)).unwrap();
@@ -235,6 +231,16 @@ fn messages(table: &Map<String, Value>) -> String {
         out.push_str("    out\n}\n");
     }
     out
+}
+
+/// The generated statement appending the literal `text` (none when empty).
+fn push_text(body: &mut String, text: &str) {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (None, _) => {}
+        (Some(c), None) => writeln!(body, "    out.push({c:?});").unwrap(),
+        _ => writeln!(body, "    out.push_str({text:?});").unwrap(),
+    }
 }
 
 /// `bothKeySources` -> `both_key_sources`.

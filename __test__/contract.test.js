@@ -21,6 +21,7 @@ const CODES = require('../contract/error-codes.json')
 const MESSAGES = require('../contract/messages.json')
 const LIMITS_FILE = require('../contract/limits.json')
 const SECRET = 'contract-test-secret-0123456789abcdef'
+const EC_KEY = require('node:crypto').generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
 const NOW = 1_700_000_000
 const ENGINES = { native, js }
 const PLACEHOLDER = /\{([A-Za-z][A-Za-z0-9_]*)\}/g
@@ -173,6 +174,23 @@ const callers = {
     const claims = { sub: 'u' }
     claims.self = claims
     return thrown(() => new Authenticator({ accessSecret: SECRET }).signAccessToken(claims))
+  },
+  accessSecretRequired: ({ Authenticator }) => thrown(() => new Authenticator({})),
+  secretTooShort: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: 'short' })),
+  keySecretTooShort: ({ Authenticator }) => thrown(() => new Authenticator({ keys: [{ alg: 'HS384', secret: SECRET }] })),
+  keyNameWithKid: ({ Authenticator }) => thrown(() => new Authenticator({ keys: [{ kid: 'é"\\', alg: 'HS256', secret: 'short' }] })),
+  signingKidInvalid: ({ Authenticator }) => thrown(() => new Authenticator({ signingKey: { kid: 'a b', alg: 'ES256', privateKey: EC_KEY } })),
+  claimsSubRequired: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).signAccessToken({})),
+  claimsTenantIdInvalid: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).signAccessToken({ sub: 'u', tenant_id: '-x' })),
+  claimsAudInvalid: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).signAccessToken({ sub: 'u', aud: 5 })),
+  signedTokenTooLarge: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, maxTokenBytes: 64, clockTimestamp: NOW }).signAccessToken({ sub: 'u' })),
+  noRefreshSecret: ({ Authenticator }) => thrown(() => new Authenticator({ keys: [{ alg: 'HS256', secret: SECRET }] }).signRefreshToken({ sub: 'u' })),
+  noAccessSecret: ({ Authenticator }) => thrown(() => new Authenticator({ keys: [{ alg: 'HS256', secret: SECRET }] }).signAccessToken({ sub: 'u' })),
+  sharedKeys: ({ Authenticator }) => thrown(() => Authenticator.shared({ accessSecret: SECRET, rateLimitMax: 7 }).setKeys([{ alg: 'HS256', secret: SECRET }])),
+  revocationLimit: ({ Authenticator }) => {
+    const auth = new Authenticator({ accessSecret: SECRET, maxRevocations: 1 })
+    auth.revokeToken('a', Math.floor(Date.now() / 1000) + 600)
+    return thrown(() => auth.revokeToken('b', Math.floor(Date.now() / 1000) + 600))
   },
   // Last: it fills each engine's table of shared configs for the rest of this process.
   sharedConfigLimit: ({ authenticateRequest }) => {

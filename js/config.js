@@ -62,7 +62,7 @@ function readSettings(config) {
   }
   // Exactly one source of access-token keys (docs/keys.md).
   if (settings.accessSecret === null && settings.keys === null && settings.signingKey === null) {
-    throw typeError('config.accessSecret is required (a string or Buffer)')
+    throw typeError(message('accessSecretRequired'))
   }
   if (settings.accessSecret !== null && settings.keys !== null) throw typeError(message('bothKeySources'))
   if (settings.signingKey !== null && settings.keys !== null) checkSigningKid(settings.keys, settings.signingKey.kid, 'config.keys')
@@ -82,9 +82,7 @@ function readSecret(v, { name }, allowShort) {
   else throw typeError(`config.${name} must be a string or Buffer`)
   if (bytes.length === 0) throw rangeError(`config.${name} must not be empty`)
   if (bytes.length < MIN_SECRET_BYTES && !allowShort) {
-    throw rangeError(
-      `config.${name} must be at least ${MIN_SECRET_BYTES} bytes for HS256 (RFC 7518 §3.2); set allowShortSecret: true to accept a shorter legacy secret`,
-    )
+    throw rangeError(message('secretTooShort', { name: `config.${name}`, min: MIN_SECRET_BYTES }))
   }
   return bytes
 }

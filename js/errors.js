@@ -5,6 +5,7 @@
 // native binding throws, with the same classes, codes and messages.
 
 const TABLE = require('../contract/error-codes.json')
+const { message } = require('../contract')
 
 /** One failed check of the chain; `retryAfterMs` is non-zero only for `rate_limited`. */
 class Failure {
@@ -35,23 +36,21 @@ function rangeError(message) {
 
 /** `signRefreshToken` / `verifyRefreshToken` without `refreshSecret` or `signingKey` (src/binding/js_error.rs). */
 function noRefreshSecret(method) {
-  const err = new Error(`${method} needs a refresh key: set refreshSecret (or signingKey) in the Authenticator config`)
+  const err = new Error(message('noRefreshSecret', { method }))
   err.code = 'ERR_AUTH_SHIELD_NO_REFRESH_SECRET'
   return err
 }
 
 /** `signAccessToken` on an Authenticator built with keys (src/binding/js_error.rs). */
 function noAccessSecret() {
-  const err = new Error('signAccessToken needs accessSecret or signingKey: an Authenticator built with keys alone only verifies')
+  const err = new Error(message('noAccessSecret'))
   err.code = 'ERR_AUTH_SHIELD_NO_SIGNING_KEY'
   return err
 }
 
 /** `setKeys` on an authenticator from `Authenticator.shared` (src/binding/js_error.rs). */
 function sharedKeys() {
-  const err = new Error(
-    'setKeys cannot change a shared authenticator: its keys belong to every user of its config; build one with new Authenticator(config)',
-  )
+  const err = new Error(message('sharedKeys'))
   err.code = 'ERR_AUTH_SHIELD_SHARED_KEYS'
   return err
 }

@@ -141,11 +141,7 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
         (None, None) if signs => AccessKeys::Keys(Vec::new()),
         (Some(secret), None) => AccessKeys::Secret(secret),
         (None, Some(keys)) => AccessKeys::Keys(keys),
-        (None, None) => {
-            return Err(ConfigError::Type(
-                "config.accessSecret is required (a string or Buffer)".into(),
-            ))
-        }
+        (None, None) => return Err(ConfigError::Type(messages::ACCESS_SECRET_REQUIRED.into())),
         // Two sources of HS256 keys would leave it unclear which one signs and which verify.
         (Some(_), Some(_)) => return Err(ConfigError::Type(BOTH_KEY_SOURCES.into())),
     };
@@ -315,8 +311,9 @@ fn secret(bytes: Secret, name: &str, allow_short: bool) -> Checked<Setting> {
         )));
     }
     if bytes.len() < MIN_SECRET_BYTES && !allow_short {
-        return Err(ConfigError::Range(format!(
-            "config.{name} must be at least {MIN_SECRET_BYTES} bytes for HS256 (RFC 7518 §3.2); set allowShortSecret: true to accept a shorter legacy secret"
+        return Err(ConfigError::Range(messages::secret_too_short(
+            &format!("config.{name}"),
+            MIN_SECRET_BYTES as f64,
         )));
     }
     Ok(Setting::Secret(bytes))
