@@ -261,3 +261,28 @@ test('both engines return every TokenVerification field of the contract, in its 
     assert.equal(bad.valid, false)
   }
 })
+
+test('the narrowed result types fix the values the contract fixes per outcome', () => {
+  const dts = fs.readFileSync(path.join(__dirname, '..', 'index.d.ts'), 'utf8')
+  const members = (name) => {
+    const start = dts.indexOf(`export interface ${name} extends `)
+    assert.notEqual(start, -1, name)
+    const body = dts.slice(start, dts.indexOf('\n}\n', start))
+    return Object.fromEntries([...body.matchAll(/^ {2}(\w+): (.+)$/gm)].map(([, field, type]) => [field, type]))
+  }
+  for (const [shape, verdict, success, failure] of [
+    ['AuthResult', 'authenticated', 'AuthSuccess', 'AuthFailure'],
+    ['TokenVerification', 'valid', 'TokenValid', 'TokenInvalid'],
+  ]) {
+    const [ok, bad] = [members(success), members(failure)]
+    assert.equal(ok[verdict], 'true', success)
+    assert.equal(bad[verdict], 'false', failure)
+    for (const f of RESULTS[shape]) {
+      if (f.onSuccess === 'undefined') assert.equal(ok[f.name], 'undefined', `${success}.${f.name}`)
+      if (f.onFailure === 'undefined') assert.equal(bad[f.name], 'undefined', `${failure}.${f.name}`)
+    }
+  }
+  // A refused request answers with one of the statuses of the failure codes, and only those.
+  const statuses = [...new Set(Object.values(CODES).map((c) => c.status))].sort()
+  assert.deepEqual(members('AuthFailure').errorStatus.split(' | ').map(Number).sort(), statuses)
+})
