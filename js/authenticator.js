@@ -23,21 +23,19 @@ const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations } = require('./revocation')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
 
-// Bounds of the store-facing functions (src/rate_limit/lease.rs, src/binding/store_seam.rs).
-const MAX_LEASE_KEYS = 1e8
-const MAX_GRANT = 4294967295
-const MAX_GRANT_KEY_BYTES = 1 << 20
+// Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/store_seam.rs).
+const { LIMITS, message } = require('../contract')
+const MAX_LEASE_KEYS = LIMITS.maxLeaseKeys
+const MAX_GRANT = LIMITS.maxGrant
+const MAX_GRANT_KEY_BYTES = LIMITS.maxGrantKeyBytes
 // The longest a signature waits for the clock to pass a subject revocation's cut-off (at most
 // 2 ms ahead); past it the token takes the cut-off as its iat (src/authenticator.rs).
 const CUTOFF_WAIT_MS = 5
-const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys, rustNumber } = require('./error')
-const { resultTemplates } = require('./schema')
+const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys } = require('./error')
+const { resultTemplates, verificationTemplates } = require('./schema')
 
-// Room for the scheme and spaces on top of maxTokenBytes; tenant ids are at most 63 bytes and
-// hosts ~260. The native binding reads no more than this of each argument, and so do we.
-const AUTHORIZATION_SLACK = 1024
-const TENANT_HEADER_CAP = 1024
-const HOST_CAP = 1024
+// What both engines read of each header argument (contract/limits.json says why).
+const { authorizationSlack: AUTHORIZATION_SLACK, tenantHeaderCap: TENANT_HEADER_CAP, hostCap: HOST_CAP } = LIMITS
 
 /** Settings turned into keys, rules and a limiter once; shared by equal one-shot configs. */
 class Core {
@@ -188,35 +186,24 @@ class Core {
       const revoked = this.revocations.check(claims)
       if (revoked !== undefined) claims = fail(revoked)
     }
-    // Every key always present (undefined where it does not apply), in the native order.
+    // Every key always present (undefined where it does not apply), in contract/results.json's order.
     if (claims instanceof Failure) {
       const { status, message } = TABLE[claims.code]
-      return {
-        valid: false,
-        userId: undefined,
-        email: undefined,
-        role: undefined,
-        tenantId: undefined,
-        jti: undefined,
-        expiresAtSec: undefined,
-        error: message,
-        errorCode: claims.code,
-        errorStatus: status,
-      }
+      const r = { ...REFUSED }
+      r.error = message
+      r.errorCode = claims.code
+      r.errorStatus = status
+      return r
     }
     const text = (v) => (typeof v === 'string' ? v : undefined)
-    return {
-      valid: true,
-      userId: text(claims.sub),
-      email: text(claims.email),
-      role: text(claims.role),
-      tenantId: text(claims.tenant_id),
-      jti: text(claims.jti),
-      expiresAtSec: typeof claims.exp === 'number' ? claims.exp : undefined,
-      error: undefined,
-      errorCode: undefined,
-      errorStatus: undefined,
-    }
+    const r = { ...VERIFIED }
+    r.userId = text(claims.sub)
+    r.email = text(claims.email)
+    r.role = text(claims.role)
+    r.tenantId = text(claims.tenant_id)
+    r.jti = text(claims.jti)
+    r.expiresAtSec = typeof claims.exp === 'number' ? claims.exp : undefined
+    return r
   }
 
   /**
@@ -271,8 +258,9 @@ class Core {
 // The refusals of a key set that `explain` looks into: the token's key or signature.
 const EXPLAINED = new Set(['invalid_signature', 'unknown_key', 'unsupported_algorithm'])
 
-// Every AuthResult starts as a copy of one of these: all fields, in js/schema.json's order.
+// Every AuthResult starts as a copy of one of these: all fields, in contract/options.json's order.
 const { success: SUCCESS, failure: FAILURE } = resultTemplates()
+const { success: VERIFIED, failure: REFUSED } = verificationTemplates()
 
 /**
  * The limiter's sketch seeds, as `sketch_seeds` in src/authenticator.rs: derived from the first
@@ -464,7 +452,7 @@ function enableSharedLimit(authenticator, lease, strict, maxKeys) {
   if (typeof maxKeys !== 'number') throw typeError('maxKeys must be a number')
   for (const [name, v, max] of [['lease', lease, MAX_LEASE], ['maxKeys', maxKeys, MAX_LEASE_KEYS]]) {
     if (!(Number.isInteger(v) && v >= 1 && v <= max)) {
-      throw rangeError(`${name} must be an integer from 1 to ${rustNumber(max)}, got ${rustNumber(v)}`)
+      throw rangeError(message('integerOutOfRange', { name, min: 1, max, value: v }))
     }
   }
   const refuse = (message) => Object.assign(new Error(message), { code: 'ERR_AUTH_SHIELD_SHARED_LIMIT' })
@@ -490,11 +478,11 @@ function grantLease(authenticator, key, tokens, sharedRemaining, retryAfterMs) {
   }
   for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining]]) {
     if (!(Number.isInteger(v) && v >= 0 && v <= MAX_GRANT)) {
-      throw rangeError(`${name} must be an integer from 0 to ${MAX_GRANT}, got ${rustNumber(v)}`)
+      throw rangeError(message('integerOutOfRange', { name, min: 0, max: MAX_GRANT, value: v }))
     }
   }
-  if (!(retryAfterMs >= 0 && retryAfterMs <= 1e15)) {
-    throw rangeError(`retryAfterMs must be from 0 to 1000000000000000, got ${rustNumber(retryAfterMs)}`)
+  if (!(retryAfterMs >= 0 && retryAfterMs <= LIMITS.maxRetryAfterMs)) {
+    throw rangeError(message('outOfRange', { name: 'retryAfterMs', min: 0, max: LIMITS.maxRetryAfterMs, value: retryAfterMs }))
   }
   const leases = core.leases
   if (leases !== null) leases.grant(key, tokens, sharedRemaining, Math.trunc(retryAfterMs), monotonicNanos())

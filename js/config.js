@@ -1,12 +1,13 @@
 'use strict'
 
 // Reads an authenticator config into validated settings. The options, their kinds, defaults and
-// bounds come from js/schema.json; the checks, their order, error classes and messages are the
+// bounds come from contract/options.json; the checks, their order, error classes and messages are the
 // native binding's (src/binding/config.rs): a config that one engine refuses, the other
 // refuses the same way.
 
 const { OPTIONS, OPTION_BY_NAME } = require('./schema')
-const { typeError, rangeError, rustNumber, rustDebugString } = require('./error')
+const { typeError, rangeError } = require('./error')
+const { message } = require('../contract')
 const { normalizeKeys } = require('../lib/keys/normalize')
 const { readSigningKey } = require('./issue/signing-key')
 
@@ -42,9 +43,6 @@ const READERS = {
     normalizeKeys(v, { label: `config.${name}`, allowShortSecret: settings.allowShortSecret }),
 }
 
-// The same words as the native core's (src/config.rs BOTH_KEY_SOURCES).
-const BOTH_KEY_SOURCES =
-  "config.accessSecret and config.keys cannot be used together: put the secret in keys as { alg: 'HS256', secret }"
 
 function readSettings(config) {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
@@ -64,9 +62,9 @@ function readSettings(config) {
   }
   // Exactly one source of access-token keys (docs/keys.md).
   if (settings.accessSecret === null && settings.keys === null && settings.signingKey === null) {
-    throw typeError('config.accessSecret is required (a string or Buffer)')
+    throw typeError(message('accessSecretRequired'))
   }
-  if (settings.accessSecret !== null && settings.keys !== null) throw typeError(BOTH_KEY_SOURCES)
+  if (settings.accessSecret !== null && settings.keys !== null) throw typeError(message('bothKeySources'))
   if (settings.signingKey !== null && settings.keys !== null) checkSigningKid(settings.keys, settings.signingKey.kid, 'config.keys')
   return settings
 }
@@ -84,9 +82,7 @@ function readSecret(v, { name }, allowShort) {
   else throw typeError(`config.${name} must be a string or Buffer`)
   if (bytes.length === 0) throw rangeError(`config.${name} must not be empty`)
   if (bytes.length < MIN_SECRET_BYTES && !allowShort) {
-    throw rangeError(
-      `config.${name} must be at least ${MIN_SECRET_BYTES} bytes for HS256 (RFC 7518 §3.2); set allowShortSecret: true to accept a shorter legacy secret`,
-    )
+    throw rangeError(message('secretTooShort', { name: `config.${name}`, min: MIN_SECRET_BYTES }))
   }
   return bytes
 }
@@ -114,12 +110,10 @@ function readBool(v, { name }) {
 function readNumber(v, { name, min, max, exclusiveMin }) {
   if (typeof v !== 'number') throw typeError(`config.${name} must be a number`)
   if (!Number.isFinite(v) || v < min || v > max) {
-    throw rangeError(
-      `config.${name} must be a finite number from ${rustNumber(min)} to ${rustNumber(max)}, got ${rustNumber(v)}`,
-    )
+    throw rangeError(message('numberOutOfRange', { name: `config.${name}`, min, max, value: v }))
   }
   if (exclusiveMin && v === min) {
-    throw rangeError(`config.${name} must be greater than ${rustNumber(min)} (${UNITS[name]})`)
+    throw rangeError(message('numberNotAboveMin', { name: `config.${name}`, min, unit: ` (${UNITS[name]})` }))
   }
   return v
 }
@@ -141,7 +135,7 @@ function readBaseDomain(v, { name }) {
 function normalizeDomain(v, label) {
   const domain = asciiLower(v.replace(/\.+$/, ''))
   if (domain.length > 253 || !domain.split('.').every((l) => DOMAIN_LABEL.test(l))) {
-    throw rangeError(`${label} is not a valid domain name: ${rustDebugString(domain)}`)
+    throw rangeError(message('invalidDomain', { name: label, domain }))
   }
   return domain
 }

@@ -6,6 +6,7 @@
 
 const { randomUUID } = require('node:crypto')
 const { typeError, rangeError } = require('./error')
+const { message } = require('../contract')
 const { isValidTenantId } = require('./tenant')
 
 // Claims auth-shield sets itself; a caller passing one is told so instead of being ignored.
@@ -41,14 +42,12 @@ function signToken(settings, key, claims, kind, now) {
   const signature = asymmetric ? key.sign(signingInput) : key.mac(signingInput)
   const token = `${signingInput}.${signature.toString('base64url')}`
   if (token.length > settings.maxTokenBytes) {
-    throw rangeError(
-      `the signed token is ${token.length} bytes, over maxTokenBytes (${settings.maxTokenBytes}); it would be refused`,
-    )
+    throw rangeError(message('signedTokenTooLarge', { bytes: token.length, max: settings.maxTokenBytes }))
   }
   return token
 }
 
-const NOT_SERIALIZABLE = 'claims could not be serialized: JSON.stringify threw (a cycle, a BigInt, nesting too deep or a throwing toJSON)'
+const NOT_SERIALIZABLE = message('claimsNotSerializable')
 
 /** The claims as plain JSON data, through JSON.stringify as the native binding does. */
 function claimsToObject(claims) {
@@ -114,20 +113,18 @@ function checkUserClaims(p) {
     if (Object.hasOwn(p, name)) throw typeError(`claims.${name} is set by auth-shield (${setter}); remove it`)
   }
   if (typeof p.sub !== 'string' || p.sub === '') {
-    throw typeError('claims.sub must be a non-empty string (the user id)')
+    throw typeError(message('claimsSubRequired'))
   }
   for (const name of ['email', 'role']) {
     if (Object.hasOwn(p, name) && typeof p[name] !== 'string') throw typeError(`claims.${name} must be a string`)
   }
   if (Object.hasOwn(p, 'tenant_id') && !(typeof p.tenant_id === 'string' && isValidTenantId(p.tenant_id))) {
-    throw rangeError(
-      'claims.tenant_id must be 1-63 characters of [A-Za-z0-9_-], starting with a letter or digit',
-    )
+    throw rangeError(message('claimsTenantIdInvalid'))
   }
   if (Object.hasOwn(p, 'aud')) {
     const aud = p.aud
     if (!(typeof aud === 'string' || (Array.isArray(aud) && aud.every((a) => typeof a === 'string')))) {
-      throw typeError('claims.aud must be a string or an array of strings')
+      throw typeError(message('claimsAudInvalid'))
     }
   }
   if (Object.hasOwn(p, 'nbf') && typeof p.nbf !== 'number') throw typeError('claims.nbf must be a number')

@@ -12,17 +12,16 @@
 
 const { readSettings, fingerprint } = require('./config')
 const { Core } = require('./authenticator')
+const { LIMITS, message } = require('../contract')
 
 // Distinct settings kept (a process normally has one): each holds its own buckets, debt
 // sketch and revocations, so the bound keeps memory bounded (docs/api.md).
-const MAX_SHARED_CONFIGS = 64
+const MAX_SHARED_CONFIGS = LIMITS.maxSharedConfigs
 const cores = new Map()
 
-/** The refusal of one more distinct config; the same words as src/binding/one_shot.rs. */
+/** The refusal of one more distinct config (contract/messages.json `sharedConfigLimit`). */
 function configLimit() {
-  const err = new RangeError(
-    `authenticateRequest and Authenticator.shared keep at most ${MAX_SHARED_CONFIGS} distinct configs, and never forget one (their rate limits and revocations live there); build an authenticator per config with new Authenticator(config) and reuse it`,
-  )
+  const err = new RangeError(message('sharedConfigLimit', { max: MAX_SHARED_CONFIGS }))
   err.code = 'ERR_AUTH_SHIELD_CONFIG_LIMIT'
   return err
 }

@@ -8,17 +8,18 @@
 
 const { performance } = require('node:perf_hooks')
 const { DebtSketch, widthFor, randomSeeds } = require('./rate-limit/debt-sketch')
-const { typeError, rangeError, rustNumber } = require('./error')
+const { typeError, rangeError } = require('./error')
+const { LIMITS, message } = require('../contract')
 const { checkKnownOptions } = require('./schema')
 
 const NANOS_PER_SEC = 1e9
 const U64_MAX = 2 ** 64
 const ROUNDING_SLACK = 1e-6
-const MAX_CAPACITY = 1e9
-const MAX_REFILL_PER_SEC = 1e9
-const MAX_KEYS_BOUND = 1e8
+const MAX_CAPACITY = LIMITS.rateLimiterMaxCapacity
+const MAX_REFILL_PER_SEC = LIMITS.rateLimiterMaxRefillPerSec
+const MAX_KEYS_BOUND = LIMITS.rateLimiterMaxKeys
 const DEFAULT_MAX_KEYS = 100000
-const MAX_KEY_BYTES = 1024
+const MAX_KEY_BYTES = LIMITS.rateLimiterMaxKeyBytes
 // Longest time one token takes to come back, in nanoseconds (src/rate_limit.rs
 // MAX_INTERVAL_NANOS): a refill so small that 1e9 / refill is larger, or Infinity (1e-300,
 // Number.MIN_VALUE), never refills. Unclamped, Infinity <= Infinity admitted every request.
@@ -156,16 +157,14 @@ class PublicRateLimiter {
     }
     if (!isNumberOption(maxKeys)) throw typeError('options.maxKeys must be a number')
     if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= MAX_CAPACITY)) {
-      throw rangeError(`options.capacity must be an integer from 1 to ${rustNumber(MAX_CAPACITY)}, got ${rustNumber(capacity)}`)
+      throw rangeError(message('integerOutOfRange', { name: 'options.capacity', min: 1, max: MAX_CAPACITY, value: capacity }))
     }
     if (!(refillPerSec > 0 && refillPerSec <= MAX_REFILL_PER_SEC)) {
-      throw rangeError(
-        `options.refillPerSec must be greater than 0 and at most ${rustNumber(MAX_REFILL_PER_SEC)}, got ${rustNumber(refillPerSec)}`,
-      )
+      throw rangeError(message('refillOutOfRange', { name: 'options.refillPerSec', max: MAX_REFILL_PER_SEC, value: refillPerSec }))
     }
     const keys = maxKeys ?? DEFAULT_MAX_KEYS
     if (!(Number.isInteger(keys) && keys >= 1 && keys <= MAX_KEYS_BOUND)) {
-      throw rangeError(`options.maxKeys must be an integer from 1 to ${rustNumber(MAX_KEYS_BOUND)}, got ${rustNumber(keys)}`)
+      throw rangeError(message('integerOutOfRange', { name: 'options.maxKeys', min: 1, max: MAX_KEYS_BOUND, value: keys }))
     }
     this.#core = new RateLimiter(capacity, refillPerSec, keys)
   }
@@ -176,14 +175,14 @@ class PublicRateLimiter {
     if (cost === undefined || cost === null) cost = 1
     else if (typeof cost !== 'number') throw typeError('cost must be a number')
     else if (!(Number.isInteger(cost) && cost >= 1 && cost <= core.capacity)) {
-      throw rangeError(`cost must be an integer from 1 to the capacity (${core.capacity}), got ${rustNumber(cost)}`)
+      throw rangeError(message('costOutOfRange', { capacity: core.capacity, value: cost }))
     }
     if (typeof key !== 'string') throw typeError('key must be a string')
     if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {
       throw rangeError(`key must be at most ${MAX_KEY_BYTES} bytes of UTF-8`)
     }
     // Native reads a lone surrogate as U+FFFD: refused in both engines rather than shared there.
-    if (!key.isWellFormed()) throw typeError('key must be well-formed UTF-16 (a lone surrogate has no UTF-8 form)')
+    if (!key.isWellFormed()) throw typeError(message('loneSurrogateKey'))
     const d = core.consume(key, cost)
     return { allowed: d.allowed, remaining: d.remaining, retryAfterMs: d.allowed ? 0 : d.retryAfterMs }
   }

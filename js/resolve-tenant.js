@@ -10,13 +10,13 @@ const { readHeaderArg } = require('./authenticator')
 const { Failure, TABLE, typeError } = require('./error')
 const { checkKnownOptions } = require('./schema')
 
-// What the native binding reads of each header: more cannot change the verdict.
-const HEADER_CAP = 1024
+// What both engines read of each header: more cannot change the verdict (contract/limits.json).
+const { tenantHeaderCap, hostCap } = require('../contract').LIMITS
 
 function resolveTenant(tenantHeader, host, options) {
   const rules = new TenantRules(readBaseDomain(options), false)
-  const t = readHeaderArg(tenantHeader, 'tenantHeader', HEADER_CAP)
-  const h = readHeaderArg(host, 'host', HEADER_CAP)
+  const t = readHeaderArg(tenantHeader, 'tenantHeader', tenantHeaderCap)
+  const h = readHeaderArg(host, 'host', hostCap)
   const tenant = rules.requestedTenant(t, h)
   if (tenant instanceof Failure) {
     return { tenantId: undefined, tenantSource: undefined, error: TABLE[tenant.code].message, errorCode: tenant.code }

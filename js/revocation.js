@@ -6,6 +6,7 @@
 // `maxRevocations` entries, and a new revocation refused at the bound (never an eviction).
 
 const { typeError, rangeError } = require('./error')
+const { message } = require('../contract')
 const { checkKnownOptions } = require('./schema')
 
 const MAX_PART_BYTES = 256
@@ -15,9 +16,7 @@ const LIMIT_CODE = 'ERR_AUTH_SHIELD_REVOCATION_LIMIT'
 const CUTOFF_AHEAD_SEC = 0.002
 
 function limitReached(max) {
-  const err = new RangeError(
-    `the deny list holds maxRevocations (${max}) live revocations; raise maxRevocations: an entry is never evicted before its token expires`,
-  )
+  const err = new RangeError(message('revocationLimit', { max }))
   err.code = LIMIT_CODE
   return err
 }
@@ -36,7 +35,7 @@ function readNumber(value, name) {
   return value
 }
 
-/** The options object (`typeName` in schema.json's callOptions): unknown names are refused. */
+/** The options object (`typeName` in contract/options.json's callOptions): unknown names are refused. */
 function readOptions(options, typeName) {
   if (options === undefined || options === null) return {}
   if (typeof options !== 'object') throw typeError('options must be an object')

@@ -1,12 +1,13 @@
 'use strict'
 
-// js/schema.json read once: the Authenticator options (names, kinds, defaults, bounds) and the
-// AuthResult fields in order. config.js validates against it, and every engine that builds an
-// AuthResult in JS (the JS engine, shadow mode's comparison, the benchmark's reference chain)
-// takes its keys and their order from the templates below, so a field added to the schema
-// reaches them all.
+// contract/options.json and contract/results.json read once: the Authenticator options (names,
+// kinds, defaults, bounds), and the AuthResult and TokenVerification fields in order. config.js
+// validates against the first, and every engine that builds an AuthResult or a TokenVerification
+// in JS (the JS engine, shadow mode's comparison, the benchmark's reference chain) takes its keys
+// and their order from the templates below, so a field added to the contract reaches them all.
 
-const SCHEMA = require('./schema.json')
+const SCHEMA = require('../contract/options.json')
+const RESULTS = require('../contract/results.json')
 const { typeError } = require('./error')
 
 /** The options in schema order; `default` is the value when the option is absent or null. */
@@ -29,7 +30,7 @@ function checkKnownOptions(options, typeName, label = 'options') {
 }
 
 /** The AuthResult field names, in the order every result lists them. */
-const RESULT_FIELDS = SCHEMA.result.map((f) => f.name)
+const RESULT_FIELDS = RESULTS.AuthResult.map((f) => f.name)
 
 /** A field's value that the schema fixes for one outcome ("undefined" stands for undefined). */
 function fixedValue(field, key) {
@@ -44,15 +45,24 @@ function fixedValue(field, key) {
  * varying fields are assigned by name: the object keeps one shape and the schema's key order.
  */
 function resultTemplates() {
+  return templates(RESULTS.AuthResult, 'authenticated')
+}
+
+/** As `resultTemplates`, for the TokenVerification (`valid` in place of `authenticated`). */
+function verificationTemplates() {
+  return templates(RESULTS.TokenVerification, 'valid')
+}
+
+function templates(fields, verdict) {
   const success = {}
   const failure = {}
-  for (const field of SCHEMA.result) {
+  for (const field of fields) {
     success[field.name] = fixedValue(field, 'onSuccess')
     failure[field.name] = fixedValue(field, 'onFailure')
   }
-  success.authenticated = true
-  failure.authenticated = false
+  success[verdict] = true
+  failure[verdict] = false
   return { success, failure }
 }
 
-module.exports = { SCHEMA, OPTIONS, OPTION_BY_NAME, RESULT_FIELDS, resultTemplates, CALL_OPTION_NAMES, checkKnownOptions }
+module.exports = { SCHEMA, RESULTS, OPTIONS, OPTION_BY_NAME, RESULT_FIELDS, resultTemplates, verificationTemplates, CALL_OPTION_NAMES, checkKnownOptions }

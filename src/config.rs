@@ -1,10 +1,11 @@
 //! Option validation: a config as JS handed it over ([`RawConfig`]) checked against
-//! `js/schema.json` and turned into [`Settings`]. Every problem names the option, as a type
+//! `contract/options.json` and turned into [`Settings`]. Every problem names the option, as a type
 //! error (wrong kind of value) or a range error (bad value); the binding throws them as
 //! `TypeError` / `RangeError`. The JS engine applies the same schema in the same order
 //! (unknown keys, then `allowShortSecret`, then the options in schema order), so a config one
 //! engine refuses, the other refuses the same way.
 
+use crate::contract::messages;
 use crate::jwt::key_set::{key_name, validate_specs, KeySpec};
 use crate::schema::{schema, OptionKind, OptionSpec};
 use crate::secret::Secret;
@@ -140,11 +141,7 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
         (None, None) if signs => AccessKeys::Keys(Vec::new()),
         (Some(secret), None) => AccessKeys::Secret(secret),
         (None, Some(keys)) => AccessKeys::Keys(keys),
-        (None, None) => {
-            return Err(ConfigError::Type(
-                "config.accessSecret is required (a string or Buffer)".into(),
-            ))
-        }
+        (None, None) => return Err(ConfigError::Type(messages::ACCESS_SECRET_REQUIRED.into())),
         // Two sources of HS256 keys would leave it unclear which one signs and which verify.
         (Some(_), Some(_)) => return Err(ConfigError::Type(BOTH_KEY_SOURCES.into())),
     };
@@ -182,8 +179,8 @@ pub fn check_signing_kid(specs: &[KeySpec], kid: &str, label: &str) -> Result<()
     Ok(())
 }
 
-/// The same words as the JS engine's (js/config.js).
-pub const BOTH_KEY_SOURCES: &str = "config.accessSecret and config.keys cannot be used together: put the secret in keys as { alg: 'HS256', secret }";
+/// From the contract (contract/messages.json `bothKeySources`), as the JS engine's.
+pub use crate::contract::messages::BOTH_KEY_SOURCES;
 
 /// A schema option that the Rust settings do not know: caught by the tests, never by users.
 fn internal(name: &str) -> ConfigError {
@@ -332,8 +329,9 @@ fn secret(bytes: Secret, name: &str, allow_short: bool) -> Checked<Setting> {
         )));
     }
     if bytes.len() < MIN_SECRET_BYTES && !allow_short {
-        return Err(ConfigError::Range(format!(
-            "config.{name} must be at least {MIN_SECRET_BYTES} bytes for HS256 (RFC 7518 §3.2); set allowShortSecret: true to accept a shorter legacy secret"
+        return Err(ConfigError::Range(messages::secret_too_short(
+            &format!("config.{name}"),
+            MIN_SECRET_BYTES as f64,
         )));
     }
     Ok(Setting::Secret(bytes))
@@ -353,8 +351,11 @@ fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
     let min = spec.min.unwrap_or(f64::MIN);
     let max = spec.max.unwrap_or(f64::MAX);
     if !n.is_finite() || n < min || n > max {
-        return Err(ConfigError::Range(format!(
-            "config.{name} must be a finite number from {min} to {max}, got {n}"
+        return Err(ConfigError::Range(messages::number_out_of_range(
+            &format!("config.{name}"),
+            min,
+            max,
+            n,
         )));
     }
     if spec.exclusive_min && n == min {
@@ -365,8 +366,10 @@ fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
         } else {
             ""
         };
-        return Err(ConfigError::Range(format!(
-            "config.{name} must be greater than {min}{unit}"
+        return Err(ConfigError::Range(messages::number_not_above_min(
+            &format!("config.{name}"),
+            min,
+            unit,
         )));
     }
     Ok(Setting::Number(n))
@@ -384,9 +387,7 @@ pub fn normalize_domain(text: &str, label: &str) -> Result<String, ConfigError> 
         !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
     };
     if domain.len() > 253 || !domain.split('.').all(valid_label) {
-        return Err(ConfigError::Range(format!(
-            "{label} is not a valid domain name: {domain:?}"
-        )));
+        return Err(ConfigError::Range(messages::invalid_domain(label, &domain)));
     }
     Ok(domain)
 }

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::contract::messages;
 use crate::input::InputError;
 use crate::jwt::sign::sign_payload;
 use crate::jwt::{HmacKey, TokenKind};
@@ -68,10 +69,9 @@ pub fn issue(
     };
     // A token we would refuse ourselves is a bug to report now, not a 401 later.
     if signed.len() > settings.max_token_bytes() {
-        return Err(InputError::Range(format!(
-            "the signed token is {} bytes, over maxTokenBytes ({}); it would be refused",
-            signed.len(),
-            settings.max_token_bytes()
+        return Err(InputError::Range(messages::signed_token_too_large(
+            signed.len() as f64,
+            settings.max_token_bytes() as f64,
         )));
     }
     Ok(signed)
@@ -95,11 +95,7 @@ fn check_user_claims(payload: &Map<String, Value>) -> Result<(), InputError> {
     }
     match payload.get("sub") {
         Some(Value::String(s)) if !s.is_empty() => {}
-        _ => {
-            return Err(InputError::Type(
-                "claims.sub must be a non-empty string (the user id)".into(),
-            ))
-        }
+        _ => return Err(InputError::Type(messages::CLAIMS_SUB_REQUIRED.into())),
     }
     for name in ["email", "role"] {
         if payload.get(name).is_some_and(|v| !v.is_string()) {
@@ -109,11 +105,7 @@ fn check_user_claims(payload: &Map<String, Value>) -> Result<(), InputError> {
     match payload.get("tenant_id") {
         None => {}
         Some(Value::String(t)) if is_valid_tenant_id(t.as_bytes()) => {}
-        Some(_) => {
-            return Err(InputError::Range(
-                "claims.tenant_id must be 1-63 characters of [A-Za-z0-9_-], starting with a letter or digit".into(),
-            ))
-        }
+        Some(_) => return Err(InputError::Range(messages::CLAIMS_TENANT_ID_INVALID.into())),
     }
     if let Some(aud) = payload.get("aud") {
         let ok = aud.is_string()
@@ -121,9 +113,7 @@ fn check_user_claims(payload: &Map<String, Value>) -> Result<(), InputError> {
                 .as_array()
                 .is_some_and(|a| a.iter().all(Value::is_string));
         if !ok {
-            return Err(InputError::Type(
-                "claims.aud must be a string or an array of strings".into(),
-            ));
+            return Err(InputError::Type(messages::CLAIMS_AUD_INVALID.into()));
         }
     }
     if payload.get("nbf").is_some_and(|v| !v.is_number()) {

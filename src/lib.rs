@@ -9,6 +9,7 @@ pub mod bearer;
 pub mod binding;
 pub mod clock;
 pub mod config;
+pub mod contract;
 pub mod error;
 pub mod helpers;
 pub mod input;

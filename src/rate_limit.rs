@@ -18,6 +18,7 @@
 mod debt_sketch;
 mod lease;
 
+use crate::contract::{limits, messages};
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -98,12 +99,12 @@ pub struct RateLimiter {
 }
 
 /// Bounds of the standalone limiter's options (`new RateLimiter(...)`).
-pub const MAX_CAPACITY: f64 = 1e9;
-pub const MAX_REFILL_PER_SEC: f64 = 1e9;
-pub const MAX_KEYS_BOUND: f64 = 1e8;
+pub const MAX_CAPACITY: f64 = limits::RATE_LIMITER_MAX_CAPACITY as f64;
+pub const MAX_REFILL_PER_SEC: f64 = limits::RATE_LIMITER_MAX_REFILL_PER_SEC as f64;
+pub const MAX_KEYS_BOUND: f64 = limits::RATE_LIMITER_MAX_KEYS as f64;
 pub const DEFAULT_MAX_KEYS: usize = 100_000;
 /// Longest key `consume` accepts, in UTF-8 bytes: bounds the table at `max_keys` × this.
-pub const MAX_KEY_BYTES: usize = 1024;
+pub const MAX_KEY_BYTES: usize = limits::RATE_LIMITER_MAX_KEY_BYTES as usize;
 
 /// Checks the standalone limiter's options; the message names the option (`RangeError`).
 pub fn check_options(
@@ -112,19 +113,27 @@ pub fn check_options(
     max_keys: Option<f64>,
 ) -> Result<(), String> {
     if !(capacity.fract() == 0.0 && (1.0..=MAX_CAPACITY).contains(&capacity)) {
-        return Err(format!(
-            "options.capacity must be an integer from 1 to {MAX_CAPACITY}, got {capacity}"
+        return Err(messages::integer_out_of_range(
+            "options.capacity",
+            1.0,
+            MAX_CAPACITY,
+            capacity,
         ));
     }
     if !(refill_per_sec > 0.0 && refill_per_sec <= MAX_REFILL_PER_SEC) {
-        return Err(format!(
-            "options.refillPerSec must be greater than 0 and at most {MAX_REFILL_PER_SEC}, got {refill_per_sec}"
+        return Err(messages::refill_out_of_range(
+            "options.refillPerSec",
+            MAX_REFILL_PER_SEC,
+            refill_per_sec,
         ));
     }
     if let Some(n) = max_keys {
         if !(n.fract() == 0.0 && (1.0..=MAX_KEYS_BOUND).contains(&n)) {
-            return Err(format!(
-                "options.maxKeys must be an integer from 1 to {MAX_KEYS_BOUND}, got {n}"
+            return Err(messages::integer_out_of_range(
+                "options.maxKeys",
+                1.0,
+                MAX_KEYS_BOUND,
+                n,
             ));
         }
     }
@@ -136,9 +145,7 @@ pub fn check_cost(cost: f64, capacity: u32) -> Result<u32, String> {
     if cost.fract() == 0.0 && cost >= 1.0 && cost <= capacity as f64 {
         Ok(cost as u32)
     } else {
-        Err(format!(
-            "cost must be an integer from 1 to the capacity ({capacity}), got {cost}"
-        ))
+        Err(messages::cost_out_of_range(capacity as f64, cost))
     }
 }
 

@@ -152,9 +152,7 @@ fn limit_reached(max: usize) -> HelperError {
     HelperError::new(
         ErrorClass::Range,
         LIMIT_CODE,
-        format!(
-            "the deny list holds maxRevocations ({max}) live revocations; raise maxRevocations: an entry is never evicted before its token expires"
-        ),
+        crate::contract::messages::revocation_limit(max as f64),
     )
 }
 

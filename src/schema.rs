@@ -1,4 +1,4 @@
-//! `js/schema.json`, embedded: the one description of the Authenticator options (names, kinds,
+//! `contract/options.json`, embedded: the one description of the Authenticator options (names, kinds,
 //! defaults, bounds) and of the `AuthResult` fields in order. The JS engine requires the same
 //! file; `config.rs` validates options from it and the binding builds results from it.
 
@@ -6,14 +6,30 @@ use serde::Deserialize;
 use std::sync::OnceLock;
 
 /// The schema text, compiled into the binary.
-pub const SCHEMA_JSON: &str = include_str!("../js/schema.json");
+pub const SCHEMA_JSON: &str = include_str!("../contract/options.json");
+/// The result shapes (`AuthResult`, `TokenVerification`), compiled into the binary.
+pub const RESULTS_JSON: &str = include_str!("../contract/results.json");
 
 #[derive(Debug, Deserialize)]
 pub struct Schema {
     pub options: Vec<OptionSpec>,
     #[serde(rename = "callOptions")]
     pub call_options: Vec<CallOptions>,
+    /// The `AuthResult` fields in order (contract/results.json).
+    #[serde(skip)]
     pub result: Vec<ResultField>,
+    /// The `TokenVerification` fields in order (contract/results.json).
+    #[serde(skip)]
+    pub verification: Vec<ResultField>,
+}
+
+/// contract/results.json.
+#[derive(Debug, Deserialize)]
+struct Results {
+    #[serde(rename = "AuthResult")]
+    auth_result: Vec<ResultField>,
+    #[serde(rename = "TokenVerification")]
+    token_verification: Vec<ResultField>,
 }
 
 /// The names one options object of a helper or other call accepts (`callOptions`); any other
@@ -67,7 +83,7 @@ pub enum OptionKind {
     SigningKey,
 }
 
-/// One `AuthResult` field, in the order results list their keys.
+/// One `AuthResult` or `TokenVerification` field, in the order results list their keys.
 #[derive(Debug, Deserialize)]
 pub struct ResultField {
     pub name: String,
@@ -81,7 +97,13 @@ pub struct ResultField {
 pub fn schema() -> &'static Schema {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        serde_json::from_str(SCHEMA_JSON).expect("js/schema.json parses (pinned by schema tests)")
+        let mut schema: Schema = serde_json::from_str(SCHEMA_JSON)
+            .expect("contract/options.json parses (pinned by schema tests)");
+        let results: Results = serde_json::from_str(RESULTS_JSON)
+            .expect("contract/results.json parses (pinned by schema tests)");
+        schema.result = results.auth_result;
+        schema.verification = results.token_verification;
+        schema
     })
 }
 

@@ -1,5 +1,5 @@
 //! Validated authenticator settings. A `Settings` only comes out of [`crate::config`], which
-//! checks every option against `js/schema.json`; its fields are private, so no caller can
+//! checks every option against `contract/options.json`; its fields are private, so no caller can
 //! build one that skipped a check.
 
 use crate::config::{validate, ConfigError, RawConfig};

@@ -2,7 +2,7 @@
 
 // The adversarial corpus: what an attacker sends first. Every case runs through the native
 // Authenticator and the pure-JS engine, and each must be refused with the code the contract
-// names (js/error-codes.json gives the status). Tokens are built by hand with node:crypto so
+// names (contract/error-codes.json gives the status). Tokens are built by hand with node:crypto so
 // neither engine's signer shapes its own inputs.
 
 const { test } = require('node:test')
@@ -10,7 +10,7 @@ const assert = require('node:assert/strict')
 const { createHmac, generateKeyPairSync, createSign } = require('node:crypto')
 const native = require('../..')
 const js = require('../../js')
-const codes = require('../../js/error-codes.json')
+const codes = require('../../contract/error-codes.json')
 const { b64url, rawToken, token, HS256 } = require('../support/tokens')
 
 const NOW = 1_700_000_000

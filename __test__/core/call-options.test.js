@@ -3,7 +3,7 @@
 // Options objects of the helpers and the other calls (issue 22 §4): a misspelt name is a
 // TypeError, as a misspelt config or middleware option is, never a silent default
 // (`totp(s, { digit: 8 })` made 6-digit codes, `generateApiKey({ secret, prefx })` an
-// `auth1_pk_` key). js/schema.json's callOptions lists the names each object accepts; both
+// `auth1_pk_` key). contract/options.json's callOptions lists the names each object accepts; both
 // engines refuse any other, and every name it lists (the .d.ts interfaces, checked below) is
 // still accepted.
 

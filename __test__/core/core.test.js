@@ -7,7 +7,7 @@ const { Authenticator } = require('../..')
 const { rawToken, SECRET, NOW } = require('../support/tokens')
 
 // The AuthResult keys, in order, from the one description of the result.
-const KEYS = require('../../js/schema.json').result.map((field) => field.name)
+const KEYS = require('../../contract/results.json').AuthResult.map((field) => field.name)
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 const make = (extra = {}) => new Authenticator({ accessSecret: SECRET, clockTimestamp: NOW, ...extra })

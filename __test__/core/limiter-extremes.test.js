@@ -4,7 +4,7 @@
 // overflows (1e-300, Number.MIN_VALUE, any subnormal) made the interval infinite, and
 // Infinity <= Infinity admitted every request (20 of 20 at capacity 3, both engines; the JS
 // engine answered remaining: NaN). Property tests over subnormals, Number.MAX_VALUE and the
-// values at and next to each bound of js/schema.json for rateLimitMax / rateLimitRefill (and
+// values at and next to each bound of contract/options.json for rateLimitMax / rateLimitRefill (and
 // RateLimiter's capacity / refillPerSec): admissions stay within capacity + refill × elapsed,
 // and both engines give the same fields. Seeds are fixed so a failure replays.
 

@@ -1,17 +1,18 @@
 'use strict'
-// js/schema.json is the one description of the options and of the AuthResult: both engines
+// contract/options.json is the one description of the options and of the AuthResult: both engines
 // must enforce every bound and default it states and return exactly its keys, in its order.
 // Changing a bound, a default or a field in one engine (or in the schema alone) fails here.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const schema = require('../../js/schema.json')
+const schema = require('../../contract/options.json')
+const RESULTS = require('../../contract/results.json')
 const { token, SECRET, REFRESH_SECRET, NOW } = require('../support/tokens')
 
 const ENGINES = [
   ['native', () => require('../..')],
   ['js', () => require('../../js')],
 ]
-const RESULT_KEYS = schema.result.map((field) => field.name)
+const RESULT_KEYS = RESULTS.AuthResult.map((field) => field.name)
 const NUMERIC = schema.options.filter((o) => o.kind === 'number' || o.kind === 'integer')
 const epsilon = (x) => Math.max(Math.abs(x) * 1e-9, 1e-9)
 
@@ -147,7 +148,7 @@ for (const [engine, load] of ENGINES) {
     assert.deepEqual(Object.keys(success), RESULT_KEYS)
     assert.deepEqual(Object.keys(failure), RESULT_KEYS)
     assert.deepEqual(Object.keys(authenticateRequest(undefined, undefined, undefined, base)), RESULT_KEYS)
-    for (const field of schema.result) {
+    for (const field of RESULTS.AuthResult) {
       if ('onFailure' in field) assert.equal(failure[field.name], field.onFailure === 'undefined' ? undefined : field.onFailure, field.name)
       if ('onSuccess' in field) assert.equal(success[field.name], field.onSuccess === 'undefined' ? undefined : field.onSuccess, field.name)
     }

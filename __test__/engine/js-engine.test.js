@@ -8,8 +8,9 @@ const assert = require('node:assert/strict')
 const js = require('../../js')
 const native = require('../..')
 const { RateLimiter } = require('../../js/rate-limit')
-const { rustNumber } = require('../../js/error')
-const SCHEMA = require('../../js/schema.json')
+const { message: contractMessage } = require('../../contract')
+const SCHEMA = require('../../contract/options.json')
+const RESULTS = require('../../contract/results.json')
 const { rawToken, token, HS256 } = require('../support/tokens')
 
 const SECRET = 'js-engine-test-secret-0123456789abcdef'
@@ -97,19 +98,9 @@ test('accepts what the native binding accepts, and exposes the same getters', ()
   }
 })
 
-test('writes numbers in messages the way Rust formats an f64', () => {
-  assert.equal(rustNumber(86400), '86400')
-  assert.equal(rustNumber(3.2e9), '3200000000')
-  assert.equal(rustNumber(1e21), '1000000000000000000000')
-  assert.equal(rustNumber(1.5e-7), '0.00000015')
-  assert.equal(rustNumber(-0), '-0')
-  assert.equal(rustNumber(-Infinity), '-inf')
-  assert.equal(rustNumber(1.25), '1.25')
-})
-
-test('returns every AuthResult field of js/schema.json, in its order, success and failure', () => {
+test('returns every AuthResult field of contract/options.json, in its order, success and failure', () => {
   const auth = new js.Authenticator({ ...base, rateLimitMax: 5 })
-  const keys = SCHEMA.result.map((f) => f.name)
+  const keys = RESULTS.AuthResult.map((f) => f.name)
   const ok = auth.authenticate(bearer({ sub: 'u1', email: 'e@x', role: 'admin', exp: NOW + 60 }), 'acme')
   assert.deepEqual(Object.keys(ok), keys)
   assert.match(ok.requestId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
@@ -125,14 +116,14 @@ test('returns every AuthResult field of js/schema.json, in its order, success an
     error: 'No Authorization header provided', errorCode: 'missing_authorization', errorStatus: 401,
   })
   // The values the schema fixes per outcome.
-  for (const field of SCHEMA.result) {
+  for (const field of RESULTS.AuthResult) {
     const fixed = (v) => (v === 'undefined' ? undefined : v)
     if ('onSuccess' in field) assert.equal(ok[field.name], fixed(field.onSuccess), field.name)
     if ('onFailure' in field) assert.equal(bad[field.name], fixed(field.onFailure), field.name)
   }
 })
 
-test('takes option names, defaults and bounds from js/schema.json', () => {
+test('takes option names, defaults and bounds from contract/options.json', () => {
   const auth = new js.Authenticator({ accessSecret: SECRET })
   for (const name of ['rateLimitMax', 'rateLimitRefill', 'accessTtlSec', 'refreshTtlSec']) {
     assert.equal(auth[name], SCHEMA.options.find((o) => o.name === name).default, name)
@@ -141,7 +132,7 @@ test('takes option names, defaults and bounds from js/schema.json', () => {
     // Every option is known: null takes its default, never "not a known option".
     assert.doesNotThrow(() => new js.Authenticator({ accessSecret: SECRET, [option.name]: option.required || option.name === 'accessSecret' ? SECRET : null }), option.name)
     if (option.kind !== 'number' && option.kind !== 'integer') continue
-    const message = (v) => `config.${option.name} must be a finite number from ${rustNumber(option.min)} to ${rustNumber(option.max)}, got ${rustNumber(v)}`
+    const message = (v) => contractMessage('numberOutOfRange', { name: `config.${option.name}`, min: option.min, max: option.max, value: v })
     for (const v of [option.max * 2 + 1, option.min - 1]) {
       assert.deepEqual(thrown(() => new js.Authenticator({ accessSecret: SECRET, [option.name]: v })), { type: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: message(v) })
     }

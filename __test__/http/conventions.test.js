@@ -390,7 +390,7 @@ test("Fastify: errors: 'next' follows the route's own error handler, not the ins
 
 test("every failure code has express-jwt's name when it is a 401, and keeps ours otherwise", () => {
   const { expressJwtCode } = require('../../lib/http/unauthorized-error')
-  const table = require('../../js/error-codes.json')
+  const table = require('../../contract/error-codes.json')
   const own = { missing_authorization: 'credentials_required', token_revoked: 'revoked_token' }
   for (const [code, { status }] of Object.entries(table)) {
     const expected = own[code] ?? (code === 'invalid_authorization_format' ? 'credentials_bad_format' : status === 401 ? 'invalid_token' : code)

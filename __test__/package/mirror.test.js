@@ -18,6 +18,7 @@ const ROOT = path.join(__dirname, '..', '..')
 // must exist. Kept short: a new module gets its own twin.
 const TWIN_ELSEWHERE = {
   input: ['js/error.js', 'bad caller input is a TypeError / RangeError made by typeError / rangeError'],
+  contract: ['contract/index.js', 'both engines read the contract: Rust through build.rs, JS through contract/index.js'],
   settings: ['js/config.js', 'readSettings returns the validated settings object'],
   refresh_key: ['js/authenticator.js', 'the refresh keys are chosen in the Core constructor'],
   request_id: ['js/authenticator.js', 'node:crypto randomUUID, one call'],
@@ -40,7 +41,7 @@ const NATIVE_ONLY = {
 
 // Files of the JS engine with no core twin, and why.
 const JS_ONLY = {
-  'index.js': 'the entry of auth-shield/js (the native package entry is native.js)',
+  'index.js': 'the entry of auth-shield/js (the native package entry is index.js at the root)',
   'one-shot.js': 'authenticateRequest / Authenticator.shared: its twin is the binding (src/binding/one_shot.rs)',
   'resolve-tenant.js': 'the resolveTenant export: its twin is the binding (src/binding/tenant.rs over src/tenant.rs, whose twin is js/tenant.js)',
 }

@@ -1,7 +1,7 @@
 'use strict'
 
 // The published types and the runtime tables describe the same facts: the ErrorCode union is
-// exactly js/error-codes.json (a new code cannot be forgotten in the types), the table is
+// exactly contract/error-codes.json (a new code cannot be forgotten in the types), the table is
 // importable through package.json "exports", and the type check runs in the strictest mode
 // users compile in.
 
@@ -10,8 +10,8 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
 
-const root = path.join(__dirname, '..', '..')
-const TABLE = require('../../js/error-codes.json')
+const root = path.join(__dirname, '../..')
+const TABLE = require('../../contract/error-codes.json')
 
 /** The string literals of `export type <name> =` in a .d.ts text. */
 function literalUnion(text, name) {
@@ -21,7 +21,7 @@ function literalUnion(text, name) {
   return [...body.matchAll(/\|\s*'([a-z_]+)'/g)].map((m) => m[1])
 }
 
-test('the ErrorCode type lists exactly the codes of js/error-codes.json, in its order', () => {
+test('the ErrorCode type lists exactly the codes of contract/error-codes.json, in its order', () => {
   for (const file of ['binding.d.ts', 'types/index-header.d.ts']) {
     const text = fs.readFileSync(path.join(root, file), 'utf8')
     assert.deepEqual(literalUnion(text, 'ErrorCode'), Object.keys(TABLE), file)

@@ -1,7 +1,7 @@
 'use strict'
 
 // docs/vocabulary.md lists every public name. These tests read its tables and compare them with
-// the package itself (exports, js/schema.json, the results both engines return, the declared
+// the package itself (exports, contract/options.json, the results both engines return, the declared
 // types, the failure codes, the `code` of thrown errors), so the table cannot drift: a new name
 // without a row, or a row for a name that is gone, fails here.
 
@@ -11,11 +11,12 @@ const fs = require('node:fs')
 const http = require('node:http')
 const path = require('node:path')
 
-const root = path.join(__dirname, '..', '..')
+const root = path.join(__dirname, '../..')
 const native = require('../..')
 const js = require('../../js')
-const SCHEMA = require('../../js/schema.json')
-const ERROR_CODES = require('../../js/error-codes.json')
+const SCHEMA = require('../../contract/options.json')
+const RESULTS = require('../../contract/results.json')
+const ERROR_CODES = require('../../contract/error-codes.json')
 const SECRET = 'vocabulary-test-access-secret-0123456789'
 
 /** `{ [section heading]: [{ names, where }] }`: the backticked names of each table row's first cell. */
@@ -85,9 +86,9 @@ test('the Authenticator members of both engines are the rows of their section', 
   assert.deepEqual(missing(jsMembers), [])
 })
 
-test('the options and result fields of js/schema.json are the rows of their sections', () => {
+test('the options and result fields of contract/options.json are the rows of their sections', () => {
   assert.deepEqual(section('Authenticator options'), [...SCHEMA.options, ...SCHEMA.entryOptions].map((o) => o.name))
-  assert.deepEqual(section('`AuthResult`'), SCHEMA.result.map((f) => f.name))
+  assert.deepEqual(section('`AuthResult`'), RESULTS.AuthResult.map((f) => f.name))
   // The options of createRedisStore (auth-shield/redis) are described there too.
   assert.ok(SCHEMA.storeOptions.length > 5)
   assert.deepEqual(missing(SCHEMA.storeOptions.map((o) => o.name)), [])
@@ -128,7 +129,7 @@ test('every field of every result both engines return has a row', () => {
 
 test('the TokenVerification section names the fields that differ from AuthResult', () => {
   const v = new native.Authenticator({ accessSecret: SECRET }).verifyAccessToken('a.b.c')
-  const shared = new Set(SCHEMA.result.map((f) => f.name))
+  const shared = new Set(RESULTS.AuthResult.map((f) => f.name))
   assert.deepEqual(sorted(Object.keys(v).filter((k) => !shared.has(k))), sorted(section('`TokenVerification`')))
 })
 

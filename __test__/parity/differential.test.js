@@ -293,7 +293,7 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   const reached = [...checker.codes.keys()].sort()
   // Codes reached only by the sequences below (or by their own suites), not by the generator.
   const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending', 'keys_unavailable'])
-  const expected = ['ok', ...Object.keys(require('../../js/error-codes.json'))].filter((c) => !notGenerated.has(c)).sort()
+  const expected = ['ok', ...Object.keys(require('../../contract/error-codes.json'))].filter((c) => !notGenerated.has(c)).sort()
   assert.deepEqual(reached, expected)
   for (const [code, n] of checker.codes) assert.ok(n >= 10, `${code} reached only ${n} times`)
 })
@@ -349,7 +349,7 @@ test('lone surrogates anywhere in header or payload are malformed_token in both 
 })
 
 test('tenantSource names where the tenant came from, the same in both engines', () => {
-  const schemaFields = require('../../js/schema.json').result.map((f) => f.name)
+  const schemaFields = require('../../contract/results.json').AuthResult.map((f) => f.name)
   const plain = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
   const enforcing = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, enforceTenantMatch: true, baseDomain: 'example.com' })
   const withClaim = `Bearer ${token({ sub: 'u', exp: NOW + 60, tenant_id: 'acme' }, ACCESS)}`

@@ -5,7 +5,7 @@
 
 const crypto = require('node:crypto')
 const { performance } = require('node:perf_hooks')
-const ERRORS = require('../../js/error-codes.json')
+const ERRORS = require('../../contract/error-codes.json')
 const { resultTemplates } = require('../../js/schema')
 
 const MAX_TOKEN_BYTES = 8192
@@ -86,7 +86,7 @@ class TokenBucketLimiter {
 }
 
 // Steps 5 and 6: a fresh request id and the same flat result the native call returns, its
-// fields and their order taken from js/schema.json.
+// fields and their order taken from contract/options.json.
 const { success: SUCCESS, failure: FAILURE } = resultTemplates()
 
 function success(payload, tenant, remaining, limit) {

@@ -8,6 +8,7 @@
 
 const { createPrivateKey, createPublicKey, sign, constants, KeyObject } = require('node:crypto')
 const { typeError, rangeError } = require('../error')
+const { message } = require('../../contract')
 
 // For each algorithm: the node:crypto key type it needs and how to sign with it.
 const SIGNERS = {
@@ -39,7 +40,7 @@ function readSigningKey(value) {
   if (typeof value !== 'object' || Array.isArray(value)) throw typeError('config.signingKey must be an object { kid, alg, privateKey }')
   const { kid, alg } = value
   if (typeof kid !== 'string' || !KID_PATTERN.test(kid)) {
-    throw typeError('config.signingKey.kid must be 1-256 printable ASCII characters without quotes, backslashes or spaces')
+    throw typeError(message('signingKidInvalid'))
   }
   if (typeof alg !== 'string') throw typeError('config.signingKey.alg must be a string')
   const signer = SIGNERS[alg]

@@ -4,9 +4,11 @@
 // src/rate_limit/lease.rs (same decisions, renewal rule, count of waiting requests, bounds and
 // sweep). See that file and docs/scale-out.md for the bound across processes.
 
-const MAX_LEASE = 1_000_000
+const { LIMITS } = require('../contract')
+
+const MAX_LEASE = LIMITS.maxLease
 // Most requests of one identity counted as waiting for its credits (src/rate_limit/lease.rs).
-const MAX_WAITERS = 1000
+const MAX_WAITERS = LIMITS.maxLeaseWaiters
 
 class LeaseTable {
   constructor(capacity, lease, strict, maxKeys) {

@@ -8,6 +8,7 @@
 // Used by the package entry point (native.js) for the native engine and by js/config.js.
 
 const { createPublicKey, createSecretKey, KeyObject } = require('node:crypto')
+const { message } = require('../contract')
 
 // RFC 7518 §3.1 and RFC 8037 §3.1 (plus RFC 9864's fully-specified `Ed25519`): each alg, the
 // key it takes and the size rule. Anything else (ES512, none, any other spelling) is refused.
@@ -42,7 +43,7 @@ function keyError(Class, code, message) {
 
 /** `config.keys[2] (kid "a")`: every error names the key by index and kid. */
 function keyName(label, index, kid) {
-  return typeof kid === 'string' ? `${label}[${index}] (kid ${JSON.stringify(kid)})` : `${label}[${index}]`
+  return typeof kid === 'string' ? message('keyNameWithKid', { label, index, kid }) : `${label}[${index}]`
 }
 
 /**
@@ -122,7 +123,7 @@ function hmacKey(input, name, kid, alg, spec, allowShortSecret) {
     throw keyError(
       RangeError,
       'ERR_AUTH_SHIELD_WEAK_KEY',
-      `${name}: an ${alg} secret must be at least ${spec.bytes} bytes (RFC 7518 §3.2)`,
+      message('keySecretTooShort', { name, alg, min: spec.bytes }),
     )
   }
   return { kid, alg, key, keyObject: createSecretKey(key), jwk: null }

@@ -4,7 +4,7 @@
 // `store` config option of both engines' Authenticator attaches through here; `store.attach`
 // records itself here; the middleware reads it to wait in that store's recovery for an identity
 // without a lease yet. `store` is a JS object: the engines' classes (native.js, js/authenticator.js)
-// take it out of the config before the core reads the rest (js/schema.json `entryOptions`).
+// take it out of the config before the core reads the rest (contract/options.json `entryOptions`).
 
 const { typeError } = require('../../js/error')
 

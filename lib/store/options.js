@@ -1,12 +1,12 @@
 'use strict'
 
 // The store options of auth-shield/redis (createRedisStore, attach), read once. Their names,
-// kinds, defaults and bounds live in js/schema.json (storeOptions).
+// kinds, defaults and bounds live in contract/options.json (storeOptions).
 
 const { typeError, rangeError } = require('../../js/error')
 const { checkKnownOptions } = require('../../js/schema')
 
-const STORE_OPTIONS = require('../../js/schema.json').storeOptions
+const STORE_OPTIONS = require('../../contract/options.json').storeOptions
 const SPEC = new Map(STORE_OPTIONS.map((o) => [o.name, o]))
 const ATTACH_OPTIONS = ['lease', 'strict', 'maxKeys', 'outageShare']
 const ATTACH_SPEC = new Map(ATTACH_OPTIONS.map((n) => [n, SPEC.get(n)]))

@@ -229,7 +229,7 @@ pub fn boolean(v: &Option<Unknown>, name: &str) -> HelperResult<Option<bool>> {
         .map_err(|_| HelperError::arg_type(name, "a boolean"))
 }
 
-/// Refuses a name of the options object `obj` that `js/schema.json` (`callOptions`) does not
+/// Refuses a name of the options object `obj` that `contract/options.json` (`callOptions`) does not
 /// list for `type_name`: `totp(s, { digit: 8 })` must not quietly make 6-digit codes. Every
 /// enumerable string key counts, inherited ones too (`napi_get_property_names`), as for a config.
 pub fn known_options(obj: &Object, type_name: &str, name: &str) -> HelperResult<()> {

@@ -12,20 +12,6 @@ use crate::schema::schema;
 /// `undefined`); see `TenantId::source`.
 pub const TENANT_SOURCES: [&str; 3] = ["token", "header", "host"];
 
-/// The `TokenVerification` fields, in order (`valid` replaces `authenticated`).
-pub const VERIFICATION_FIELDS: [&str; 10] = [
-    "valid",
-    "userId",
-    "email",
-    "role",
-    "tenantId",
-    "jti",
-    "expiresAtSec",
-    "error",
-    "errorCode",
-    "errorStatus",
-];
-
 /// The JS expression of one result field on success (valid) and on failure (refused), from
 /// the factories' parameters; `AuthResult` and `TokenVerification` share the names they have
 /// in common. `None` for a field this build does not know (a test fails then).
@@ -86,9 +72,9 @@ pub fn factory_source() -> Result<String, String> {
         .iter()
         .position(|e| *e == AuthError::RateLimited)
         .unwrap_or(0);
-    // Keys in the order `js/schema.json` lists them.
+    // Keys in the order `contract/results.json` lists them.
     let (success, failure) = literals(schema().result.iter().map(|f| f.name.as_str()))?;
-    let (verified, refused) = literals(VERIFICATION_FIELDS.into_iter())?;
+    let (verified, refused) = literals(schema().verification.iter().map(|f| f.name.as_str()))?;
     Ok(format!(
         "(function () {{\n\
          'use strict';\n\
@@ -141,8 +127,13 @@ mod tests {
     #[test]
     fn verification_factories_list_the_same_fields() {
         let source = factory_source().unwrap();
-        assert_eq!(keys_of(&source, "tokenVerified"), VERIFICATION_FIELDS);
-        assert_eq!(keys_of(&source, "tokenRefused"), VERIFICATION_FIELDS);
+        let wanted: Vec<String> = schema()
+            .verification
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
+        assert_eq!(keys_of(&source, "tokenVerified"), wanted);
+        assert_eq!(keys_of(&source, "tokenRefused"), wanted);
     }
 
     #[test]

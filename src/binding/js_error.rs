@@ -176,7 +176,7 @@ pub fn no_refresh_secret(method: &str) -> HelperError {
     HelperError::new(
         ErrorClass::Plain,
         "ERR_AUTH_SHIELD_NO_REFRESH_SECRET",
-        format!("{method} needs a refresh key: set refreshSecret (or signingKey) in the Authenticator config"),
+        crate::contract::messages::no_refresh_secret(method),
     )
 }
 
@@ -185,7 +185,7 @@ pub fn no_access_secret() -> HelperError {
     HelperError::new(
         ErrorClass::Plain,
         "ERR_AUTH_SHIELD_NO_SIGNING_KEY",
-        "signAccessToken needs accessSecret or signingKey: an Authenticator built with keys alone only verifies",
+        crate::contract::messages::NO_ACCESS_SECRET,
     )
 }
 
@@ -194,7 +194,7 @@ pub fn shared_keys() -> HelperError {
     HelperError::new(
         ErrorClass::Plain,
         "ERR_AUTH_SHIELD_SHARED_KEYS",
-        "setKeys cannot change a shared authenticator: its keys belong to every user of its config; build one with new Authenticator(config)",
+        crate::contract::messages::SHARED_KEYS,
     )
 }
 

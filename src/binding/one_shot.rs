@@ -21,7 +21,7 @@ use crate::settings::Settings;
 /// Distinct settings kept for `authenticateRequest` and `Authenticator.shared` (a process
 /// normally has one): each holds its own buckets, debt sketch and revocations, so the bound
 /// keeps memory bounded (docs/api.md).
-pub const MAX_SHARED_CONFIGS: usize = 64;
+pub const MAX_SHARED_CONFIGS: usize = crate::contract::limits::MAX_SHARED_CONFIGS as usize;
 
 type Table = HashMap<[u8; 32], Arc<Authenticator>>;
 
@@ -30,14 +30,12 @@ fn table() -> &'static Mutex<Table> {
     TABLE.get_or_init(Default::default)
 }
 
-/// The refusal of one more distinct config; the same words as js/one-shot.js.
+/// The refusal of one more distinct config (contract/messages.json `sharedConfigLimit`).
 pub fn config_limit() -> HelperError {
     HelperError::new(
         ErrorClass::Range,
         "ERR_AUTH_SHIELD_CONFIG_LIMIT",
-        format!(
-            "authenticateRequest and Authenticator.shared keep at most {MAX_SHARED_CONFIGS} distinct configs, and never forget one (their rate limits and revocations live there); build an authenticator per config with new Authenticator(config) and reuse it"
-        ),
+        crate::contract::messages::shared_config_limit(MAX_SHARED_CONFIGS as f64),
     )
 }
 

@@ -9,8 +9,8 @@ use std::cell::RefCell;
 
 use super::args::{has_lone_surrogate, read_optional_str};
 
-/// Why a key holding a lone UTF-16 surrogate is refused (the same words in js/rate-limit.js).
-const LONE_SURROGATE: &str = "key must be well-formed UTF-16 (a lone surrogate has no UTF-8 form)";
+/// Why a key holding a lone UTF-16 surrogate is refused (contract/messages.json).
+const LONE_SURROGATE: &str = crate::contract::messages::LONE_SURROGATE_KEY;
 use super::js_error::ArgError;
 use crate::rate_limit::{self, monotonic_nanos, Decision, MAX_KEY_BYTES};
 

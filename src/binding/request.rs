@@ -9,13 +9,13 @@ use super::args::read_optional_str;
 use super::js_error::{no_refresh_secret, ArgError, CallError};
 use super::result::{build_auth_result, build_verification};
 use crate::authenticator::Authenticator as Core;
+use crate::contract::limits;
 use crate::jwt::TokenKind;
 
-/// Room for the `Bearer` scheme and separating spaces on top of `maxTokenBytes`.
-const AUTHORIZATION_SLACK: usize = 1024;
-/// Tenant ids are at most 63 bytes and hosts at most ~260; reading more cannot change a verdict.
-const TENANT_HEADER_CAP: usize = 1024;
-const HOST_CAP: usize = 1024;
+// Header caps from contract/limits.json (their reasons are there), shared with the JS engine.
+const AUTHORIZATION_SLACK: usize = limits::AUTHORIZATION_SLACK as usize;
+const TENANT_HEADER_CAP: usize = limits::TENANT_HEADER_CAP as usize;
+const HOST_CAP: usize = limits::HOST_CAP as usize;
 /// Reading up to 3 bytes past `maxTokenBytes` makes an oversized token read as oversized even
 /// when the cut falls inside a multi-byte UTF-8 character (which the copy never splits).
 const TOKEN_SLACK: usize = 4;

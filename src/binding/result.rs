@@ -1,6 +1,6 @@
 //! Builds the flat `AuthResult` and `TokenVerification` objects through the cached factories
 //! (`env_cache`): every key always present, `undefined` where it does not apply, keys in the
-//! order `js/schema.json` lists them.
+//! order `contract/results.json` lists them.
 
 use napi::sys;
 use std::ptr;
@@ -13,8 +13,8 @@ use crate::error::AuthError;
 use crate::jwt::{Claim, Claims};
 
 /// The fields of every `AuthResult`, documented for `index.d.ts` (never converted at run time:
-/// the factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
-/// `result` list, which a test checks. `AuthResult` itself is the union `AuthSuccess |
+/// the factories in `env_cache` build the objects). Its fields follow `contract/results.json`'s
+/// `AuthResult` list, which a test checks. `AuthResult` itself is the union `AuthSuccess |
 /// AuthFailure` on `authenticated` (types/index-header.d.ts), so TypeScript narrows.
 #[napi_derive::napi(object, object_to_js = false, js_name = "AuthResultFields")]
 #[cfg_attr(test, derive(serde::Serialize, Default))]
@@ -301,9 +301,11 @@ mod tests {
 
     #[test]
     fn typed_verification_follows_the_factory_fields() {
-        assert_eq!(
-            keys(&TokenVerification::default()),
-            super::super::factories::VERIFICATION_FIELDS
-        );
+        let wanted: Vec<String> = schema()
+            .verification
+            .iter()
+            .map(|f| f.name.clone())
+            .collect();
+        assert_eq!(keys(&TokenVerification::default()), wanted);
     }
 }

@@ -11,9 +11,9 @@ use super::js_error::{to_js, HelperError};
 use crate::error::AuthError;
 use crate::tenant::{rules_for_base_domain, TenantSource};
 
-/// What `read_optional_str` keeps of a header: tenant ids are at most 63 bytes and hosts
-/// ~260, so reading more cannot change the verdict (the fused call reads the same).
-const HEADER_CAP: usize = 1024;
+/// What `read_optional_str` keeps of a header (contract/limits.json, as the fused call reads).
+const TENANT_HEADER_CAP: usize = crate::contract::limits::TENANT_HEADER_CAP as usize;
+const HOST_CAP: usize = crate::contract::limits::HOST_CAP as usize;
 
 /// The tenant a request asks for: the `X-Tenant-ID` header if present, else the Host subdomain
 /// (`baseDomain` as in the config). A bad id is a result with `errorCode: 'invalid_tenant'`,
@@ -39,12 +39,12 @@ pub fn resolve_tenant(
     // SAFETY: both handles are arguments of the call in progress.
     let (host, header) = unsafe {
         (
-            read_optional_str(env.raw(), host.raw(), &mut h, HEADER_CAP, "host"),
+            read_optional_str(env.raw(), host.raw(), &mut h, HOST_CAP, "host"),
             read_optional_str(
                 env.raw(),
                 tenant_header.raw(),
                 &mut t,
-                HEADER_CAP,
+                TENANT_HEADER_CAP,
                 "tenantHeader",
             ),
         )

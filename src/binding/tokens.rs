@@ -23,8 +23,8 @@ pub fn sign(env: &Env, core: &Authenticator, claims: Unknown, kind: TokenKind) -
     })
 }
 
-/// The same words as the JS engine's (js/issue.js).
-const NOT_SERIALIZABLE: &str = "claims could not be serialized: JSON.stringify threw (a cycle, a BigInt, nesting too deep or a throwing toJSON)";
+/// contract/messages.json `claimsNotSerializable`, as the JS engine's.
+const NOT_SERIALIZABLE: &str = crate::contract::messages::CLAIMS_NOT_SERIALIZABLE;
 
 /// Serializes through the engine's own `JSON.stringify`, which turns cycles, BigInts and the
 /// like into exceptions instead of letting them recurse through native code.

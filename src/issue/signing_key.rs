@@ -87,7 +87,7 @@ impl SigningKey {
         })?;
         if !is_valid_kid(kid) {
             return Err(InputError::Type(
-                "config.signingKey.kid must be 1-256 printable ASCII characters without quotes, backslashes or spaces".into(),
+                crate::contract::messages::SIGNING_KID_INVALID.into(),
             ));
         }
         let rng = SystemRandom::new();

@@ -228,10 +228,9 @@ pub fn validate_specs(
         if alg.family() == Family::Hmac {
             let min = alg.hash_bytes();
             if key.is_empty() || (key.len() < min && !allow_short) {
-                return Err(InputError::Range(format!(
-                    "{name}: an {} secret must be at least {min} bytes (RFC 7518 §3.2)",
-                    alg.name()
-                )));
+                return Err(InputError::Range(
+                    crate::contract::messages::key_secret_too_short(&name, alg.name(), min as f64),
+                ));
             }
         } else {
             public_key::check(alg, key.expose()).map_err(|e| {
@@ -251,7 +250,7 @@ pub fn validate_specs(
 /// `config.keys[2] (kid "a")`, or `config.keys[2]` for a key without `kid`.
 pub fn key_name(label: &str, index: usize, kid: Option<&str>) -> String {
     match kid {
-        Some(kid) => format!("{label}[{index}] (kid {kid:?})"),
+        Some(kid) => crate::contract::messages::key_name_with_kid(label, index as f64, kid),
         None => format!("{label}[{index}]"),
     }
 }

@@ -1,6 +1,6 @@
 //! The limiter at the edges of its options: refills so small that `1e9 / refill` overflows
 //! (subnormals, `Number.MIN_VALUE`), the largest capacities and refills, and values next to
-//! each bound of js/schema.json. A refill of 1e-300 once made the interval infinite and
+//! each bound of contract/options.json. A refill of 1e-300 once made the interval infinite and
 //! `∞ ≤ ∞` admitted every request.
 
 use super::*;

@@ -24,6 +24,7 @@
 //! forgotten block is asked of the store again, which still holds the debt), and a renewal
 //! queue of at most `max_keys` keys.
 
+use crate::contract::{limits, messages};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -72,14 +73,14 @@ pub struct LeaseTable {
 }
 
 /// Largest `lease` accepted; the store checks it against the capacity too.
-pub const MAX_LEASE: u32 = 1_000_000;
+pub const MAX_LEASE: u32 = limits::MAX_LEASE as u32;
 /// Most requests of one key counted as waiting for its credits; past that a request still gets
 /// `Pending` but no credit is fetched for it.
-pub const MAX_WAITERS: u32 = 1000;
+pub const MAX_WAITERS: u32 = limits::MAX_LEASE_WAITERS as u32;
 /// Largest `maxKeys` of a lease table (as the limiter's).
-pub const MAX_LEASE_KEYS: f64 = 1e8;
+pub const MAX_LEASE_KEYS: f64 = limits::MAX_LEASE_KEYS as f64;
 /// Largest token count or `sharedRemaining` a grant may carry.
-pub const MAX_GRANT: f64 = u32::MAX as f64;
+pub const MAX_GRANT: f64 = limits::MAX_GRANT as f64;
 
 /// Checks `enableSharedLimit`'s numbers; the message names the argument (`RangeError`).
 pub fn check_lease_options(lease: f64, max_keys: f64) -> Result<(), String> {
@@ -88,9 +89,7 @@ pub fn check_lease_options(lease: f64, max_keys: f64) -> Result<(), String> {
         ("maxKeys", max_keys, MAX_LEASE_KEYS),
     ] {
         if !(v.fract() == 0.0 && (1.0..=max).contains(&v)) {
-            return Err(format!(
-                "{name} must be an integer from 1 to {max}, got {v}"
-            ));
+            return Err(messages::integer_out_of_range(name, 1.0, max, v));
         }
     }
     Ok(())
@@ -100,14 +99,16 @@ pub fn check_lease_options(lease: f64, max_keys: f64) -> Result<(), String> {
 pub fn check_grant(tokens: f64, shared_remaining: f64, retry_after_ms: f64) -> Result<(), String> {
     for (name, v) in [("tokens", tokens), ("sharedRemaining", shared_remaining)] {
         if !(v.fract() == 0.0 && (0.0..=MAX_GRANT).contains(&v)) {
-            return Err(format!(
-                "{name} must be an integer from 0 to {MAX_GRANT}, got {v}"
-            ));
+            return Err(messages::integer_out_of_range(name, 0.0, MAX_GRANT, v));
         }
     }
-    if !(0.0..=1e15).contains(&retry_after_ms) {
-        return Err(format!(
-            "retryAfterMs must be from 0 to 1000000000000000, got {retry_after_ms}"
+    let max_wait = limits::MAX_RETRY_AFTER_MS as f64;
+    if !(0.0..=max_wait).contains(&retry_after_ms) {
+        return Err(messages::out_of_range(
+            "retryAfterMs",
+            0.0,
+            max_wait,
+            retry_after_ms,
         ));
     }
     Ok(())

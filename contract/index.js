@@ -1,0 +1,54 @@
+'use strict'
+
+// The JS side of the contract (contract/README.md): the limits and the caller-error message
+// templates of contract/*.json, filled by the rules written there. The native core derives the
+// same from the same files at build time (build.rs, src/contract.rs).
+
+const LIMITS_FILE = require('./limits.json')
+const MESSAGES = require('./messages.json')
+
+/** `{ name: value }` of contract/limits.json. */
+const LIMITS = Object.freeze(
+  Object.fromEntries(
+    Object.entries(LIMITS_FILE)
+      .filter(([name]) => !name.startsWith('$'))
+      .map(([name, { value }]) => [name, value]),
+  ),
+)
+
+const PLACEHOLDER = /\{([A-Za-z][A-Za-z0-9_]*)\}/g
+
+/** A number placeholder: ECMAScript Number::toString, with -0 as `0` (which it writes anyway). */
+function renderNumber(x) {
+  return String(x)
+}
+
+const RENDER = {
+  text: (v) => v,
+  quoted: (v) => JSON.stringify(v),
+  number: renderNumber,
+}
+
+const KIND_OF = { text: 'string', quoted: 'string', number: 'number' }
+
+/**
+ * The message `id` of contract/messages.json with its placeholders filled from `params`. A
+ * missing, extra or mistyped param is a bug in the caller, thrown as such.
+ */
+function message(id, params = {}) {
+  const entry = Object.hasOwn(MESSAGES, id) && !id.startsWith('$') ? MESSAGES[id] : undefined
+  if (entry === undefined) throw new Error(`contract/messages.json has no message ${id}`)
+  const kinds = entry.params ?? {}
+  for (const name of Object.keys(params)) {
+    if (!Object.hasOwn(kinds, name)) throw new Error(`message ${id} takes no param ${name}`)
+  }
+  return entry.template.replace(PLACEHOLDER, (whole, name) => {
+    const kind = kinds[name]
+    if (kind === undefined) throw new Error(`message ${id}: placeholder ${whole} has no param`)
+    const value = params[name]
+    if (typeof value !== KIND_OF[kind]) throw new Error(`message ${id}: param ${name} must be a ${KIND_OF[kind]}`)
+    return RENDER[kind](value)
+  })
+}
+
+module.exports = { LIMITS, message, renderNumber }
