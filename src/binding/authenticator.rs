@@ -9,7 +9,7 @@ use super::args;
 use super::config::{read_settings, read_value, Level};
 use super::fast_call;
 use super::js_error::to_js;
-use super::js_error::{self, shared_keys, throw, ArgError, ErrorClass, HelperError, HelperResult};
+use super::js_error::{self, shared_keys, throw, ArgError, CallError, CallResult, ErrorClass};
 use super::one_shot::shared_core;
 use super::request::{self, Handle};
 use super::revocation;
@@ -102,10 +102,7 @@ impl Authenticator {
             Ok(RawValue::List(items)) => items,
             _ => return Err(not_list().throw(&env)),
         };
-        let generation = self
-            .core
-            .replace_keys(items)
-            .map_err(|e| ArgError::from(e).throw(&env))?;
+        let generation = self.core.replace_keys(items).map_err(|e| e.throw(&env))?;
         Ok(generation.min(u32::MAX as u64) as u32)
     }
 
@@ -309,7 +306,7 @@ impl Authenticator {
         let flag = to_js(&env, super::args::boolean(&unavailable, "unavailable"))?;
         let flag = to_js(
             &env,
-            flag.ok_or_else(|| super::js_error::HelperError::arg_type("unavailable", "a boolean")),
+            flag.ok_or_else(|| super::js_error::CallError::arg_type("unavailable", "a boolean")),
         )?;
         self.core.set_revocation_unavailable(flag);
         Ok(())
@@ -339,21 +336,20 @@ impl Authenticator {
         strict: Unknown,
         max_keys: Unknown,
     ) -> Result<()> {
-        let read = || -> HelperResult<(f64, bool, f64)> {
+        let read = || -> CallResult<(f64, bool, f64)> {
             let lease = required_number(lease, "lease")?;
             let strict = args::boolean(&Some(strict), "strict")?
-                .ok_or_else(|| HelperError::arg_type("strict", "a boolean"))?;
+                .ok_or_else(|| CallError::arg_type("strict", "a boolean"))?;
             let max_keys = required_number(max_keys, "maxKeys")?;
             check_lease_options(lease, max_keys)
-                .map_err(|m| HelperError::from(ArgError::Range(m)))?;
+                .map_err(|m| CallError::from(ArgError::Range(m)))?;
             Ok((lease, strict, max_keys))
         };
         let (lease, strict, max_keys) = read().map_err(|e| js_error::throw(&env, e))?;
         self.core
             .enable_leases(lease as u32, strict, max_keys as usize)
             .map_err(|message| {
-                let e =
-                    HelperError::new(ErrorClass::Plain, "ERR_AUTH_SHIELD_SHARED_LIMIT", message);
+                let e = CallError::new(ErrorClass::Plain, "ERR_AUTH_SHIELD_SHARED_LIMIT", message);
                 js_error::throw(&env, e)
             })
     }
@@ -387,13 +383,12 @@ impl Authenticator {
         shared_remaining: Unknown,
         retry_after_ms: Unknown,
     ) -> Result<()> {
-        let read = || -> HelperResult<(String, f64, f64, f64)> {
+        let read = || -> CallResult<(String, f64, f64, f64)> {
             let key = args::string(&key, "key", MAX_GRANT_KEY_BYTES)?;
             let tokens = required_number(tokens, "tokens")?;
             let shared = required_number(shared_remaining, "sharedRemaining")?;
             let retry = required_number(retry_after_ms, "retryAfterMs")?;
-            check_grant(tokens, shared, retry)
-                .map_err(|m| HelperError::from(ArgError::Range(m)))?;
+            check_grant(tokens, shared, retry).map_err(|m| CallError::from(ArgError::Range(m)))?;
             Ok((key, tokens, shared, retry))
         };
         let (key, tokens, shared, retry) = read().map_err(|e| js_error::throw(&env, e))?;
@@ -417,8 +412,8 @@ impl Authenticator {
 }
 
 /// A number argument that must be present (`TypeError` otherwise).
-fn required_number(v: Unknown, name: &str) -> HelperResult<f64> {
-    args::number(&Some(v), name)?.ok_or_else(|| HelperError::arg_type(name, "a number"))
+fn required_number(v: Unknown, name: &str) -> CallResult<f64> {
+    args::number(&Some(v), name)?.ok_or_else(|| CallError::arg_type(name, "a number"))
 }
 
 /// Longest key `grantLease` accepts: a rate-limit key is a tenant id, `:` and a `sub`.

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::config::read_settings;
-use super::js_error::{throw, ErrorClass, HelperError};
+use super::js_error::{throw, CallError, ErrorClass};
 use super::request::{self, Handle};
 use crate::authenticator::Authenticator;
 use crate::settings::Settings;
@@ -35,8 +35,8 @@ fn table() -> &'static Mutex<Table> {
 }
 
 /// The refusal of one more distinct config; the same words as js/one-shot.js.
-pub fn config_limit() -> HelperError {
-    HelperError::new(
+pub fn config_limit() -> CallError {
+    CallError::new(
         ErrorClass::Range,
         "ERR_AUTH_SHIELD_CONFIG_LIMIT",
         format!(
@@ -47,7 +47,7 @@ pub fn config_limit() -> HelperError {
 
 /// The authenticator shared by every caller with equal settings, or `config_limit()` when
 /// these settings would be one too many.
-pub fn shared_core(settings: Settings) -> std::result::Result<Arc<Authenticator>, HelperError> {
+pub fn shared_core(settings: Settings) -> std::result::Result<Arc<Authenticator>, CallError> {
     let mut table = table()
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
