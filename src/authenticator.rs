@@ -6,10 +6,10 @@ use std::cell::RefCell;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use crate::bearer::{extract_bearer, is_b64token};
+use crate::call_error::ArgError;
+use crate::call_error::CallError;
 use crate::clock::{unix_millis, unix_seconds_at};
 use crate::error::AuthError;
-use crate::helpers::error::HelperError;
-use crate::input::InputError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
 use crate::jwt::{signed_with, Alg, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
@@ -100,7 +100,7 @@ impl From<AuthError> for Failure {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IssueError {
     /// The claims were refused (reserved, wrong type, too large).
-    Claims(InputError),
+    Claims(ArgError),
     /// Refresh tokens need `refreshSecret` or `signingKey`.
     NoRefreshSecret,
     /// Access tokens are signed with `accessSecret`; a `keys` config has no signing key.
@@ -292,7 +292,7 @@ impl Authenticator {
     }
 
     /// Reads, checks and installs `items` (raw keys as the binding read them).
-    pub fn replace_keys(&self, items: Vec<crate::config::RawValue>) -> Result<u64, InputError> {
+    pub fn replace_keys(&self, items: Vec<crate::config::RawValue>) -> Result<u64, ArgError> {
         let specs = crate::config::read_keys(items, "keys", self.settings.allow_short_secret())?;
         if let Some((own, _)) = &self.signing {
             crate::config::check_signing_kid(&specs, own.kid(), "keys")?;
@@ -507,7 +507,7 @@ impl Authenticator {
         jti: &str,
         expires_at_sec: f64,
         iss: Option<&str>,
-    ) -> Result<(), HelperError> {
+    ) -> Result<(), CallError> {
         let iss = iss.unwrap_or_else(|| self.default_issuer());
         self.revocations
             .revoke_token(iss, jti, expires_at_sec, self.now_sec())
@@ -521,7 +521,7 @@ impl Authenticator {
         sub: &str,
         before: Option<f64>,
         iss: Option<&str>,
-    ) -> Result<(), HelperError> {
+    ) -> Result<(), CallError> {
         let now_ms = self.now_ms();
         let iss = iss.unwrap_or_else(|| self.default_issuer());
         let before = before.unwrap_or_else(|| self.revocations.default_cutoff(now_ms));
@@ -704,7 +704,7 @@ mod tests {
         let err = core.replace_keys(same_kid).unwrap_err();
         assert_eq!(
             err,
-            InputError::DuplicateKid(r#"keys: kid "own" is the signingKey's kid"#.into())
+            ArgError::DuplicateKid(r#"keys: kid "own" is the signingKey's kid"#.into())
         );
     }
 

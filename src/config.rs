@@ -11,8 +11,9 @@ use crate::schema::{schema, OptionKind, OptionSpec};
 use crate::secret::Secret;
 use crate::settings::{AccessKeys, Setting, Settings, MIN_SECRET_BYTES};
 
-/// Why a config was refused: an unknown option or a wrong kind (`Type`), a bad value (`Range`).
-pub type ConfigError = crate::input::InputError;
+// A refused config is an `ArgError`: an unknown option or a wrong kind (`Type`), a bad value
+// (`Range`).
+use crate::call_error::ArgError;
 
 /// A config value as read from JS, before any check. `null` and `undefined` are `Absent`.
 #[derive(Debug)]
@@ -72,6 +73,7 @@ impl RawConfig {
         self.entries.push((name, value));
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub fn with(mut self, name: &str, value: impl Into<RawValue>) -> Self {
         self.push(name.to_owned(), value.into());
         self
@@ -87,14 +89,14 @@ impl RawConfig {
     }
 }
 
-type Checked<T> = Result<T, ConfigError>;
+type Checked<T> = Result<T, ArgError>;
 
 /// Checks `raw` against the schema and builds the settings; see the module doc for the order.
 pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
     let schema = schema();
     // A misspelt option (say `acessSecret`) must not silently fall back to a default.
     if let Some((name, _)) = raw.entries.iter().find(|(n, _)| schema.option(n).is_none()) {
-        return Err(ConfigError::Type(format!(
+        return Err(ArgError::Type(format!(
             "config.{name} is not a known option"
         )));
     }
@@ -112,7 +114,7 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
         match raw.take(&spec.name) {
             Some(value) => given.push((spec, check(spec, value, allow_short)?)),
             None if spec.required => {
-                return Err(ConfigError::Type(format!(
+                return Err(ArgError::Type(format!(
                     "config.{} is required ({})",
                     spec.name,
                     expected(spec.kind)
@@ -141,9 +143,9 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
         (None, None) if signs => AccessKeys::Keys(Vec::new()),
         (Some(secret), None) => AccessKeys::Secret(secret),
         (None, Some(keys)) => AccessKeys::Keys(keys),
-        (None, None) => return Err(ConfigError::Type(messages::ACCESS_SECRET_REQUIRED.into())),
+        (None, None) => return Err(ArgError::Type(messages::ACCESS_SECRET_REQUIRED.into())),
         // Two sources of HS256 keys would leave it unclear which one signs and which verify.
-        (Some(_), Some(_)) => return Err(ConfigError::Type(BOTH_KEY_SOURCES.into())),
+        (Some(_), Some(_)) => return Err(ArgError::Type(BOTH_KEY_SOURCES.into())),
     };
     if let (AccessKeys::Keys(specs), Some((_, Setting::SigningKey(own)))) = (
         &keys,
@@ -170,9 +172,9 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
 /// The signing key's public half joins the verification keys under its kid: no other key may
 /// take it, at construction or in `setKeys` (the JS engine's twin: js/config.js
 /// `checkSigningKid`). `label` names the list (`config.keys`, `keys`).
-pub fn check_signing_kid(specs: &[KeySpec], kid: &str, label: &str) -> Result<(), ConfigError> {
+pub fn check_signing_kid(specs: &[KeySpec], kid: &str, label: &str) -> Result<(), ArgError> {
     if specs.iter().any(|k| k.kid.as_deref() == Some(kid)) {
-        return Err(ConfigError::DuplicateKid(format!(
+        return Err(ArgError::DuplicateKid(format!(
             "{label}: kid {kid:?} is the signingKey's kid"
         )));
     }
@@ -183,8 +185,8 @@ pub fn check_signing_kid(specs: &[KeySpec], kid: &str, label: &str) -> Result<()
 pub use crate::contract::messages::BOTH_KEY_SOURCES;
 
 /// A schema option that the Rust settings do not know: caught by the tests, never by users.
-fn internal(name: &str) -> ConfigError {
-    ConfigError::Type(format!("config.{name} is not supported by this build"))
+fn internal(name: &str) -> ArgError {
+    ArgError::Type(format!("config.{name} is not supported by this build"))
 }
 
 /// The schema default as a setting; `None` when the default is `null` (the option is off).
@@ -215,7 +217,7 @@ fn expected(kind: OptionKind) -> &'static str {
 
 fn check(spec: &OptionSpec, value: RawValue, allow_short: bool) -> Checked<Setting> {
     let name = spec.name.as_str();
-    let wrong_kind = || ConfigError::Type(format!("config.{name} must be {}", expected(spec.kind)));
+    let wrong_kind = || ArgError::Type(format!("config.{name} must be {}", expected(spec.kind)));
     match (spec.kind, value) {
         (OptionKind::Secret, RawValue::Text(s)) => {
             secret(Secret::new(s.into_bytes()), name, allow_short)
@@ -236,9 +238,9 @@ fn check(spec: &OptionSpec, value: RawValue, allow_short: bool) -> Checked<Setti
         (OptionKind::Integer, RawValue::Number(n)) => {
             let n = number(spec, n)?;
             match n {
-                Setting::Number(v) if v.fract() != 0.0 => Err(ConfigError::Range(format!(
-                    "config.{name} must be an integer"
-                ))),
+                Setting::Number(v) if v.fract() != 0.0 => {
+                    Err(ArgError::Range(format!("config.{name} must be an integer")))
+                }
                 n => Ok(n),
             }
         }
@@ -257,7 +259,7 @@ fn check(spec: &OptionSpec, value: RawValue, allow_short: bool) -> Checked<Setti
 /// Reads the raw signing key (`[{ kid, alg, key }]`, `key` its PKCS#8 DER) into a ring key pair.
 fn read_signing_key(items: Vec<RawValue>) -> Checked<crate::issue::signing_key::SigningKey> {
     let malformed =
-        || ConfigError::Type("config.signingKey must be an object { kid, alg, privateKey }".into());
+        || ArgError::Type("config.signingKey must be an object { kid, alg, privateKey }".into());
     let mut items = items.into_iter();
     let (Some(RawValue::Fields(fields)), None) = (items.next(), items.next()) else {
         return Err(malformed());
@@ -283,7 +285,7 @@ pub fn read_keys(items: Vec<RawValue>, label: &str, allow_short: bool) -> Checke
     let mut specs = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let RawValue::Fields(fields) = item else {
-            return Err(ConfigError::Type(format!(
+            return Err(ArgError::Type(format!(
                 "{label}[{i}] must be an object {{ kid?, alg, key }}"
             )));
         };
@@ -301,13 +303,13 @@ pub fn read_keys(items: Vec<RawValue>, label: &str, allow_short: bool) -> Checke
                     } else {
                         "a string"
                     };
-                    return Err(ConfigError::Type(format!("{name}.{field} must be {kind}")));
+                    return Err(ArgError::Type(format!("{name}.{field} must be {kind}")));
                 }
             }
         }
         let name = key_name(label, i, kid.as_deref());
-        let alg = alg.ok_or_else(|| ConfigError::Type(format!("{name}.alg is required")))?;
-        let key = key.ok_or_else(|| ConfigError::Type(format!("{name}.key is required")))?;
+        let alg = alg.ok_or_else(|| ArgError::Type(format!("{name}.alg is required")))?;
+        let key = key.ok_or_else(|| ArgError::Type(format!("{name}.key is required")))?;
         specs.push((kid, alg, key));
     }
     validate_specs(specs, label, allow_short)
@@ -316,20 +318,16 @@ pub fn read_keys(items: Vec<RawValue>, label: &str, allow_short: bool) -> Checke
 fn read_bool(value: RawValue, name: &str) -> Checked<bool> {
     match value {
         RawValue::Bool(b) => Ok(b),
-        _ => Err(ConfigError::Type(format!(
-            "config.{name} must be a boolean"
-        ))),
+        _ => Err(ArgError::Type(format!("config.{name} must be a boolean"))),
     }
 }
 
 fn secret(bytes: Secret, name: &str, allow_short: bool) -> Checked<Setting> {
     if bytes.is_empty() {
-        return Err(ConfigError::Range(format!(
-            "config.{name} must not be empty"
-        )));
+        return Err(ArgError::Range(format!("config.{name} must not be empty")));
     }
     if bytes.len() < MIN_SECRET_BYTES && !allow_short {
-        return Err(ConfigError::Range(messages::secret_too_short(
+        return Err(ArgError::Range(messages::secret_too_short(
             &format!("config.{name}"),
             MIN_SECRET_BYTES as f64,
         )));
@@ -339,9 +337,7 @@ fn secret(bytes: Secret, name: &str, allow_short: bool) -> Checked<Setting> {
 
 fn string_list(list: Vec<String>, name: &str) -> Checked<Setting> {
     if list.is_empty() || list.iter().any(String::is_empty) {
-        return Err(ConfigError::Range(format!(
-            "config.{name} must not be empty"
-        )));
+        return Err(ArgError::Range(format!("config.{name} must not be empty")));
     }
     Ok(Setting::List(list))
 }
@@ -351,7 +347,7 @@ fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
     let min = spec.min.unwrap_or(f64::MIN);
     let max = spec.max.unwrap_or(f64::MAX);
     if !n.is_finite() || n < min || n > max {
-        return Err(ConfigError::Range(messages::number_out_of_range(
+        return Err(ArgError::Range(messages::number_out_of_range(
             &format!("config.{name}"),
             min,
             max,
@@ -366,7 +362,7 @@ fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
         } else {
             ""
         };
-        return Err(ConfigError::Range(messages::number_not_above_min(
+        return Err(ArgError::Range(messages::number_not_above_min(
             &format!("config.{name}"),
             min,
             unit,
@@ -381,13 +377,13 @@ fn domain(text: &str, name: &str) -> Checked<Setting> {
 
 /// Lower-cased, without trailing dots; labels of `[A-Za-z0-9-]`, 1-63 bytes (RFC 1035).
 /// `label` names the value in the error (`config.baseDomain`, `options.baseDomain`).
-pub fn normalize_domain(text: &str, label: &str) -> Result<String, ConfigError> {
+pub fn normalize_domain(text: &str, label: &str) -> Result<String, ArgError> {
     let domain = text.trim_end_matches('.').to_ascii_lowercase();
     let valid_label = |l: &str| {
         !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
     };
     if domain.len() > 253 || !domain.split('.').all(valid_label) {
-        return Err(ConfigError::Range(messages::invalid_domain(label, &domain)));
+        return Err(ArgError::Range(messages::invalid_domain(label, &domain)));
     }
     Ok(domain)
 }

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::contract::messages;
-use crate::input::InputError;
+use crate::call_error::ArgError;
 use crate::jwt::sign::sign_payload;
 use crate::jwt::{HmacKey, TokenKind};
 use crate::settings::Settings;
@@ -37,13 +37,9 @@ pub struct Issue<'a> {
 }
 
 /// Signs `claims_json` (a JSON object, as `JSON.stringify` wrote it) as a token of `kind`.
-pub fn issue(
-    settings: &Settings,
-    claims_json: &str,
-    token: Issue<'_>,
-) -> Result<String, InputError> {
+pub fn issue(settings: &Settings, claims_json: &str, token: Issue<'_>) -> Result<String, ArgError> {
     let mut payload: Map<String, Value> = serde_json::from_str(claims_json)
-        .map_err(|e| InputError::Range(format!("claims could not be encoded: {e}")))?;
+        .map_err(|e| ArgError::Range(format!("claims could not be encoded: {e}")))?;
     check_user_claims(&payload)?;
     let now = token.now;
     // Millisecond precision (RFC 7519 §2 allows a fractional NumericDate): "log out everywhere"
@@ -62,14 +58,14 @@ pub fn issue(
     payload.insert("jti".into(), token.jti.into());
     payload.insert("type".into(), token.kind.claim().into());
     let json = serde_json::to_vec(&payload)
-        .map_err(|e| InputError::Range(format!("claims could not be encoded: {e}")))?;
+        .map_err(|e| ArgError::Range(format!("claims could not be encoded: {e}")))?;
     let signed = match token.key {
         Signer::Hmac(key) => sign_payload(key, &json),
         Signer::Key(key) => key.sign_payload(&json),
     };
     // A token we would refuse ourselves is a bug to report now, not a 401 later.
     if signed.len() > settings.max_token_bytes() {
-        return Err(InputError::Range(messages::signed_token_too_large(
+        return Err(ArgError::Range(messages::signed_token_too_large(
             signed.len() as f64,
             settings.max_token_bytes() as f64,
         )));
@@ -85,27 +81,27 @@ fn numeric_date(t: f64) -> Value {
     }
 }
 
-fn check_user_claims(payload: &Map<String, Value>) -> Result<(), InputError> {
+fn check_user_claims(payload: &Map<String, Value>) -> Result<(), ArgError> {
     for (name, setter) in RESERVED {
         if payload.contains_key(*name) {
-            return Err(InputError::Type(format!(
+            return Err(ArgError::Type(format!(
                 "claims.{name} is set by auth-shield ({setter}); remove it"
             )));
         }
     }
     match payload.get("sub") {
         Some(Value::String(s)) if !s.is_empty() => {}
-        _ => return Err(InputError::Type(messages::CLAIMS_SUB_REQUIRED.into())),
+        _ => return Err(ArgError::Type(messages::CLAIMS_SUB_REQUIRED.into())),
     }
     for name in ["email", "role"] {
         if payload.get(name).is_some_and(|v| !v.is_string()) {
-            return Err(InputError::Type(format!("claims.{name} must be a string")));
+            return Err(ArgError::Type(format!("claims.{name} must be a string")));
         }
     }
     match payload.get("tenant_id") {
         None => {}
         Some(Value::String(t)) if is_valid_tenant_id(t.as_bytes()) => {}
-        Some(_) => return Err(InputError::Range(messages::CLAIMS_TENANT_ID_INVALID.into())),
+        Some(_) => return Err(ArgError::Range(messages::CLAIMS_TENANT_ID_INVALID.into())),
     }
     if let Some(aud) = payload.get("aud") {
         let ok = aud.is_string()
@@ -113,11 +109,11 @@ fn check_user_claims(payload: &Map<String, Value>) -> Result<(), InputError> {
                 .as_array()
                 .is_some_and(|a| a.iter().all(Value::is_string));
         if !ok {
-            return Err(InputError::Type(messages::CLAIMS_AUD_INVALID.into()));
+            return Err(ArgError::Type(messages::CLAIMS_AUD_INVALID.into()));
         }
     }
     if payload.get("nbf").is_some_and(|v| !v.is_number()) {
-        return Err(InputError::Type("claims.nbf must be a number".into()));
+        return Err(ArgError::Type("claims.nbf must be a number".into()));
     }
     Ok(())
 }

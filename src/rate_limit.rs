@@ -23,8 +23,8 @@ use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-pub use self::debt_sketch::{hash_key, width_for, DebtSketch, KeyHash, ROWS};
-pub use self::lease::{check_grant, check_lease_options, LeaseDecision, LeaseTable, MAX_LEASE};
+pub use self::debt_sketch::{width_for, DebtSketch, KeyHash};
+pub use self::lease::{check_grant, check_lease_options, LeaseDecision, LeaseTable};
 pub use crate::clock::monotonic_nanos;
 
 const NANOS_PER_SEC: f64 = 1e9;
@@ -225,11 +225,8 @@ impl RateLimiter {
         self.len.load(Ordering::Relaxed)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Bytes of the debt sketch (fixed at construction).
+    #[cfg(test)]
     pub fn sketch_bytes(&self) -> usize {
         self.sketch.bytes()
     }

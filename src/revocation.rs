@@ -21,8 +21,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use crate::call_error::{CallError, ErrorClass};
 use crate::error::AuthError;
-use crate::helpers::error::{ErrorClass, HelperError};
 
 /// Longest `iss`, `jti` or `sub` a revocation accepts, in UTF-8 bytes.
 pub const MAX_PART_BYTES: usize = 256;
@@ -121,9 +121,9 @@ fn key_into(buf: &mut Vec<u8>, iss: &str, id: &str) {
     buf.extend_from_slice(id.as_bytes());
 }
 
-fn part(name: &str, value: &str, empty_ok: bool) -> Result<(), HelperError> {
+fn part(name: &str, value: &str, empty_ok: bool) -> Result<(), CallError> {
     if value.len() > MAX_PART_BYTES {
-        return Err(HelperError::out_of_range(
+        return Err(CallError::out_of_range(
             name,
             &format!(
                 "must be at most {MAX_PART_BYTES} bytes (got {})",
@@ -132,24 +132,24 @@ fn part(name: &str, value: &str, empty_ok: bool) -> Result<(), HelperError> {
         ));
     }
     if !empty_ok && value.is_empty() {
-        return Err(HelperError::out_of_range(name, "must not be empty"));
+        return Err(CallError::out_of_range(name, "must not be empty"));
     }
     Ok(())
 }
 
-fn time(name: &str, value: f64) -> Result<(), HelperError> {
+fn time(name: &str, value: f64) -> Result<(), CallError> {
     if value.is_finite() && (0.0..=MAX_TIME_SEC).contains(&value) {
         Ok(())
     } else {
-        Err(HelperError::out_of_range(
+        Err(CallError::out_of_range(
             name,
             "must be a NumericDate (seconds since the epoch) from 0 to 10000000000000",
         ))
     }
 }
 
-fn limit_reached(max: usize) -> HelperError {
-    HelperError::new(
+fn limit_reached(max: usize) -> CallError {
+    CallError::new(
         ErrorClass::Range,
         LIMIT_CODE,
         crate::contract::messages::revocation_limit(max as f64),
@@ -213,7 +213,7 @@ impl Revocations {
         jti: &str,
         expires_at_sec: f64,
         now: f64,
-    ) -> Result<(), HelperError> {
+    ) -> Result<(), CallError> {
         part("jti", jti, false)?;
         time("expiresAtSec", expires_at_sec)?;
         part("options.iss", iss, true)?;
@@ -244,7 +244,7 @@ impl Revocations {
         sub: &str,
         before: f64,
         now: f64,
-    ) -> Result<(), HelperError> {
+    ) -> Result<(), CallError> {
         part("sub", sub, false)?;
         time("options.before", before)?;
         part("options.iss", iss, true)?;
@@ -273,7 +273,7 @@ impl Revocations {
         Ok(())
     }
 
-    fn make_room(&self, lists: &mut Lists, now: f64) -> Result<(), HelperError> {
+    fn make_room(&self, lists: &mut Lists, now: f64) -> Result<(), CallError> {
         if lists.len() < self.max_entries {
             return Ok(());
         }
@@ -523,7 +523,7 @@ mod tests {
     #[test]
     fn bad_arguments_are_range_errors_naming_the_argument() {
         let r = Revocations::new(10, 0.0, 900.0);
-        let msg = |e: HelperError| (e.code, e.message);
+        let msg = |e: CallError| (e.code, e.message);
         assert_eq!(
             msg(r.revoke_token("", "", NOW, NOW).unwrap_err()),
             ("ERR_OUT_OF_RANGE", "jti must not be empty".into())

@@ -58,7 +58,6 @@ pub struct OptionSpec {
     /// The value must exceed `min` rather than reach it.
     #[serde(default, rename = "exclusiveMin")]
     pub exclusive_min: bool,
-    pub doc: String,
 }
 
 /// What an option accepts from JS.
@@ -87,9 +86,10 @@ pub enum OptionKind {
 #[derive(Debug, Deserialize)]
 pub struct ResultField {
     pub name: String,
+    /// Its TypeScript type (a test checks the tenant sources against it).
+    #[cfg(test)]
     #[serde(rename = "type")]
     pub ty: String,
-    pub doc: String,
 }
 
 /// The parsed schema. The file is embedded at compile time and parsed by the tests below, so

@@ -2,7 +2,8 @@
 //! checks every option against `contract/options.json`; its fields are private, so no caller can
 //! build one that skipped a check.
 
-use crate::config::{validate, ConfigError, RawConfig};
+use crate::call_error::ArgError;
+use crate::config::{validate, RawConfig};
 use crate::issue::signing_key::SigningKey;
 use crate::jwt::{ClaimRules, KeySpec, TokenKind};
 use crate::secret::Secret;
@@ -63,12 +64,13 @@ pub(crate) enum Setting {
 
 impl Settings {
     /// Validates `raw` against the schema (see [`crate::config`]).
-    pub fn from_config(raw: RawConfig) -> Result<Settings, ConfigError> {
+    pub fn from_config(raw: RawConfig) -> Result<Settings, ArgError> {
         validate(raw)
     }
 
     /// The defaults with `access_secret`, which must pass the same checks as any config.
-    pub fn with_access_secret(access_secret: &[u8]) -> Result<Settings, ConfigError> {
+    #[cfg(test)]
+    pub fn with_access_secret(access_secret: &[u8]) -> Result<Settings, ArgError> {
         validate(RawConfig::new().with("accessSecret", access_secret))
     }
 
@@ -181,9 +183,11 @@ impl Settings {
     pub fn rate_limit_max_keys(&self) -> usize {
         self.rate_limit_max_keys
     }
+    #[cfg(test)]
     pub fn enforce_tenant_match(&self) -> bool {
         self.enforce_tenant_match
     }
+    #[cfg(test)]
     pub fn base_domain(&self) -> Option<&str> {
         self.base_domain.as_deref()
     }
@@ -196,12 +200,15 @@ impl Settings {
     pub fn max_token_bytes(&self) -> usize {
         self.max_token_bytes
     }
+    #[cfg(test)]
     pub fn require_token_type(&self) -> bool {
         self.require_token_type
     }
+    #[cfg(test)]
     pub fn require_expiration(&self) -> bool {
         self.require_expiration
     }
+    #[cfg(test)]
     pub fn require_subject(&self) -> bool {
         self.require_subject
     }

@@ -167,7 +167,7 @@ fn is_ipv4_literal(host: &[u8]) -> bool {
 pub fn rules_for_base_domain(
     base_domain: Option<&str>,
     label: &str,
-) -> Result<TenantRules, crate::input::InputError> {
+) -> Result<TenantRules, crate::call_error::ArgError> {
     Ok(TenantRules {
         base_domain: base_domain
             .map(|d| crate::config::normalize_domain(d, label))

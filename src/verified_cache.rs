@@ -101,12 +101,9 @@ impl VerifiedCache {
         self.inner().entries.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    pub fn capacity(&self) -> usize {
-        self.capacity
     }
 }
 

@@ -3,14 +3,14 @@
 //! what verifies. Also config validation (every value within the schema's bounds is
 //! accepted, every value outside refused) and token issuance (what we issue, we accept).
 
-use auth_shield::authenticator::{Authenticator, IssueError, TenantId};
-use auth_shield::config::{ConfigError, RawConfig};
-use auth_shield::error::AuthError;
-use auth_shield::jwt::sign::sign_payload;
-use auth_shield::jwt::TokenKind;
-use auth_shield::jwt::{decode_verified, HmacKey};
-use auth_shield::schema::{schema, OptionKind};
-use auth_shield::settings::Settings;
+use auth_shield::internals::sign_payload;
+use auth_shield::internals::AuthError;
+use auth_shield::internals::Settings;
+use auth_shield::internals::TokenKind;
+use auth_shield::internals::{decode_verified, HmacKey};
+use auth_shield::internals::{schema, OptionKind};
+use auth_shield::internals::{ArgError, RawConfig};
+use auth_shield::internals::{Authenticator, IssueError, TenantId};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -224,7 +224,7 @@ proptest! {
         let bad = if above { max + outside } else { min - outside };
         let err = Settings::from_config(RawConfig::new().with("accessSecret", SECRET).with(&spec.name, bad)).err();
         prop_assert!(
-            matches!(&err, Some(ConfigError::Range(m)) if m.contains(&spec.name)),
+            matches!(&err, Some(ArgError::Range(m)) if m.contains(&spec.name)),
             "{} = {} gave {:?}", spec.name, bad, err
         );
     }

@@ -1,7 +1,7 @@
 //! API key parsing and stored-hash decoding on hostile input; generated keys always parse.
 #![no_main]
 
-use auth_shield::helpers::api_key::{decode_stored_hash, generate, lookup_hash, parse, verify};
+use auth_shield::internals::api_key::{decode_stored_hash, generate, lookup_hash, parse, verify};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 

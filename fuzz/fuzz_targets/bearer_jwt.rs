@@ -4,11 +4,11 @@
 //! the real key: that drives claim validation, tenant resolution and the limiter too.
 #![no_main]
 
-use auth_shield::authenticator::{Authenticator, TenantId};
-use auth_shield::config::RawConfig;
-use auth_shield::jwt::{sign::sign_payload, HmacKey};
-use auth_shield::settings::Settings;
-use auth_shield::tenant::is_valid_tenant_id;
+use auth_shield::internals::{Authenticator, TenantId};
+use auth_shield::internals::RawConfig;
+use auth_shield::internals::{sign_payload, HmacKey};
+use auth_shield::internals::Settings;
+use auth_shield::internals::is_valid_tenant_id;
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;

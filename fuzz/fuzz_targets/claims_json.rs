@@ -8,7 +8,7 @@
 //! engines agree).
 #![no_main]
 
-use auth_shield::jwt::{Claim, Claims};
+use auth_shield::internals::{Claim, Claims};
 use libfuzzer_sys::fuzz_target;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;

@@ -4,11 +4,11 @@
 //! schema's bounds, and a token we issue must verify as its own kind and never as the other.
 #![no_main]
 
-use auth_shield::authenticator::Authenticator;
-use auth_shield::config::{RawConfig, RawValue};
-use auth_shield::jwt::TokenKind;
-use auth_shield::schema::schema;
-use auth_shield::settings::Settings;
+use auth_shield::internals::Authenticator;
+use auth_shield::internals::{RawConfig, RawValue};
+use auth_shield::internals::TokenKind;
+use auth_shield::internals::schema;
+use auth_shield::internals::Settings;
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 

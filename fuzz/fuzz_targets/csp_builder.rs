@@ -2,7 +2,7 @@
 //! directive, a policy or a line the caller did not ask for.
 #![no_main]
 
-use auth_shield::helpers::csp::{normalize_source, Policy};
+use auth_shield::internals::csp::{normalize_source, Policy};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 

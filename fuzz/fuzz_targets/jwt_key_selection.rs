@@ -5,10 +5,10 @@
 //! being tried in turn (a second kid-less HS256 key makes kid-less HS256 tokens ambiguous).
 #![no_main]
 
-use auth_shield::error::AuthError;
-use auth_shield::jwt::base64url::encode;
-use auth_shield::jwt::{decode_verified, Alg, HmacKey, KeySet, KeySpec};
-use auth_shield::secret::Secret;
+use auth_shield::internals::AuthError;
+use auth_shield::internals::base64url::encode;
+use auth_shield::internals::{decode_verified, Alg, HmacKey, KeySet, KeySpec};
+use auth_shield::internals::Secret;
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 

@@ -2,9 +2,9 @@
 //! property: no token that differs from a valid one in one byte may verify.
 #![no_main]
 
-use auth_shield::error::AuthError;
-use auth_shield::jwt::base64url::encode;
-use auth_shield::jwt::{decode_verified, ClaimRules, HmacKey, TokenKind};
+use auth_shield::internals::AuthError;
+use auth_shield::internals::base64url::encode;
+use auth_shield::internals::{decode_verified, ClaimRules, HmacKey, TokenKind};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 

@@ -2,7 +2,7 @@
 //! A generated code always verifies (also when sent as a number); junk never panics.
 #![no_main]
 
-use auth_shield::helpers::totp::{
+use auth_shield::internals::totp::{
     code_from_number, decode_base32, hotp, verify_range, OtpAlgorithm,
 };
 use libfuzzer_sys::arbitrary::{self, Arbitrary};

@@ -1,7 +1,7 @@
 //! PHC string parsing: hostile stored hashes are refused without panics or huge allocations.
 #![no_main]
 
-use auth_shield::helpers::password::{needs_rehash, parse, Costs, MAX_PARALLELISM};
+use auth_shield::internals::password::{needs_rehash, parse, Costs, MAX_PARALLELISM};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|encoded: &str| {

@@ -1,7 +1,7 @@
 //! Filename sanitizer: the result is always one safe, bounded path component.
 #![no_main]
 
-use auth_shield::helpers::sanitize_filename::sanitize;
+use auth_shield::internals::sanitize_filename::sanitize;
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 

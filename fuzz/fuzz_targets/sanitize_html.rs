@@ -1,7 +1,7 @@
 //! HTML sanitizer with the default (safe) options: never panics, never lets a script through.
 #![no_main]
 
-use auth_shield::helpers::sanitize_html::{sanitize, SanitizeHtmlOptions};
+use auth_shield::internals::sanitize_html::{sanitize, SanitizeHtmlOptions};
 use libfuzzer_sys::fuzz_target;
 
 const FORBIDDEN_TAGS: &[&str] = &[

@@ -1,7 +1,7 @@
 //! SQL interval validation: only canonical "<n> <unit>" text ever comes out, and it is stable.
 #![no_main]
 
-use auth_shield::helpers::sql_interval::canonical;
+use auth_shield::internals::sql_interval::canonical;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &str| {

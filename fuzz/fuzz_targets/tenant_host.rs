@@ -1,8 +1,8 @@
 //! Tenant resolution from claim, X-Tenant-ID and Host: whatever comes out is a safe id.
 #![no_main]
 
-use auth_shield::error::AuthError;
-use auth_shield::tenant::{is_valid_tenant_id, TenantRules, TenantSource};
+use auth_shield::internals::AuthError;
+use auth_shield::internals::{is_valid_tenant_id, TenantRules, TenantSource};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 

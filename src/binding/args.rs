@@ -11,9 +11,7 @@ use napi::{JsValue, ValueType};
 
 use std::cell::RefCell;
 
-use super::js_error::{ArgError, HelperError, HelperResult};
-
-pub use crate::helpers::error::int_in;
+use super::js_error::{ArgError, CallError, CallResult};
 
 thread_local! {
     static UTF16: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
@@ -158,15 +156,15 @@ pub fn is_nullish(v: &Option<Unknown>) -> bool {
 }
 
 /// A JS string, at most `max_bytes` UTF-8 bytes.
-pub fn string(v: &Unknown, name: &str, max_bytes: usize) -> HelperResult<String> {
+pub fn string(v: &Unknown, name: &str, max_bytes: usize) -> CallResult<String> {
     if kind(v) != ValueType::String {
-        return Err(HelperError::arg_type(name, "a string"));
+        return Err(CallError::arg_type(name, "a string"));
     }
     // SAFETY: `v` is a live handle of the current call and was just checked to be a string.
     let s = unsafe { String::from_napi_value(v.value().env, v.raw()) }
-        .map_err(|_| HelperError::arg_type(name, "a string"))?;
+        .map_err(|_| CallError::arg_type(name, "a string"))?;
     if s.len() > max_bytes {
-        return Err(HelperError::out_of_range(
+        return Err(CallError::out_of_range(
             name,
             &format!("must be at most {max_bytes} bytes (got {})", s.len()),
         ));
@@ -175,25 +173,20 @@ pub fn string(v: &Unknown, name: &str, max_bytes: usize) -> HelperResult<String>
 }
 
 /// A JS string (UTF-8 encoded) or a Buffer/Uint8Array, at most `max_bytes` bytes.
-pub fn bytes(v: &Unknown, name: &str, max_bytes: usize) -> HelperResult<Vec<u8>> {
+pub fn bytes(v: &Unknown, name: &str, max_bytes: usize) -> CallResult<Vec<u8>> {
     let out = match kind(v) {
         ValueType::String => string(v, name, max_bytes)?.into_bytes(),
         ValueType::Object if v.is_typedarray().unwrap_or(false) => {
             // SAFETY: `v` is a live handle of the current call and a typed array; napi-rs
             // checks the element type and fails (mapped below) for anything but Uint8Array.
             let arr = unsafe { Uint8Array::from_napi_value(v.value().env, v.raw()) }
-                .map_err(|_| HelperError::arg_type(name, "a string, Buffer or Uint8Array"))?;
+                .map_err(|_| CallError::arg_type(name, "a string, Buffer or Uint8Array"))?;
             arr.to_vec()
         }
-        _ => {
-            return Err(HelperError::arg_type(
-                name,
-                "a string, Buffer or Uint8Array",
-            ))
-        }
+        _ => return Err(CallError::arg_type(name, "a string, Buffer or Uint8Array")),
     };
     if out.len() > max_bytes {
-        return Err(HelperError::out_of_range(
+        return Err(CallError::out_of_range(
             name,
             &format!("must be at most {max_bytes} bytes (got {})", out.len()),
         ));
@@ -202,38 +195,38 @@ pub fn bytes(v: &Unknown, name: &str, max_bytes: usize) -> HelperResult<Vec<u8>>
 }
 
 /// An optional JS number (absent = `None`); anything else is a `TypeError` naming `name`.
-pub fn number(v: &Option<Unknown>, name: &str) -> HelperResult<Option<f64>> {
+pub fn number(v: &Option<Unknown>, name: &str) -> CallResult<Option<f64>> {
     let Some(v) = v.as_ref().filter(|_| !is_nullish(v)) else {
         return Ok(None);
     };
     if kind(v) != ValueType::Number {
-        return Err(HelperError::arg_type(name, "a number"));
+        return Err(CallError::arg_type(name, "a number"));
     }
     // SAFETY: `v` is a live handle of the current call and was just checked to be a number.
     unsafe { f64::from_napi_value(v.value().env, v.raw()) }
         .map(Some)
-        .map_err(|_| HelperError::arg_type(name, "a number"))
+        .map_err(|_| CallError::arg_type(name, "a number"))
 }
 
 /// An optional JS boolean (absent = `None`).
-pub fn boolean(v: &Option<Unknown>, name: &str) -> HelperResult<Option<bool>> {
+pub fn boolean(v: &Option<Unknown>, name: &str) -> CallResult<Option<bool>> {
     let Some(v) = v.as_ref().filter(|_| !is_nullish(v)) else {
         return Ok(None);
     };
     if kind(v) != ValueType::Boolean {
-        return Err(HelperError::arg_type(name, "a boolean"));
+        return Err(CallError::arg_type(name, "a boolean"));
     }
     // SAFETY: `v` is a live handle of the current call and was just checked to be a boolean.
     unsafe { bool::from_napi_value(v.value().env, v.raw()) }
         .map(Some)
-        .map_err(|_| HelperError::arg_type(name, "a boolean"))
+        .map_err(|_| CallError::arg_type(name, "a boolean"))
 }
 
 /// Refuses a name of the options object `obj` that `contract/options.json` (`callOptions`) does not
 /// list for `type_name`: `totp(s, { digit: 8 })` must not quietly make 6-digit codes. Every
 /// enumerable string key counts, inherited ones too (`napi_get_property_names`), as for a config.
-pub fn known_options(obj: &Object, type_name: &str, name: &str) -> HelperResult<()> {
-    let unreadable = || HelperError::arg_type(name, "an object whose keys can be read");
+pub fn known_options(obj: &Object, type_name: &str, name: &str) -> CallResult<()> {
+    let unreadable = || CallError::arg_type(name, "an object whose keys can be read");
     let keys = obj.get_property_names().map_err(|_| unreadable())?;
     let known = crate::schema::schema().call_option_names(type_name);
     let count = keys.get_array_length().map_err(|_| unreadable())?;
@@ -241,7 +234,7 @@ pub fn known_options(obj: &Object, type_name: &str, name: &str) -> HelperResult<
         let key: Unknown = keys.get_element(i).map_err(|_| unreadable())?;
         let key = string(&key, name, usize::MAX).map_err(|_| unreadable())?;
         if !known.contains(&key) {
-            return Err(HelperError::unknown_option(name, &key));
+            return Err(CallError::unknown_option(name, &key));
         }
     }
     Ok(())
@@ -253,16 +246,16 @@ pub fn options_object<'a>(
     v: &Option<Unknown<'a>>,
     type_name: &str,
     name: &str,
-) -> HelperResult<Option<Object<'a>>> {
+) -> CallResult<Option<Object<'a>>> {
     let Some(v) = v.as_ref().filter(|_| !is_nullish(v)) else {
         return Ok(None);
     };
     if kind(v) != ValueType::Object || v.is_array().unwrap_or(false) {
-        return Err(HelperError::arg_type(name, "an object"));
+        return Err(CallError::arg_type(name, "an object"));
     }
     // SAFETY: `v` is a live handle of the current call and was just checked to be an object.
     let obj = unsafe { Object::from_napi_value(v.value().env, v.raw()) }
-        .map_err(|_| HelperError::arg_type(name, "an object"))?;
+        .map_err(|_| CallError::arg_type(name, "an object"))?;
     known_options(&obj, type_name, name)?;
     Ok(Some(obj))
 }
@@ -273,16 +266,16 @@ pub fn options<T: FromNapiValue + Default>(
     v: &Option<Unknown>,
     type_name: &str,
     name: &str,
-) -> HelperResult<T> {
+) -> CallResult<T> {
     let Some(v) = v.as_ref().filter(|_| !is_nullish(v)) else {
         return Ok(T::default());
     };
     if kind(v) != ValueType::Object {
-        return Err(HelperError::arg_type(name, "an object"));
+        return Err(CallError::arg_type(name, "an object"));
     }
     options_object(&Some(*v), type_name, name)?;
     // SAFETY: `v` is a live handle of the current call and an object; the derived conversion
     // reads its fields and reports (mapped below) any of the wrong type.
     unsafe { T::from_napi_value(v.value().env, v.raw()) }
-        .map_err(|e| HelperError::arg_type(name, &format!("a valid options object: {}", e.reason)))
+        .map_err(|e| CallError::arg_type(name, &format!("a valid options object: {}", e.reason)))
 }

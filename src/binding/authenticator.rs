@@ -105,10 +105,7 @@ impl Authenticator {
             Ok(RawValue::List(items)) => items,
             _ => return Err(not_list().throw(&env)),
         };
-        let generation = self
-            .core
-            .replace_keys(items)
-            .map_err(|e| ArgError::from(e).throw(&env))?;
+        let generation = self.core.replace_keys(items).map_err(|e| e.throw(&env))?;
         Ok(generation.min(u32::MAX as u64) as u32)
     }
 

@@ -13,7 +13,7 @@ type ArgResult<T> = std::result::Result<T, ArgError>;
 
 /// Reads and validates `config`; every problem is a `TypeError` or `RangeError` naming the field.
 pub fn read_settings(config: Unknown<'_>) -> ArgResult<Settings> {
-    Settings::from_config(read_config(config)?).map_err(ArgError::from)
+    Settings::from_config(read_config(config)?)
 }
 
 /// Every enumerable string key (own and inherited, as `for...in` sees them) with its value.

@@ -14,7 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
-use super::js_error::CallError;
+use super::js_error::{internal, CallError};
 use super::request;
 use crate::authenticator::Authenticator as Core;
 use crate::jwt::TokenKind;
@@ -121,7 +121,7 @@ unsafe fn run(
             )
         };
         if status != sys::Status::napi_ok || data.is_null() {
-            return Err(CallError::Internal);
+            return Err(internal());
         }
         // SAFETY: `data` is the `Arc<Core>` pointer given to `napi_create_function`, kept alive
         // by the function's finalizer, which cannot run while the function is being called.
@@ -131,7 +131,7 @@ unsafe fn run(
     let error = match outcome {
         Ok(Ok(result)) => return result,
         Ok(Err(error)) => error,
-        Err(_panic) => CallError::Internal,
+        Err(_panic) => internal(),
     };
     // SAFETY: `env` is the live env of this call.
     unsafe { error.throw_raw(env) };

@@ -4,76 +4,24 @@
 //!
 //! napi-rs maps a `napi::Error` to a plain `Error` whose `code` is its status (`GenericFailure`);
 //! we build the instances ourselves so callers can use `instanceof` and `err.code`, the way
-//! Node's own argument validation behaves. The error data is [`HelperError`] (pure Rust, in the
-//! core); [`ArgError`] is the shorthand for the two argument codes.
+//! Node's own argument validation behaves. The error data is [`CallError`] (pure Rust, in the
+//! core, `src/call_error.rs`); an [`ArgError`] throws as the `CallError` it converts into.
 
 use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, Object, Unknown};
 use napi::{Env, Error, JsError, JsRangeError, JsTypeError, JsValue, Status};
 
-pub use crate::helpers::error::{ErrorClass, HelperError, HelperResult};
-use crate::input::InputError;
+pub use crate::call_error::{ArgError, CallError, CallResult, ErrorClass};
 use napi::sys;
-
-/// What a bad argument is: the wrong kind of value (`ERR_INVALID_ARG_TYPE`), or a value out of
-/// range (`ERR_OUT_OF_RANGE`). Converts into [`HelperError`]; both throw through [`throw`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ArgError {
-    Type(String),
-    Range(String),
-    /// Two keys with one `kid` (`ERR_AUTH_SHIELD_DUPLICATE_KID`).
-    DuplicateKid(String),
-}
-
-impl From<InputError> for ArgError {
-    fn from(e: InputError) -> Self {
-        match e {
-            InputError::Type(m) => ArgError::Type(m),
-            InputError::Range(m) => ArgError::Range(m),
-            InputError::DuplicateKid(m) => ArgError::DuplicateKid(m),
-        }
-    }
-}
 
 impl ArgError {
     /// Throws the JS error and returns the marker that tells napi-rs an exception is pending.
     pub fn throw(self, env: &Env) -> Error {
         throw(env, self.into())
     }
-
-    /// Throws the JS error on a raw env (for callbacks outside napi-rs).
-    ///
-    /// # Safety
-    /// `env` must be the live env of the current call.
-    pub unsafe fn throw_raw(&self, env: napi::sys::napi_env) {
-        // SAFETY: forwarded from the caller (`env` is the live env of the current call).
-        unsafe { throw_raw(env, &self.clone().into()) }
-    }
-
-    pub fn message(&self) -> &str {
-        match self {
-            ArgError::Type(m) | ArgError::Range(m) | ArgError::DuplicateKid(m) => m,
-        }
-    }
-}
-
-impl From<ArgError> for HelperError {
-    fn from(e: ArgError) -> Self {
-        match e {
-            ArgError::Type(message) => {
-                HelperError::new(ErrorClass::Type, "ERR_INVALID_ARG_TYPE", message)
-            }
-            ArgError::Range(message) => {
-                HelperError::new(ErrorClass::Range, "ERR_OUT_OF_RANGE", message)
-            }
-            ArgError::DuplicateKid(message) => {
-                HelperError::new(ErrorClass::Range, "ERR_AUTH_SHIELD_DUPLICATE_KID", message)
-            }
-        }
-    }
 }
 
 /// Throws `e` into JS and returns the marker napi-rs needs to leave it pending.
-pub fn throw(env: &Env, e: HelperError) -> Error {
+pub fn throw(env: &Env, e: CallError) -> Error {
     let thrown = match e.class {
         ErrorClass::Type => env.throw_type_error(&e.message, Some(e.code)),
         ErrorClass::Range => env.throw_range_error(&e.message, Some(e.code)),
@@ -89,7 +37,7 @@ pub fn throw(env: &Env, e: HelperError) -> Error {
 ///
 /// # Safety
 /// `env` must be the live env of the current call.
-pub unsafe fn throw_raw(env: napi::sys::napi_env, e: &HelperError) {
+pub unsafe fn throw_raw(env: napi::sys::napi_env, e: &CallError) {
     let message = std::ffi::CString::new(e.message.replace('\0', "")).unwrap_or_default();
     let code = std::ffi::CString::new(e.code).unwrap_or_default();
     // SAFETY: `env` is live (caller's contract); both C strings outlive the calls.
@@ -110,7 +58,7 @@ pub unsafe fn throw_raw(env: napi::sys::napi_env, e: &HelperError) {
 
 /// Builds the JS error instance for `e` without throwing it, wrapped so that napi-rs hands the
 /// very object to JS: returned from `Task::reject`, it becomes the Promise's rejection.
-pub fn rejection(env: &Env, e: HelperError) -> Error {
+pub fn rejection(env: &Env, e: CallError) -> Error {
     let raw = Error::new(e.code, e.message);
     let value: Unknown = match e.class {
         ErrorClass::Type => JsTypeError::from(raw).into_unknown(*env),
@@ -142,38 +90,17 @@ pub fn clear_pending_exception(env: &Env) {
 
 /// Maps a result into napi, throwing a typed error on `env` on failure (replacing any exception
 /// a getter left pending while the arguments were read).
-pub fn to_js<T>(env: &Env, r: HelperResult<T>) -> napi::Result<T> {
+pub fn to_js<T>(env: &Env, r: CallResult<T>) -> napi::Result<T> {
     r.map_err(|e| {
         clear_pending_exception(env);
         throw(env, e)
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arg_errors_map_to_node_argument_codes() {
-        let t = HelperError::from(ArgError::Type("x must be a string".into()));
-        assert_eq!(
-            (t.class, t.code, t.message.as_str()),
-            (
-                ErrorClass::Type,
-                "ERR_INVALID_ARG_TYPE",
-                "x must be a string"
-            )
-        );
-        let r = HelperError::from(ArgError::Range("x is too big".into()));
-        assert_eq!((r.class, r.code), (ErrorClass::Range, "ERR_OUT_OF_RANGE"));
-        assert_eq!(ArgError::Range("m".into()).message(), "m");
-    }
-}
-
 /// `signRefreshToken` / `verifyRefreshToken` on an Authenticator built without `refreshSecret` or `signingKey`.
 /// A plain `Error` (the arguments are fine; the configuration is not) with a stable code.
-pub fn no_refresh_secret(method: &str) -> HelperError {
-    HelperError::new(
+pub fn no_refresh_secret(method: &str) -> CallError {
+    CallError::new(
         ErrorClass::Plain,
         "ERR_AUTH_SHIELD_NO_REFRESH_SECRET",
         crate::contract::messages::no_refresh_secret(method),
@@ -181,8 +108,8 @@ pub fn no_refresh_secret(method: &str) -> HelperError {
 }
 
 /// `signAccessToken` on an Authenticator built with `keys` (no `accessSecret` to sign with).
-pub fn no_access_secret() -> HelperError {
-    HelperError::new(
+pub fn no_access_secret() -> CallError {
+    CallError::new(
         ErrorClass::Plain,
         "ERR_AUTH_SHIELD_NO_SIGNING_KEY",
         crate::contract::messages::NO_ACCESS_SECRET,
@@ -190,34 +117,26 @@ pub fn no_access_secret() -> HelperError {
 }
 
 /// `setKeys` on an authenticator from `Authenticator.shared`, whose keys are its config's.
-pub fn shared_keys() -> HelperError {
-    HelperError::new(
+pub fn shared_keys() -> CallError {
+    CallError::new(
         ErrorClass::Plain,
         "ERR_AUTH_SHIELD_SHARED_KEYS",
         crate::contract::messages::SHARED_KEYS,
     )
 }
 
-/// Why a per-request call throws instead of returning a result.
-#[derive(Debug)]
-pub enum CallError {
-    /// A bad argument (`TypeError` / `RangeError`).
-    Arg(ArgError),
-    /// A misuse of the API (say, a refresh call without `refreshSecret`): an `Error` with its
-    /// own `ERR_*` code.
-    Misuse(HelperError),
-    /// Node-API refused to make a value (say, an exception is already pending).
-    Internal,
-}
-
-impl From<ArgError> for CallError {
-    fn from(e: ArgError) -> Self {
-        CallError::Arg(e)
-    }
+/// Node-API refused to make a value (say, an exception is already pending).
+pub fn internal() -> CallError {
+    CallError::new(
+        ErrorClass::Plain,
+        "ERR_AUTH_SHIELD_INTERNAL",
+        "auth-shield: Node-API could not build the result",
+    )
 }
 
 impl CallError {
-    /// Throws the error unless an exception is already pending.
+    /// Throws the error unless an exception is already pending (a user's getter or trap met
+    /// while the arguments were read: that one reaches JS).
     ///
     /// # Safety
     /// `env` must be the live env of the current call.
@@ -228,23 +147,12 @@ impl CallError {
         if pending {
             return;
         }
-        match self {
-            // SAFETY: as above.
-            CallError::Arg(arg) => unsafe { arg.throw_raw(env) },
-            // SAFETY: as above.
-            CallError::Misuse(e) => unsafe { throw_raw(env, e) },
-            // SAFETY: `env` is live; both strings are static C strings.
-            CallError::Internal => unsafe {
-                sys::napi_throw_error(
-                    env,
-                    c"ERR_AUTH_SHIELD_INTERNAL".as_ptr(),
-                    c"auth-shield: Node-API could not build the result".as_ptr(),
-                );
-            },
-        }
+        // SAFETY: as above.
+        unsafe { throw_raw(env, self) }
     }
 
-    /// Throws the error and returns the marker that tells napi-rs an exception is pending.
+    /// Throws the error unless an exception is already pending (see [`CallError::throw_raw`]),
+    /// and returns the marker that tells napi-rs an exception is pending.
     pub fn throw(self, env: &Env) -> Error {
         // SAFETY: `env` is the live env of the napi-rs call in progress.
         unsafe { self.throw_raw(env.raw()) };

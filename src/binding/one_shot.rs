@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::js_error::{ErrorClass, HelperError};
+use super::js_error::{ErrorClass, CallError};
 use crate::authenticator::Authenticator;
 use crate::settings::Settings;
 
@@ -31,8 +31,8 @@ fn table() -> &'static Mutex<Table> {
 }
 
 /// The refusal of one more distinct config (contract/messages.json `sharedConfigLimit`).
-pub fn config_limit() -> HelperError {
-    HelperError::new(
+pub fn config_limit() -> CallError {
+    CallError::new(
         ErrorClass::Range,
         "ERR_AUTH_SHIELD_CONFIG_LIMIT",
         crate::contract::messages::shared_config_limit(MAX_SHARED_CONFIGS as f64),
@@ -41,7 +41,7 @@ pub fn config_limit() -> HelperError {
 
 /// The authenticator shared by every caller with equal settings, or `config_limit()` when
 /// these settings would be one too many.
-pub fn shared_core(settings: Settings) -> std::result::Result<Arc<Authenticator>, HelperError> {
+pub fn shared_core(settings: Settings) -> std::result::Result<Arc<Authenticator>, CallError> {
     let mut table = table()
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());

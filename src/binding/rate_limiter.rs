@@ -20,6 +20,13 @@ thread_local! {
 
 /// Options for `new RateLimiter()`.
 #[napi(object)]
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "declared for index.d.ts only: the binding reads the options one by one"
+    )
+)]
 pub struct RateLimiterOptions {
     /// Tokens a key can spend at once (burst), an integer from 1 to 1e9. Required.
     pub capacity: f64,

@@ -77,7 +77,7 @@ pub unsafe fn verify(
     kind: TokenKind,
     token: sys::napi_value,
 ) -> std::result::Result<sys::napi_value, CallError> {
-    let not_string = || CallError::Arg(ArgError::Type("token must be a string".into()));
+    let not_string = || CallError::from(ArgError::Type("token must be a string".into()));
     let mut value_type = 0;
     // SAFETY: `env` and `token` are live (caller's contract).
     let status = unsafe { sys::napi_typeof(env, token, &mut value_type) };
@@ -94,7 +94,7 @@ pub unsafe fn verify(
                 TokenKind::Access => "verifyAccessToken",
                 TokenKind::Refresh => "verifyRefreshToken",
             };
-            CallError::Misuse(no_refresh_secret(method))
+            no_refresh_secret(method)
         })?;
         // SAFETY: `env` is the live env of the current call.
         unsafe { build_verification(env, verdict.as_ref()) }

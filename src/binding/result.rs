@@ -7,7 +7,7 @@ use std::ptr;
 
 use super::env_cache::EnvCache;
 use super::factories::TENANT_SOURCES;
-use super::js_error::CallError;
+use super::js_error::{internal, CallError};
 use crate::authenticator::Outcome;
 use crate::error::AuthError;
 use crate::jwt::{Claim, Claims};
@@ -19,6 +19,13 @@ use crate::jwt::{Claim, Claims};
 #[napi_derive::napi(object, object_to_js = false, js_name = "AuthResultFields")]
 #[cfg_attr(test, derive(serde::Serialize, Default))]
 #[cfg_attr(test, serde(rename_all = "camelCase"))]
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "declared for index.d.ts only: env_cache's factories build the objects"
+    )
+)]
 pub struct AuthResult {
     /// `true` when every check passed.
     pub authenticated: bool,
@@ -65,6 +72,13 @@ pub struct AuthResult {
 #[napi_derive::napi(object, object_to_js = false, js_name = "TokenVerificationFields")]
 #[cfg_attr(test, derive(serde::Serialize, Default))]
 #[cfg_attr(test, serde(rename_all = "camelCase"))]
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "declared for index.d.ts only: env_cache's factories build the objects"
+    )
+)]
 pub struct TokenVerification {
     /// `true` when the token passed every check.
     pub valid: bool,
@@ -108,7 +122,7 @@ pub unsafe fn build_auth_result(
     // SAFETY: `env` is live (caller's contract) for this and every Node-API call below; all
     // handles passed on were made in this call.
     unsafe {
-        let cache = EnvCache::get(env).ok_or(CallError::Internal)?;
+        let cache = EnvCache::get(env).ok_or_else(internal)?;
         let undefined = undefined(env);
         let limit = outcome.rate_limit_limit.map_or(undefined, |n| uint(env, n));
         let request_id = string(env, &outcome.request_id);
@@ -153,7 +167,7 @@ pub unsafe fn build_verification(
 ) -> Result<sys::napi_value, CallError> {
     // SAFETY: as in `build_auth_result`.
     unsafe {
-        let cache = EnvCache::get(env).ok_or(CallError::Internal)?;
+        let cache = EnvCache::get(env).ok_or_else(internal)?;
         let undefined = undefined(env);
         match verdict {
             Ok(c) => {
@@ -205,7 +219,7 @@ unsafe fn call(
     if status == sys::Status::napi_ok && !result.is_null() {
         Ok(result)
     } else {
-        Err(CallError::Internal)
+        Err(internal())
     }
 }
 

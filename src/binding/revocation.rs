@@ -5,7 +5,7 @@ use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, Object, Unknown};
 use napi::{JsValue, ValueType};
 
 use super::args::{self, is_nullish, kind};
-use super::js_error::{HelperError, HelperResult};
+use super::js_error::{CallError, CallResult};
 use crate::authenticator::Authenticator as Core;
 use crate::revocation::MAX_PART_BYTES;
 
@@ -15,17 +15,17 @@ pub fn revoke_token(
     jti: Unknown,
     expires_at_sec: Option<Unknown>,
     options: Option<Unknown>,
-) -> HelperResult<()> {
+) -> CallResult<()> {
     let jti = args::string(&jti, "jti", MAX_PART_BYTES)?;
     let exp = args::number(&expires_at_sec, "expiresAtSec")?
-        .ok_or_else(|| HelperError::arg_type("expiresAtSec", "a number"))?;
+        .ok_or_else(|| CallError::arg_type("expiresAtSec", "a number"))?;
     let options = read_options(&options, "RevokeTokenOptions")?;
     let iss = options.string("iss")?;
     core.revoke_token(&jti, exp, iss.as_deref())
 }
 
 /// `revokeSubject(sub, options?)`.
-pub fn revoke_subject(core: &Core, sub: Unknown, options: Option<Unknown>) -> HelperResult<()> {
+pub fn revoke_subject(core: &Core, sub: Unknown, options: Option<Unknown>) -> CallResult<()> {
     let sub = args::string(&sub, "sub", MAX_PART_BYTES)?;
     let options = read_options(&options, "RevokeSubjectOptions")?;
     let before = options.number("before")?;
@@ -36,30 +36,30 @@ pub fn revoke_subject(core: &Core, sub: Unknown, options: Option<Unknown>) -> He
 struct Options(Option<Object<'static>>);
 
 /// The options object (`type_name` in `callOptions`): unknown names are refused.
-fn read_options(v: &Option<Unknown>, type_name: &str) -> HelperResult<Options> {
+fn read_options(v: &Option<Unknown>, type_name: &str) -> CallResult<Options> {
     if is_nullish(v) {
         return Ok(Options(None));
     }
     let v = v.as_ref().expect("not nullish");
     if kind(v) != ValueType::Object {
-        return Err(HelperError::arg_type("options", "an object"));
+        return Err(CallError::arg_type("options", "an object"));
     }
     // SAFETY: `v` is a live handle of the current call, just checked to be an object.
     let o = unsafe { Object::from_napi_value(v.value().env, v.raw()) }
-        .map_err(|_| HelperError::arg_type("options", "an object"))?;
+        .map_err(|_| CallError::arg_type("options", "an object"))?;
     args::known_options(&o, type_name, "options")?;
     Ok(Options(Some(o)))
 }
 
 impl Options {
-    fn field(&self, name: &str) -> HelperResult<Option<Unknown<'_>>> {
+    fn field(&self, name: &str) -> CallResult<Option<Unknown<'_>>> {
         let Some(o) = &self.0 else { return Ok(None) };
         o.get_named_property_unchecked::<Unknown>(name)
             .map(Some)
-            .map_err(|_| HelperError::arg_type(&format!("options.{name}"), "readable"))
+            .map_err(|_| CallError::arg_type(&format!("options.{name}"), "readable"))
     }
 
-    fn string(&self, name: &str) -> HelperResult<Option<String>> {
+    fn string(&self, name: &str) -> CallResult<Option<String>> {
         let v = self.field(name)?;
         if is_nullish(&v) {
             return Ok(None);
@@ -68,7 +68,7 @@ impl Options {
         args::string(v.as_ref().expect("not nullish"), &label, MAX_PART_BYTES).map(Some)
     }
 
-    fn number(&self, name: &str) -> HelperResult<Option<f64>> {
+    fn number(&self, name: &str) -> CallResult<Option<f64>> {
         args::number(&self.field(name)?, &format!("options.{name}"))
     }
 }

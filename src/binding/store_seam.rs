@@ -8,7 +8,7 @@ use napi_derive::napi;
 
 use super::args;
 use super::authenticator::Authenticator;
-use super::js_error::{self, to_js, ArgError, ErrorClass, HelperError, HelperResult};
+use super::js_error::{self, to_js, ArgError, ErrorClass, CallError, CallResult};
 use crate::rate_limit::{check_grant, check_lease_options, monotonic_nanos};
 use napi::bindgen_prelude::*;
 
@@ -24,12 +24,12 @@ pub fn enable_shared_limit(
     strict: Unknown,
     max_keys: Unknown,
 ) -> Result<()> {
-    let read = || -> HelperResult<(f64, bool, f64)> {
+    let read = || -> CallResult<(f64, bool, f64)> {
         let lease = required_number(lease, "lease")?;
         let strict = args::boolean(&Some(strict), "strict")?
-            .ok_or_else(|| HelperError::arg_type("strict", "a boolean"))?;
+            .ok_or_else(|| CallError::arg_type("strict", "a boolean"))?;
         let max_keys = required_number(max_keys, "maxKeys")?;
-        check_lease_options(lease, max_keys).map_err(|m| HelperError::from(ArgError::Range(m)))?;
+        check_lease_options(lease, max_keys).map_err(|m| CallError::from(ArgError::Range(m)))?;
         Ok((lease, strict, max_keys))
     };
     let (lease, strict, max_keys) = read().map_err(|e| js_error::throw(&env, e))?;
@@ -37,7 +37,7 @@ pub fn enable_shared_limit(
         .core()
         .enable_leases(lease as u32, strict, max_keys as usize)
         .map_err(|message| {
-            let e = HelperError::new(ErrorClass::Plain, "ERR_AUTH_SHIELD_SHARED_LIMIT", message);
+            let e = CallError::new(ErrorClass::Plain, "ERR_AUTH_SHIELD_SHARED_LIMIT", message);
             js_error::throw(&env, e)
         })
 }
@@ -71,12 +71,12 @@ pub fn grant_lease(
     shared_remaining: Unknown,
     retry_after_ms: Unknown,
 ) -> Result<()> {
-    let read = || -> HelperResult<(String, f64, f64, f64)> {
+    let read = || -> CallResult<(String, f64, f64, f64)> {
         let key = args::string(&key, "key", MAX_GRANT_KEY_BYTES)?;
         let tokens = required_number(tokens, "tokens")?;
         let shared = required_number(shared_remaining, "sharedRemaining")?;
         let retry = required_number(retry_after_ms, "retryAfterMs")?;
-        check_grant(tokens, shared, retry).map_err(|m| HelperError::from(ArgError::Range(m)))?;
+        check_grant(tokens, shared, retry).map_err(|m| CallError::from(ArgError::Range(m)))?;
         Ok((key, tokens, shared, retry))
     };
     let (key, tokens, shared, retry) = read().map_err(|e| js_error::throw(&env, e))?;
@@ -109,19 +109,19 @@ pub fn set_revocation_unavailable(
     let flag = to_js(&env, args::boolean(&unavailable, "unavailable"))?;
     let flag = to_js(
         &env,
-        flag.ok_or_else(|| HelperError::arg_type("unavailable", "a boolean")),
+        flag.ok_or_else(|| CallError::arg_type("unavailable", "a boolean")),
     )?;
     authenticator.core().set_revocation_unavailable(flag);
     Ok(())
 }
 
 /// A number argument that must be present (`TypeError` otherwise).
-fn required_number(v: Unknown, name: &str) -> HelperResult<f64> {
-    args::number(&Some(v), name)?.ok_or_else(|| HelperError::arg_type(name, "a number"))
+fn required_number(v: Unknown, name: &str) -> CallResult<f64> {
+    args::number(&Some(v), name)?.ok_or_else(|| CallError::arg_type(name, "a number"))
 }
 
 /// Longest key `grantLease` accepts: a rate-limit key is a tenant id, `:` and a `sub`.
-const MAX_GRANT_KEY_BYTES: usize = 1 << 20;
+const MAX_GRANT_KEY_BYTES: usize = crate::contract::limits::MAX_GRANT_KEY_BYTES as usize;
 
 /// One identity waiting for a lease (`takeLeaseRequests`). The store functions are left out of
 /// the types (`skip_typescript`): only lib/store/ calls them.

@@ -7,7 +7,7 @@ use napi::{JsValue, ValueType};
 use napi_derive::napi;
 
 use super::args::{self, read_optional_str};
-use super::js_error::{to_js, HelperError};
+use super::js_error::{to_js, CallError};
 use crate::error::AuthError;
 use crate::tenant::{rules_for_base_domain, TenantSource};
 
@@ -33,7 +33,7 @@ pub fn resolve_tenant(
     let rules = to_js(
         &env,
         rules_for_base_domain(base_domain.as_deref(), "options.baseDomain")
-            .map_err(|e| HelperError::from(super::js_error::ArgError::from(e))),
+            .map_err(CallError::from),
     )?;
     let (mut h, mut t) = (Vec::new(), Vec::new());
     // SAFETY: both handles are arguments of the call in progress.
@@ -76,23 +76,23 @@ fn set(out: &mut Object, key: &str, value: Option<&str>) -> Result<()> {
     }
 }
 
-fn base_domain(options: &Option<Unknown>) -> std::result::Result<Option<String>, HelperError> {
+fn base_domain(options: &Option<Unknown>) -> std::result::Result<Option<String>, CallError> {
     let Some(options) = options.as_ref().filter(|_| !args::is_nullish(options)) else {
         return Ok(None);
     };
     if args::kind(options) != ValueType::Object {
-        return Err(HelperError::arg_type("options", "an object"));
+        return Err(CallError::arg_type("options", "an object"));
     }
     // SAFETY: `options` is a live handle of the current call and was just checked to be an object.
     let object = unsafe { Object::from_napi_value(options.value().env, options.raw()) }
-        .map_err(|_| HelperError::arg_type("options", "an object"))?;
+        .map_err(|_| CallError::arg_type("options", "an object"))?;
     args::known_options(&object, "ResolveTenantOptions", "options")?;
     let value: Unknown = object
         .get_named_property("baseDomain")
-        .map_err(|_| HelperError::arg_type("options.baseDomain", "a string"))?;
+        .map_err(|_| CallError::arg_type("options.baseDomain", "a string"))?;
     match args::kind(&value) {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::String => args::string(&value, "options.baseDomain", 1024).map(Some),
-        _ => Err(HelperError::arg_type("options.baseDomain", "a string")),
+        _ => Err(CallError::arg_type("options.baseDomain", "a string")),
     }
 }

@@ -17,7 +17,7 @@ pub fn sign(env: &Env, core: &Authenticator, claims: Unknown, kind: TokenKind) -
         e.throw(env)
     })?;
     core.issue(kind, &json).map_err(|e| match e {
-        IssueError::Claims(e) => ArgError::from(e).throw(env),
+        IssueError::Claims(e) => e.throw(env),
         IssueError::NoRefreshSecret => throw(env, no_refresh_secret("signRefreshToken")),
         IssueError::NoAccessSecret => throw(env, no_access_secret()),
     })

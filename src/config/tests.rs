@@ -6,7 +6,7 @@ fn base() -> RawConfig {
     RawConfig::new().with("accessSecret", SECRET)
 }
 
-fn refused(raw: RawConfig) -> ConfigError {
+fn refused(raw: RawConfig) -> ArgError {
     validate(raw).expect_err("config should be refused")
 }
 
@@ -110,10 +110,7 @@ fn numeric_bounds_come_from_the_schema() {
         let above = max + (max.abs() * 1e-9).max(1e-6);
         for bad in [below, above, f64::NAN, f64::INFINITY] {
             let err = refused(base().with(name, bad));
-            assert!(
-                matches!(err, ConfigError::Range(_)),
-                "{name}={bad}: {err:?}"
-            );
+            assert!(matches!(err, ArgError::Range(_)), "{name}={bad}: {err:?}");
             assert!(
                 err.message().contains(&format!("config.{name} ")),
                 "{err:?}"
@@ -121,7 +118,7 @@ fn numeric_bounds_come_from_the_schema() {
         }
         if spec.exclusive_min {
             assert!(
-                matches!(refused(base().with(name, min)), ConfigError::Range(m) if m.contains(name))
+                matches!(refused(base().with(name, min)), ArgError::Range(m) if m.contains(name))
             );
         } else {
             assert!(validate(base().with(name, min)).is_ok(), "{name}={min}");
@@ -130,13 +127,13 @@ fn numeric_bounds_come_from_the_schema() {
         let err = refused(base().with(name, "1"));
         assert_eq!(
             err,
-            ConfigError::Type(format!("config.{name} must be a number"))
+            ArgError::Type(format!("config.{name} must be a number"))
         );
         if spec.kind == OptionKind::Integer {
             let err = refused(base().with(name, min + 0.5));
             assert_eq!(
                 err,
-                ConfigError::Range(format!("config.{name} must be an integer"))
+                ArgError::Range(format!("config.{name} must be an integer"))
             );
         }
     }
@@ -162,12 +159,12 @@ fn wrong_kinds_are_type_errors_naming_the_option() {
         raw.push(name.to_owned(), wrong);
         let err = refused(raw);
         assert!(
-            matches!(&err, ConfigError::Type(m) if m.contains(&format!("config.{name} "))),
+            matches!(&err, ArgError::Type(m) if m.contains(&format!("config.{name} "))),
             "{err:?}"
         );
         let mut raw = start();
         raw.push(name.to_owned(), RawValue::Other);
-        assert!(matches!(refused(raw), ConfigError::Type(_)), "{name}");
+        assert!(matches!(refused(raw), ArgError::Type(_)), "{name}");
     }
 }
 
@@ -180,7 +177,7 @@ fn unknown_keys_are_refused_before_anything_else() {
     );
     assert_eq!(
         err,
-        ConfigError::Type("config.acessSecret is not a known option".into())
+        ArgError::Type("config.acessSecret is not a known option".into())
     );
 }
 
@@ -189,7 +186,7 @@ fn access_secret_is_required_and_absent_values_mean_default() {
     let err = refused(RawConfig::new().with("rateLimitMax", 5.0));
     assert_eq!(
         err,
-        ConfigError::Type("config.accessSecret is required (a string or Buffer)".into())
+        ArgError::Type("config.accessSecret is required (a string or Buffer)".into())
     );
     let mut raw = base();
     raw.push("rateLimitMax".into(), RawValue::Absent);
@@ -212,11 +209,11 @@ fn keys_and_access_secret_are_exclusive_sources_of_access_keys() {
     assert!(matches!(s.access_keys(), crate::settings::AccessKeys::Keys(k) if k.len() == 1));
     let mut both = base();
     both.push("keys".into(), raw_key("HS384", 48));
-    assert_eq!(refused(both), ConfigError::Type(BOTH_KEY_SOURCES.into()));
+    assert_eq!(refused(both), ArgError::Type(BOTH_KEY_SOURCES.into()));
     let mut weak = RawConfig::new();
     weak.push("keys".into(), raw_key("HS384", 47));
     assert!(
-        matches!(refused(weak), ConfigError::Range(m) if m.starts_with(r#"config.keys[0] (kid "k")"#))
+        matches!(refused(weak), ArgError::Range(m) if m.starts_with(r#"config.keys[0] (kid "k")"#))
     );
     let mut weak_allowed = RawConfig::new().with("allowShortSecret", true);
     weak_allowed.push("keys".into(), raw_key("HS384", 47));
@@ -226,13 +223,13 @@ fn keys_and_access_secret_are_exclusive_sources_of_access_keys() {
         "keys".into(),
         RawValue::List(vec![RawValue::Text("k".into())]),
     );
-    assert!(matches!(refused(not_objects), ConfigError::Type(_)));
+    assert!(matches!(refused(not_objects), ArgError::Type(_)));
 }
 
 #[test]
 fn short_secrets_need_allow_short_secret() {
     let short = RawConfig::new().with("accessSecret", "short");
-    assert!(matches!(refused(short), ConfigError::Range(m) if m.contains("32 bytes")));
+    assert!(matches!(refused(short), ArgError::Range(m) if m.contains("32 bytes")));
     let allowed = RawConfig::new()
         .with("accessSecret", "short")
         .with("allowShortSecret", true);
@@ -245,14 +242,14 @@ fn short_secrets_need_allow_short_secret() {
         .with("allowShortSecret", true);
     assert_eq!(
         refused(empty),
-        ConfigError::Range("config.accessSecret must not be empty".into())
+        ArgError::Range("config.accessSecret must not be empty".into())
     );
     let bad_flag = RawConfig::new()
         .with("accessSecret", "")
         .with("allowShortSecret", 1.0);
     assert_eq!(
         refused(bad_flag),
-        ConfigError::Type("config.allowShortSecret must be a boolean".into())
+        ArgError::Type("config.allowShortSecret must be a boolean".into())
     );
 }
 
@@ -263,11 +260,11 @@ fn string_lists_accept_a_string_or_strings_only() {
     assert_eq!(s.audiences(), ["x", "y"]);
     assert!(matches!(
         refused(base().with("issuer", vec![])),
-        ConfigError::Range(_)
+        ArgError::Range(_)
     ));
     assert!(matches!(
         refused(base().with("issuer", vec!["a", ""])),
-        ConfigError::Range(_)
+        ArgError::Range(_)
     ));
     let mut raw = base();
     raw.push(
@@ -276,7 +273,7 @@ fn string_lists_accept_a_string_or_strings_only() {
     );
     assert_eq!(
         refused(raw),
-        ConfigError::Type("config.audience must be a string or an array of strings".into())
+        ArgError::Type("config.audience must be a string or an array of strings".into())
     );
 }
 
@@ -286,10 +283,7 @@ fn base_domain_is_normalised_and_checked() {
     assert_eq!(s.base_domain(), Some("example.com"));
     for bad in ["exa mple.com", "a..b", "", &"x".repeat(64)] {
         assert!(
-            matches!(
-                refused(base().with("baseDomain", bad)),
-                ConfigError::Range(_)
-            ),
+            matches!(refused(base().with("baseDomain", bad)), ArgError::Range(_)),
             "{bad}"
         );
     }

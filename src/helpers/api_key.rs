@@ -8,7 +8,7 @@ use ring::rand::{SecureRandom, SystemRandom};
 use ring::{digest, hmac};
 use subtle::ConstantTimeEq;
 
-use super::error::{HelperError, HelperResult};
+use crate::call_error::{CallError, CallResult};
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 /// 32 base62 characters ≈ 190 bits of randomness.
@@ -18,7 +18,7 @@ pub const MIN_SECRET_BYTES: usize = 16;
 pub const MAX_KEY_LEN: usize = 128;
 
 /// `auth1_pk`: lowercase segments of letters/digits joined by `_`, starting with a letter, ≤ 32.
-pub fn check_prefix(prefix: &str) -> HelperResult<()> {
+pub fn check_prefix(prefix: &str) -> CallResult<()> {
     let ok = !prefix.is_empty()
         && prefix.len() <= 32
         && prefix.starts_with(|c: char| c.is_ascii_lowercase())
@@ -29,14 +29,14 @@ pub fn check_prefix(prefix: &str) -> HelperResult<()> {
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         });
     if !ok {
-        return Err(HelperError::arg_value("prefix", "must be 1-32 chars of lowercase segments [a-z0-9] joined by '_', starting with a letter (e.g. 'auth1_pk')"));
+        return Err(CallError::arg_value("prefix", "must be 1-32 chars of lowercase segments [a-z0-9] joined by '_', starting with a letter (e.g. 'auth1_pk')"));
     }
     Ok(())
 }
 
-pub fn check_secret(secret: &[u8]) -> HelperResult<()> {
+pub fn check_secret(secret: &[u8]) -> CallResult<()> {
     if secret.len() < MIN_SECRET_BYTES {
-        return Err(HelperError::out_of_range(
+        return Err(CallError::out_of_range(
             "secret",
             &format!("must be at least {MIN_SECRET_BYTES} bytes"),
         ));
@@ -56,12 +56,11 @@ fn checksum(prefix_and_body: &str) -> String {
     String::from_utf8(out.to_vec()).expect("base62 is ASCII")
 }
 
-fn random_base62(rng: &dyn SecureRandom, len: usize) -> HelperResult<String> {
+fn random_base62(rng: &dyn SecureRandom, len: usize) -> CallResult<String> {
     let mut out = String::with_capacity(len);
     let mut buf = [0u8; 64];
     while out.len() < len {
-        rng.fill(&mut buf)
-            .map_err(|_| HelperError::random_failed())?;
+        rng.fill(&mut buf).map_err(|_| CallError::random_failed())?;
         // 248 = 4 * 62: bytes at or above it are dropped so every character is equally likely.
         for &b in buf.iter().filter(|&&b| b < 248) {
             if out.len() < len {
@@ -85,7 +84,7 @@ pub struct GeneratedKey {
     pub last_four: String,
 }
 
-pub fn generate(prefix: &str, secret: &[u8]) -> HelperResult<GeneratedKey> {
+pub fn generate(prefix: &str, secret: &[u8]) -> CallResult<GeneratedKey> {
     check_prefix(prefix)?;
     check_secret(secret)?;
     let body = random_base62(&SystemRandom::new(), BODY_LEN)?;
@@ -147,17 +146,17 @@ pub fn parse(key: &str) -> Result<&str, KeyProblem> {
 }
 
 /// Decodes a stored 64-char hex hash.
-pub fn decode_stored_hash(stored: &str) -> HelperResult<[u8; 32]> {
+pub fn decode_stored_hash(stored: &str) -> CallResult<[u8; 32]> {
     let mut out = [0u8; 32];
     if stored.len() != 64 || !stored.is_ascii() {
-        return Err(HelperError::arg_value(
+        return Err(CallError::arg_value(
             "storedHash",
             "must be the 64-character hex hash from generateApiKey",
         ));
     }
     for (i, slot) in out.iter_mut().enumerate() {
         *slot = u8::from_str_radix(&stored[2 * i..2 * i + 2], 16).map_err(|_| {
-            HelperError::arg_value(
+            CallError::arg_value(
                 "storedHash",
                 "must be the 64-character hex hash from generateApiKey",
             )
@@ -167,7 +166,7 @@ pub fn decode_stored_hash(stored: &str) -> HelperResult<[u8; 32]> {
 }
 
 /// Constant-time check of `key` against its stored hash; malformed keys are simply false.
-pub fn verify(key: &str, stored: &[u8; 32], secret: &[u8]) -> HelperResult<bool> {
+pub fn verify(key: &str, stored: &[u8; 32], secret: &[u8]) -> CallResult<bool> {
     check_secret(secret)?;
     if parse(key).is_err() {
         return Ok(false);
@@ -181,7 +180,7 @@ pub fn verify(key: &str, stored: &[u8; 32], secret: &[u8]) -> HelperResult<bool>
 /// [`parse`] (a typo or junk: no row can match, so there is nothing to look up). Deterministic by
 /// design; the HMAC under a server secret keeps the database from being a guessing oracle, and
 /// the key's 190 random bits make a lookup by it as safe as a constant-time compare.
-pub fn lookup_hash(key: &str, secret: &[u8]) -> HelperResult<Option<String>> {
+pub fn lookup_hash(key: &str, secret: &[u8]) -> CallResult<Option<String>> {
     check_secret(secret)?;
     if parse(key).is_err() {
         return Ok(None);

@@ -6,7 +6,7 @@
 use base64::Engine;
 use ring::rand::{SecureRandom, SystemRandom};
 
-use super::error::{ErrorClass, HelperError, HelperResult};
+use crate::call_error::{CallError, CallResult, ErrorClass};
 
 const KEYWORDS: &[&str] = &[
     "self",
@@ -22,8 +22,8 @@ const KEYWORDS: &[&str] = &[
 const MAX_SOURCE_LEN: usize = 2048;
 pub const MAX_SOURCES: usize = 64;
 
-fn bad(what: &str, why: &str) -> HelperError {
-    HelperError::new(ErrorClass::Type, "ERR_INVALID_CSP", format!("{what} {why}"))
+fn bad(what: &str, why: &str) -> CallError {
+    CallError::new(ErrorClass::Type, "ERR_INVALID_CSP", format!("{what} {why}"))
 }
 
 fn is_base64(s: &str) -> bool {
@@ -34,7 +34,7 @@ fn is_base64(s: &str) -> bool {
 
 /// Turns `self` / `'self'` into `'self'`, checks nonce/hash sources, and checks host/scheme
 /// sources for characters that could break out of the directive.
-pub fn normalize_source(src: &str) -> HelperResult<String> {
+pub fn normalize_source(src: &str) -> CallResult<String> {
     let what = format!("CSP source {src:?}");
     if src.is_empty() || src.len() > MAX_SOURCE_LEN {
         return Err(bad(
@@ -74,7 +74,7 @@ pub fn normalize_source(src: &str) -> HelperResult<String> {
 }
 
 /// Directive names: lowercase letters and '-'.
-pub fn check_directive_name(name: &str) -> HelperResult<()> {
+pub fn check_directive_name(name: &str) -> CallResult<()> {
     if name.is_empty()
         || name.len() > 64
         || !name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
@@ -126,7 +126,7 @@ impl Policy {
     }
 
     /// Replaces a fetch/navigation directive's sources.
-    pub fn set(&mut self, name: &str, sources: &[String]) -> HelperResult<()> {
+    pub fn set(&mut self, name: &str, sources: &[String]) -> CallResult<()> {
         check_directive_name(name)?;
         if sources.is_empty() || sources.len() > MAX_SOURCES {
             return Err(bad(
@@ -137,7 +137,7 @@ impl Policy {
         let normalized = sources
             .iter()
             .map(|s| normalize_source(s))
-            .collect::<HelperResult<Vec<_>>>()?;
+            .collect::<CallResult<Vec<_>>>()?;
         if normalized.len() > 1 && normalized.iter().any(|s| s == "'none'") {
             return Err(bad(name, "cannot combine 'none' with other sources"));
         }
@@ -152,7 +152,7 @@ impl Policy {
 
     /// Adds a source to `name`, seeding it from default-src so adding a nonce or hash never
     /// silently drops 'self'.
-    pub fn add(&mut self, name: &str, source: String) -> HelperResult<()> {
+    pub fn add(&mut self, name: &str, source: String) -> CallResult<()> {
         check_directive_name(name)?;
         if self.get(name).is_none() {
             let seed: Vec<String> = self
@@ -174,11 +174,11 @@ impl Policy {
     }
 
     /// A fresh 128-bit nonce (standard base64), added to `directive` as `'nonce-…'`.
-    pub fn nonce(&mut self, directive: &str) -> HelperResult<String> {
+    pub fn nonce(&mut self, directive: &str) -> CallResult<String> {
         let mut bytes = [0u8; 16];
         SystemRandom::new()
             .fill(&mut bytes)
-            .map_err(|_| HelperError::random_failed())?;
+            .map_err(|_| CallError::random_failed())?;
         let nonce = base64::engine::general_purpose::STANDARD.encode(bytes);
         self.add(directive, format!("'nonce-{nonce}'"))?;
         Ok(nonce)
@@ -186,15 +186,10 @@ impl Policy {
 
     /// Adds a hash source `'<alg>-<digest>'` to `directive`; `alg` is sha256, sha384 or sha512
     /// (any case).
-    pub fn add_hash(
-        &mut self,
-        directive: &str,
-        alg: &str,
-        digest_base64: &str,
-    ) -> HelperResult<()> {
+    pub fn add_hash(&mut self, directive: &str, alg: &str, digest_base64: &str) -> CallResult<()> {
         let alg = alg.to_ascii_lowercase();
         if !matches!(alg.as_str(), "sha256" | "sha384" | "sha512") {
-            return Err(HelperError::arg_value(
+            return Err(CallError::arg_value(
                 "algorithm",
                 "must be 'sha256', 'sha384' or 'sha512'",
             ));
@@ -204,23 +199,23 @@ impl Policy {
     }
 
     /// Sets `report-uri` to a URL (a keyword is refused).
-    pub fn set_report_uri(&mut self, uri: &str) -> HelperResult<()> {
+    pub fn set_report_uri(&mut self, uri: &str) -> CallResult<()> {
         let uri = normalize_source(uri)?;
         if uri.starts_with('\'') {
-            return Err(HelperError::arg_value("uri", "must be a URL"));
+            return Err(CallError::arg_value("uri", "must be a URL"));
         }
         self.set_raw("report-uri", Some(uri));
         Ok(())
     }
 
     /// Sets `report-to` to a Reporting-Endpoints group name ([A-Za-z0-9_-]).
-    pub fn set_report_to(&mut self, group: &str) -> HelperResult<()> {
+    pub fn set_report_to(&mut self, group: &str) -> CallResult<()> {
         if group.is_empty()
             || !group
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         {
-            return Err(HelperError::arg_value(
+            return Err(CallError::arg_value(
                 "group",
                 "must be letters, digits, '-' or '_'",
             ));

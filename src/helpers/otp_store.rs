@@ -10,17 +10,16 @@ use std::collections::{HashMap, VecDeque};
 use ring::rand::SecureRandom;
 use subtle::ConstantTimeEq;
 
-use super::error::{HelperError, HelperResult};
+use crate::call_error::{CallError, CallResult};
 
 /// Uniform random code of `digits` decimal digits.
-pub fn random_code(rng: &dyn SecureRandom, digits: u32) -> HelperResult<String> {
+pub fn random_code(rng: &dyn SecureRandom, digits: u32) -> CallResult<String> {
     let limit = 10u64.pow(digits);
     // Largest multiple of `limit` that fits: values at or above it would favour low codes.
     let zone = u64::MAX - (u64::MAX % limit);
     loop {
         let mut buf = [0u8; 8];
-        rng.fill(&mut buf)
-            .map_err(|_| HelperError::random_failed())?;
+        rng.fill(&mut buf).map_err(|_| CallError::random_failed())?;
         let x = u64::from_le_bytes(buf);
         if x < zone {
             return Ok(format!("{:0width$}", x % limit, width = digits as usize));
@@ -102,10 +101,6 @@ impl Codes {
         self.entries.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Drops queue heads that are stale (re-issued or deleted keys) or, when `evict_live`, live.
     fn drop_front(&mut self, now_ms: u64, evict_live: bool) {
         while let Some((seq, key)) = self.order.front() {
@@ -127,12 +122,7 @@ impl Codes {
         }
     }
 
-    pub fn issue(
-        &mut self,
-        key: &str,
-        now_ms: u64,
-        rng: &dyn SecureRandom,
-    ) -> HelperResult<String> {
+    pub fn issue(&mut self, key: &str, now_ms: u64, rng: &dyn SecureRandom) -> CallResult<String> {
         self.drop_front(now_ms, false);
         if !self.entries.contains_key(key) {
             while self.entries.len() >= self.max_entries {

@@ -8,7 +8,7 @@ use argon2_rust::params::{Memory, TagLen};
 use argon2_rust::{decode_phc, encode_string_alloc, Algorithm, Argon2, Decoded, Params, Version};
 use ring::rand::{SecureRandom, SystemRandom};
 
-use super::error::{int_in, ErrorClass, HelperError, HelperResult};
+use crate::call_error::{int_in, CallError, CallResult, ErrorClass};
 
 /// OWASP Password Storage Cheat Sheet: m=19 MiB, t=2, p=1.
 pub const DEFAULT_MEMORY_KIB: u32 = 19_456;
@@ -54,7 +54,7 @@ impl Costs {
         memory_cost: Option<f64>,
         time_cost: Option<f64>,
         parallelism: Option<f64>,
-    ) -> HelperResult<Self> {
+    ) -> CallResult<Self> {
         let d = Self::default();
         let read = |v, name, default: u32| {
             int_in(v, name, 0, u32::MAX as u64, default as u64).map(|n| n as u32)
@@ -68,22 +68,22 @@ impl Costs {
     }
 
     /// Checks the costs against the algorithm minimums and our caps.
-    pub fn checked(self) -> HelperResult<Self> {
+    pub fn checked(self) -> CallResult<Self> {
         if self.parallelism == 0 || self.parallelism > MAX_PARALLELISM {
-            return Err(HelperError::out_of_range(
+            return Err(CallError::out_of_range(
                 "options.parallelism",
                 &format!("must be between 1 and {MAX_PARALLELISM}"),
             ));
         }
         let min_memory = 8 * self.parallelism;
         if self.memory_kib < min_memory || self.memory_kib > MAX_MEMORY_KIB {
-            return Err(HelperError::out_of_range(
+            return Err(CallError::out_of_range(
                 "options.memoryCost",
                 &format!("must be between {min_memory} (8 * parallelism) and {MAX_MEMORY_KIB} KiB"),
             ));
         }
         if self.time_cost == 0 || self.time_cost > MAX_TIME_COST {
-            return Err(HelperError::out_of_range(
+            return Err(CallError::out_of_range(
                 "options.timeCost",
                 &format!("must be between 1 and {MAX_TIME_COST}"),
             ));
@@ -91,7 +91,7 @@ impl Costs {
         Ok(self)
     }
 
-    fn params(self, tag_len: usize) -> HelperResult<Params> {
+    fn params(self, tag_len: usize) -> CallResult<Params> {
         Params::builder()
             .memory(Memory::kib(self.memory_kib as u64))
             .passes(self.time_cost)
@@ -102,20 +102,20 @@ impl Costs {
     }
 }
 
-fn invalid_hash(why: &str) -> HelperError {
-    HelperError::new(ErrorClass::Type, "ERR_INVALID_HASH", format!("hash {why}"))
+fn invalid_hash(why: &str) -> CallError {
+    CallError::new(ErrorClass::Type, "ERR_INVALID_HASH", format!("hash {why}"))
 }
 
-fn too_costly(what: &str) -> HelperError {
-    HelperError::new(
+fn too_costly(what: &str) -> CallError {
+    CallError::new(
         ErrorClass::Range,
         "ERR_HASH_TOO_COSTLY",
         format!("hash parameters exceed the caps: {what}"),
     )
 }
 
-fn argon2_failure(e: argon2_rust::Error) -> HelperError {
-    HelperError::new(
+fn argon2_failure(e: argon2_rust::Error) -> CallError {
+    CallError::new(
         ErrorClass::Plain,
         "ERR_AUTH_SHIELD_ARGON2",
         format!("argon2 failed: {e}"),
@@ -123,9 +123,9 @@ fn argon2_failure(e: argon2_rust::Error) -> HelperError {
 }
 
 /// Checks a pepper's size.
-pub fn check_secret(secret: &[u8]) -> HelperResult<()> {
+pub fn check_secret(secret: &[u8]) -> CallResult<()> {
     if secret.len() > MAX_SECRET_BYTES {
-        return Err(HelperError::out_of_range(
+        return Err(CallError::out_of_range(
             "options.secret",
             &format!("must be at most {MAX_SECRET_BYTES} bytes"),
         ));
@@ -134,9 +134,9 @@ pub fn check_secret(secret: &[u8]) -> HelperResult<()> {
 }
 
 /// Checks the password size cap shared by hash and verify.
-pub fn check_password(password: &[u8]) -> HelperResult<()> {
+pub fn check_password(password: &[u8]) -> CallResult<()> {
     if password.len() > MAX_PASSWORD_BYTES {
-        return Err(HelperError::out_of_range(
+        return Err(CallError::out_of_range(
             "password",
             &format!("must be at most {MAX_PASSWORD_BYTES} bytes"),
         ));
@@ -145,13 +145,13 @@ pub fn check_password(password: &[u8]) -> HelperResult<()> {
 }
 
 /// Hashes with Argon2id v1.3, a fresh 16-byte salt and a 32-byte tag; returns the PHC string.
-pub fn hash(password: &[u8], costs: Costs, secret: &[u8]) -> HelperResult<String> {
+pub fn hash(password: &[u8], costs: Costs, secret: &[u8]) -> CallResult<String> {
     check_password(password)?;
     let costs = costs.checked()?;
     let mut salt = [0u8; SALT_BYTES];
     SystemRandom::new()
         .fill(&mut salt)
-        .map_err(|_| HelperError::random_failed())?;
+        .map_err(|_| CallError::random_failed())?;
     let params = costs.params(TAG_BYTES)?;
     let argon = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
     let mut tag = [0u8; TAG_BYTES];
@@ -163,7 +163,7 @@ pub fn hash(password: &[u8], costs: Costs, secret: &[u8]) -> HelperResult<String
 }
 
 /// Parses a PHC string (argon2i/argon2d/argon2id, any library) and enforces the cost caps.
-pub fn parse(encoded: &str) -> HelperResult<Decoded> {
+pub fn parse(encoded: &str) -> CallResult<Decoded> {
     if encoded.len() > MAX_HASH_CHARS {
         return Err(invalid_hash(&format!(
             "is longer than {MAX_HASH_CHARS} characters"
@@ -197,7 +197,7 @@ pub fn parse(encoded: &str) -> HelperResult<Decoded> {
 }
 
 /// Recomputes the tag for `password` under the parsed hash; compares in constant time.
-pub fn verify(decoded: &Decoded, password: &[u8], secret: &[u8]) -> HelperResult<bool> {
+pub fn verify(decoded: &Decoded, password: &[u8], secret: &[u8]) -> CallResult<bool> {
     check_password(password)?;
     let argon = Argon2::new(decoded.algorithm, decoded.version, decoded.params);
     match argon.verify_with_ad(password, &decoded.salt, secret, &decoded.ad, &decoded.hash) {

@@ -1,7 +1,7 @@
 //! `sanitizeFilename`: a user-supplied name that is safe to use as one path component on
 //! Linux, macOS and Windows.
 
-use super::error::{int_in, HelperError, HelperResult};
+use crate::call_error::{int_in, CallError, CallResult};
 
 /// Largest input name, in UTF-8 bytes.
 pub const MAX_INPUT_BYTES: usize = 64 << 10;
@@ -86,10 +86,10 @@ pub fn sanitize(name: &str, replacement: &str, max_bytes: usize) -> String {
 pub fn check_options(
     replacement: Option<String>,
     max_bytes: Option<f64>,
-) -> HelperResult<(String, usize)> {
+) -> CallResult<(String, usize)> {
     let replacement = replacement.unwrap_or_else(|| "_".to_string());
     if replacement.len() > 8 || replacement.chars().any(is_refused) || replacement.contains('.') {
-        return Err(HelperError::arg_value(
+        return Err(CallError::arg_value(
             "options.replacement",
             "must be at most 8 bytes without separators, dots, control or reserved characters",
         ));

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::error::{HelperError, HelperResult};
+use crate::call_error::{CallError, CallResult};
 
 /// Largest input: 8 MiB of HTML.
 pub const MAX_HTML_BYTES: usize = 8 << 20;
@@ -75,15 +75,15 @@ fn is_name(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b':')
 }
 
-fn check_tag(tag: &str) -> HelperResult<()> {
+fn check_tag(tag: &str) -> CallResult<()> {
     if !is_name(tag) {
-        return Err(HelperError::arg_value(
+        return Err(CallError::arg_value(
             "options.allowedTags",
             &format!("has an invalid tag name {tag:?}"),
         ));
     }
     if FORBIDDEN_TAGS.contains(&tag.to_ascii_lowercase().as_str()) {
-        return Err(HelperError::arg_value(
+        return Err(CallError::arg_value(
             "options.allowedTags",
             &format!("must not contain <{tag}>: it is never safe"),
         ));
@@ -91,16 +91,16 @@ fn check_tag(tag: &str) -> HelperResult<()> {
     Ok(())
 }
 
-fn check_attribute(attr: &str) -> HelperResult<()> {
+fn check_attribute(attr: &str) -> CallResult<()> {
     let lower = attr.to_ascii_lowercase();
     if !is_name(attr) {
-        return Err(HelperError::arg_value(
+        return Err(CallError::arg_value(
             "options.allowedAttributes",
             &format!("has an invalid attribute name {attr:?}"),
         ));
     }
     if lower.starts_with("on") || FORBIDDEN_ATTRIBUTES.contains(&lower.as_str()) {
-        return Err(HelperError::arg_value(
+        return Err(CallError::arg_value(
             "options.allowedAttributes",
             &format!("must not contain {attr:?}: it is never safe"),
         ));
@@ -108,7 +108,7 @@ fn check_attribute(attr: &str) -> HelperResult<()> {
     Ok(())
 }
 
-fn check_scheme(scheme: &str) -> HelperResult<()> {
+fn check_scheme(scheme: &str) -> CallResult<()> {
     let lower = scheme.to_ascii_lowercase();
     let valid = !lower.is_empty()
         && lower.len() <= 32
@@ -117,7 +117,7 @@ fn check_scheme(scheme: &str) -> HelperResult<()> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.');
     if !valid || FORBIDDEN_SCHEMES.contains(&lower.as_str()) {
-        return Err(HelperError::arg_value(
+        return Err(CallError::arg_value(
             "options.allowedSchemes",
             &format!("must not contain {scheme:?}"),
         ));
@@ -126,7 +126,7 @@ fn check_scheme(scheme: &str) -> HelperResult<()> {
 }
 
 /// Sanitizes `input` with ammonia's defaults plus the validated extras in `opts`.
-pub fn sanitize(input: &str, opts: &SanitizeHtmlOptions) -> HelperResult<String> {
+pub fn sanitize(input: &str, opts: &SanitizeHtmlOptions) -> CallResult<String> {
     let tags: Vec<String> = opts
         .allowed_tags
         .iter()
@@ -151,7 +151,7 @@ pub fn sanitize(input: &str, opts: &SanitizeHtmlOptions) -> HelperResult<String>
         .map(|s| s.to_ascii_lowercase())
         .collect();
     if tags.len() > 256 || attrs.len() > 256 || schemes.len() > 64 {
-        return Err(HelperError::out_of_range(
+        return Err(CallError::out_of_range(
             "options",
             "lists are too long (max 256 tags/attribute entries, 64 schemes)",
         ));
@@ -162,7 +162,7 @@ pub fn sanitize(input: &str, opts: &SanitizeHtmlOptions) -> HelperResult<String>
             check_tag(tag)?;
         }
         if list.len() > 256 {
-            return Err(HelperError::out_of_range(
+            return Err(CallError::out_of_range(
                 "options.allowedAttributes",
                 "has more than 256 attributes for one tag",
             ));

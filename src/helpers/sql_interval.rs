@@ -1,14 +1,14 @@
 //! `validateSqlInterval`: "<integer> <unit>" only, returned in a canonical form that is safe to
 //! place inside an SQL `INTERVAL '…'` literal (digits, one space, lowercase letters).
 
-use super::error::{ErrorClass, HelperError, HelperResult};
+use crate::call_error::{CallError, CallResult, ErrorClass};
 
 /// Largest accepted amount.
 pub const MAX_AMOUNT: u64 = 1_000_000;
 const UNITS: &[&str] = &["second", "minute", "hour", "day", "week", "month", "year"];
 
-fn invalid(why: &str) -> HelperError {
-    HelperError::new(
+fn invalid(why: &str) -> CallError {
+    CallError::new(
         ErrorClass::Type,
         "ERR_INVALID_INTERVAL",
         format!("input {why}"),
@@ -16,7 +16,7 @@ fn invalid(why: &str) -> HelperError {
 }
 
 /// Parses `input` and returns e.g. "7 days" or "1 hour".
-pub fn canonical(input: &str) -> HelperResult<String> {
+pub fn canonical(input: &str) -> CallResult<String> {
     let mut parts = input.split_ascii_whitespace();
     let (Some(amount), Some(unit), None) = (parts.next(), parts.next(), parts.next()) else {
         return Err(invalid("must be '<integer> <unit>', e.g. '7 days'"));
@@ -30,7 +30,7 @@ pub fn canonical(input: &str) -> HelperResult<String> {
         .parse()
         .map_err(|_| invalid("has an unreadable number"))?;
     if n > MAX_AMOUNT {
-        return Err(HelperError::new(
+        return Err(CallError::new(
             ErrorClass::Range,
             "ERR_INVALID_INTERVAL",
             format!("input amount must be at most {MAX_AMOUNT}"),

@@ -5,7 +5,7 @@ use ring::hmac;
 use ring::rand::{SecureRandom, SystemRandom};
 use subtle::ConstantTimeEq;
 
-use super::error::{HelperError, HelperResult};
+use crate::call_error::{CallError, CallResult};
 
 /// RFC 4226 §4 R6: the shared secret is at least 128 bits.
 pub const MIN_SECRET_BYTES: usize = 16;
@@ -22,12 +22,12 @@ pub enum OtpAlgorithm {
 }
 
 impl OtpAlgorithm {
-    pub fn parse(name: Option<&str>) -> HelperResult<Self> {
+    pub fn parse(name: Option<&str>) -> CallResult<Self> {
         match name.map(|s| s.to_ascii_uppercase()).as_deref() {
             None | Some("SHA1") => Ok(Self::Sha1),
             Some("SHA256") => Ok(Self::Sha256),
             Some("SHA512") => Ok(Self::Sha512),
-            Some(_) => Err(HelperError::arg_value(
+            Some(_) => Err(CallError::arg_value(
                 "options.algorithm",
                 "must be 'SHA1', 'SHA256' or 'SHA512'",
             )),
@@ -53,9 +53,9 @@ impl OtpAlgorithm {
 }
 
 /// Checks a raw secret's length.
-pub fn check_secret(secret: &[u8]) -> HelperResult<()> {
+pub fn check_secret(secret: &[u8]) -> CallResult<()> {
     if secret.len() < MIN_SECRET_BYTES || secret.len() > MAX_SECRET_BYTES {
-        return Err(HelperError::out_of_range(
+        return Err(CallError::out_of_range(
       "secret",
       &format!(
         "must be {MIN_SECRET_BYTES}..={MAX_SECRET_BYTES} bytes (RFC 4226 asks for at least 128 bits), got {}",
@@ -67,18 +67,18 @@ pub fn check_secret(secret: &[u8]) -> HelperResult<()> {
 }
 
 /// Decodes an RFC 4648 base32 secret: case-insensitive, `=` padding and spaces optional.
-pub fn decode_base32(text: &str) -> HelperResult<Vec<u8>> {
+pub fn decode_base32(text: &str) -> CallResult<Vec<u8>> {
     let cleaned: String = text
         .chars()
         .filter(|c| *c != ' ' && *c != '=')
         .map(|c| c.to_ascii_uppercase())
         .collect();
     if cleaned.len() > MAX_SECRET_BYTES * 2 {
-        return Err(HelperError::out_of_range("secret", "is too long"));
+        return Err(CallError::out_of_range("secret", "is too long"));
     }
     BASE32_NOPAD
         .decode(cleaned.as_bytes())
-        .map_err(|_| HelperError::arg_value("secret", "must be RFC 4648 base32 (A-Z, 2-7)"))
+        .map_err(|_| CallError::arg_value("secret", "must be RFC 4648 base32 (A-Z, 2-7)"))
 }
 
 pub fn encode_base32(bytes: &[u8]) -> String {
@@ -86,11 +86,11 @@ pub fn encode_base32(bytes: &[u8]) -> String {
 }
 
 /// A fresh random secret of `bytes` bytes, base32 without padding.
-pub fn generate_secret(bytes: usize) -> HelperResult<String> {
+pub fn generate_secret(bytes: usize) -> CallResult<String> {
     let mut buf = vec![0u8; bytes];
     SystemRandom::new()
         .fill(&mut buf)
-        .map_err(|_| HelperError::random_failed())?;
+        .map_err(|_| CallError::random_failed())?;
     Ok(encode_base32(&buf))
 }
 
@@ -163,12 +163,12 @@ pub fn unix_now() -> u64 {
 
 /// Checks an issuer or account name for the `otpauth://` label: 1 ..= 256 bytes, no ':' (the
 /// label separator) and no control characters.
-pub fn check_label_part(name: &str, value: &str) -> HelperResult<()> {
+pub fn check_label_part(name: &str, value: &str) -> CallResult<()> {
     if value.is_empty() || value.len() > 256 {
-        return Err(HelperError::out_of_range(name, "must be 1 to 256 bytes"));
+        return Err(CallError::out_of_range(name, "must be 1 to 256 bytes"));
     }
     if value.contains(':') || value.chars().any(char::is_control) {
-        return Err(HelperError::arg_value(
+        return Err(CallError::arg_value(
             name,
             "must not contain ':' or control characters",
         ));

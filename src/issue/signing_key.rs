@@ -9,7 +9,7 @@ use ring::signature::{
     ECDSA_P256_SHA256_FIXED_SIGNING, RSA_PKCS1_SHA256, RSA_PSS_SHA256,
 };
 
-use crate::input::InputError;
+use crate::call_error::ArgError;
 use crate::jwt::base64url;
 
 /// The algorithms a signing key may be bound to.
@@ -79,20 +79,20 @@ fn is_valid_kid(kid: &str) -> bool {
 impl SigningKey {
     /// Builds the key pair for `alg` from PKCS#8 DER; a key ring refuses (wrong type, RSA
     /// outside 2048-4096 bits, a curve other than P-256) is a `RangeError` naming `signingKey`.
-    pub fn from_pkcs8(alg: &str, kid: &str, pkcs8: &[u8]) -> Result<Self, InputError> {
+    pub fn from_pkcs8(alg: &str, kid: &str, pkcs8: &[u8]) -> Result<Self, ArgError> {
         let alg = SigningAlg::from_name(alg).ok_or_else(|| {
-            InputError::Range(format!(
+            ArgError::Range(format!(
                 "config.signingKey.alg {alg:?} is not one of RS256, PS256, ES256, EdDSA"
             ))
         })?;
         if !is_valid_kid(kid) {
-            return Err(InputError::Type(
+            return Err(ArgError::Type(
                 crate::contract::messages::SIGNING_KID_INVALID.into(),
             ));
         }
         let rng = SystemRandom::new();
         let refused = |e: ring::error::KeyRejected| {
-            InputError::Range(format!(
+            ArgError::Range(format!(
                 "config.signingKey: the private key does not fit {}: {e}",
                 alg.name()
             ))
@@ -237,10 +237,10 @@ mod tests {
     fn refuses_a_key_of_another_type_than_its_alg() {
         for alg in ["RS256", "PS256", "ES256"] {
             let err = SigningKey::from_pkcs8(alg, "k", &ed25519_pkcs8()).unwrap_err();
-            assert!(matches!(err, InputError::Range(_)), "{alg}: {err:?}");
+            assert!(matches!(err, ArgError::Range(_)), "{alg}: {err:?}");
         }
         let err = SigningKey::from_pkcs8("EdDSA", "k", &p256_pkcs8()).unwrap_err();
-        assert!(matches!(err, InputError::Range(_)));
+        assert!(matches!(err, ArgError::Range(_)));
     }
 
     #[test]
@@ -256,7 +256,7 @@ mod tests {
         for kid in ["", "a b", "a\"b", "a\\b", "é", &"k".repeat(257)] {
             assert!(matches!(
                 SigningKey::from_pkcs8("EdDSA", kid, &ed25519_pkcs8()),
-                Err(InputError::Type(_))
+                Err(ArgError::Type(_))
             ));
         }
     }
@@ -301,6 +301,6 @@ mod tests {
     #[test]
     fn refuses_an_rsa_key_under_2048_bits() {
         let err = SigningKey::from_pkcs8("RS256", "r", RSA_1024).unwrap_err();
-        assert!(matches!(err, InputError::Range(_)), "{err:?}");
+        assert!(matches!(err, ArgError::Range(_)), "{err:?}");
     }
 }

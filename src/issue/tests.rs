@@ -1,6 +1,6 @@
 use super::*;
 use crate::config::RawConfig;
-use crate::jwt::decode_verified;
+use crate::jwt::verify::decode_verified;
 
 const SECRET: &[u8] = b"issue-secret-issue-secret-issue-secret";
 const NOW: f64 = 1_700_000_000.5;
@@ -9,7 +9,7 @@ fn settings(raw: RawConfig) -> Settings {
     Settings::from_config(raw.with("accessSecret", SECRET)).unwrap()
 }
 
-fn sign(s: &Settings, claims: &str, kind: TokenKind) -> Result<String, InputError> {
+fn sign(s: &Settings, claims: &str, kind: TokenKind) -> Result<String, ArgError> {
     let key = HmacKey::new(SECRET);
     issue(
         s,
@@ -87,10 +87,7 @@ fn refuses_reserved_and_malformed_claims() {
         r#"{"sub":"u","nbf":"soon"}"#,
     ] {
         assert!(
-            matches!(
-                sign(&s, claims, TokenKind::Access),
-                Err(InputError::Type(_))
-            ),
+            matches!(sign(&s, claims, TokenKind::Access), Err(ArgError::Type(_))),
             "{claims}"
         );
     }
@@ -100,10 +97,7 @@ fn refuses_reserved_and_malformed_claims() {
         "not json",
     ] {
         assert!(
-            matches!(
-                sign(&s, claims, TokenKind::Access),
-                Err(InputError::Range(_))
-            ),
+            matches!(sign(&s, claims, TokenKind::Access), Err(ArgError::Range(_))),
             "{claims}"
         );
     }

@@ -9,8 +9,8 @@ use ring::{hmac, signature};
 
 use super::alg::{Alg, Family};
 use super::public_key::{self, MaterialError, PublicJwk};
+use crate::call_error::ArgError;
 use crate::error::AuthError;
-use crate::input::InputError;
 use crate::secret::Secret;
 
 /// Most keys one set may hold: identity providers publish a handful; the bound keeps a hostile
@@ -57,6 +57,7 @@ impl VerificationKey {
         }
     }
 
+    #[cfg(test)]
     pub fn alg(&self) -> Alg {
         self.alg
     }
@@ -140,14 +141,6 @@ impl KeySet {
         self.generation
     }
 
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
     /// Whether every key is an HMAC key (the verified-token cache is off for those by default).
     pub fn all_hmac(&self) -> bool {
         self.keys.iter().all(VerificationKey::is_hmac)
@@ -199,12 +192,12 @@ pub fn validate_specs(
     specs: Vec<(Option<String>, String, Secret)>,
     label: &str,
     allow_short: bool,
-) -> Result<Vec<KeySpec>, InputError> {
+) -> Result<Vec<KeySpec>, ArgError> {
     if specs.is_empty() {
-        return Err(InputError::Range(format!("{label} must not be empty")));
+        return Err(ArgError::Range(format!("{label} must not be empty")));
     }
     if specs.len() > MAX_KEYS {
-        return Err(InputError::Range(format!(
+        return Err(ArgError::Range(format!(
             "{label} holds {} keys; at most {MAX_KEYS} are accepted",
             specs.len()
         )));
@@ -214,27 +207,27 @@ pub fn validate_specs(
         let name = key_name(label, i, kid.as_deref());
         if let Some(kid) = &kid {
             if kid.is_empty() || kid.len() > MAX_KID_BYTES {
-                return Err(InputError::Range(format!(
+                return Err(ArgError::Range(format!(
                     "{name}: kid must be 1 to {MAX_KID_BYTES} bytes"
                 )));
             }
             if out.iter().any(|k| k.kid.as_deref() == Some(kid)) {
-                return Err(InputError::DuplicateKid(format!("{name}: duplicate kid")));
+                return Err(ArgError::DuplicateKid(format!("{name}: duplicate kid")));
             }
         }
         let alg = Alg::from_name(&alg_name).ok_or_else(|| {
-            InputError::Range(format!("{name}: unsupported algorithm {alg_name:?}"))
+            ArgError::Range(format!("{name}: unsupported algorithm {alg_name:?}"))
         })?;
         if alg.family() == Family::Hmac {
             let min = alg.hash_bytes();
             if key.is_empty() || (key.len() < min && !allow_short) {
-                return Err(InputError::Range(
+                return Err(ArgError::Range(
                     crate::contract::messages::key_secret_too_short(&name, alg.name(), min as f64),
                 ));
             }
         } else {
             public_key::check(alg, key.expose()).map_err(|e| {
-                InputError::Range(match e {
+                ArgError::Range(match e {
                     MaterialError::Malformed(why) => format!("{name}: the key {why}"),
                     MaterialError::RsaSize(bits) => {
                         format!("{name}: an RSA key must have 2048 to 8192 bits, got {bits}")

@@ -20,4 +20,4 @@ pub use key::HmacKey;
 pub use key_set::{KeySet, KeySpec};
 pub use kind::TokenKind;
 pub use validate::ClaimRules;
-pub use verify::{decode_verified, signed_with, KeyLookup, Verifier};
+pub use verify::{signed_with, KeyLookup, Verifier};

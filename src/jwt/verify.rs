@@ -81,10 +81,6 @@ impl Verifier {
         }
     }
 
-    pub fn rules(&self) -> &ClaimRules {
-        &self.rules
-    }
-
     /// Size, structure, key selection, signature, then claims at `now` (whole seconds since
     /// the epoch).
     pub fn verify<'s>(

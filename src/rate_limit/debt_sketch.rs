@@ -76,6 +76,7 @@ impl DebtSketch {
     }
 
     /// Bytes held by the cells.
+    #[cfg(test)]
     pub fn bytes(&self) -> usize {
         self.cells.len() * std::mem::size_of::<AtomicU64>()
     }

@@ -130,12 +130,9 @@ impl LeaseTable {
         }
     }
 
+    #[cfg(test)]
     pub fn lease(&self) -> u32 {
         self.lease
-    }
-
-    pub fn strict(&self) -> bool {
-        self.strict
     }
 
     /// Entries held (at most `max_keys`).
@@ -143,11 +140,8 @@ impl LeaseTable {
         self.lock().entries.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Keys waiting for the store (at most `max_keys`).
+    #[cfg(test)]
     pub fn queued(&self) -> usize {
         self.lock().queue.len()
     }

@@ -1,3 +1,4 @@
+use super::debt_sketch::ROWS;
 use super::*;
 
 const SEC: u64 = 1_000_000_000;

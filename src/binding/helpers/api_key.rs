@@ -11,11 +11,15 @@ use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 
 use crate::binding::args;
-use crate::binding::js_error::{to_js, HelperError, HelperResult};
+use crate::binding::js_error::{to_js, CallError, CallResult};
 use crate::helpers::api_key::{self, MAX_KEY_LEN};
 
 /// Input for `generateApiKey`.
 #[napi(object, object_to_js = false)]
+#[expect(
+    dead_code,
+    reason = "declared for index.d.ts only: the binding reads the options one by one"
+)]
 pub struct GenerateApiKeyOptions {
     /// Key prefix, e.g. 'auth1_pk' (lowercase [a-z0-9] segments joined by '_', ≤ 32 chars).
     /// Default 'auth1_pk'.
@@ -56,16 +60,20 @@ pub struct ParsedApiKey {
 
 /// Options of `verifyApiKey` and `hashApiKey`.
 #[napi(object, object_to_js = false)]
+#[expect(
+    dead_code,
+    reason = "declared for index.d.ts only: the binding reads the options one by one"
+)]
 pub struct ApiKeySecretOptions {
     /// Server secret of the stored HMAC-SHA256 (as given to `generateApiKey`), at least 16 bytes. Required.
     pub secret: Either<String, Buffer>,
 }
 
 /// The server secret (a string or bytes), at least 16 bytes.
-fn read_secret(v: &Unknown, name: &str) -> HelperResult<Vec<u8>> {
+fn read_secret(v: &Unknown, name: &str) -> CallResult<Vec<u8>> {
     let secret = args::bytes(v, name, 4096)?;
     api_key::check_secret(&secret)
-        .map_err(|_| HelperError::out_of_range(name, "must be at least 16 bytes"))?;
+        .map_err(|_| CallError::out_of_range(name, "must be at least 16 bytes"))?;
     Ok(secret)
 }
 
@@ -75,8 +83,8 @@ fn options_object<'a>(
     options: &Option<Unknown<'a>>,
     type_name: &str,
     wanted: &str,
-) -> HelperResult<Object<'a>> {
-    let wrong = || HelperError::arg_type("options", wanted);
+) -> CallResult<Object<'a>> {
+    let wrong = || CallError::arg_type("options", wanted);
     // A Buffer is an object too, but in this place it is a secret, not options.
     let o = options
         .as_ref()
@@ -89,12 +97,12 @@ fn options_object<'a>(
 }
 
 /// The required `options.secret`.
-fn secret_option(o: &Object) -> HelperResult<Vec<u8>> {
+fn secret_option(o: &Object) -> CallResult<Vec<u8>> {
     let secret: Unknown = o
         .get_named_property("secret")
-        .map_err(|_| HelperError::arg_type("options.secret", "a string or Buffer"))?;
+        .map_err(|_| CallError::arg_type("options.secret", "a string or Buffer"))?;
     if matches!(args::kind(&secret), ValueType::Undefined | ValueType::Null) {
-        return Err(HelperError::arg_type(
+        return Err(CallError::arg_type(
             "options.secret",
             "a string or Buffer of at least 16 bytes (it is required)",
         ));
@@ -106,7 +114,7 @@ fn secret_option(o: &Object) -> HelperResult<Vec<u8>> {
 /// options is a positional secret (`verifyApiKey(key, storedHash, secret)`, the form other API-key
 /// libraries use): refused with a message naming this one, so such a call fails loudly instead
 /// of checking the wrong thing.
-fn read_secret_option(options: &Option<Unknown>, call: &str) -> HelperResult<Vec<u8>> {
+fn read_secret_option(options: &Option<Unknown>, call: &str) -> CallResult<Vec<u8>> {
     let wanted =
         format!("an object with a secret: {call} (the secret is an option, not an argument)");
     secret_option(&options_object(options, "ApiKeySecretOptions", &wanted)?)
@@ -133,13 +141,13 @@ pub fn generate_api_key(env: Env, options: Option<Unknown<'_>>) -> napi::Result<
             let secret = secret_option(&o)?;
             let prefix: Option<Unknown> = o
                 .get_named_property("prefix")
-                .map_err(|_| HelperError::arg_type("options.prefix", "a string"))?;
+                .map_err(|_| CallError::arg_type("options.prefix", "a string"))?;
             let prefix = match &prefix {
                 Some(p) if !args::is_nullish(&prefix) => args::string(p, "options.prefix", 64)?,
                 _ => "auth1_pk".to_string(),
             };
             api_key::check_prefix(&prefix).map_err(|_| {
-                HelperError::arg_value(
+                CallError::arg_value(
                     "options.prefix",
                     "must be lowercase [a-z0-9] segments joined by '_', starting with a letter, at most 32 chars",
                 )

@@ -5,26 +5,26 @@ use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 
 use crate::binding::args;
-use crate::binding::js_error::{to_js, HelperError, HelperResult};
+use crate::binding::js_error::{to_js, CallError, CallResult};
 use crate::helpers::csp::{Policy, MAX_SOURCES};
 
-fn sources(v: &Unknown) -> HelperResult<Vec<String>> {
+fn sources(v: &Unknown) -> CallResult<Vec<String>> {
     match args::kind(v) {
         ValueType::String => Ok(vec![args::string(v, "sources", 4096)?]),
         ValueType::Object if v.is_array().unwrap_or(false) => {
             // SAFETY: `v` is a live handle of the current call and an array; the conversion
             // checks every element and fails (mapped below) on a non-string.
             let list = unsafe { Vec::<String>::from_napi_value(v.value().env, v.raw()) }
-                .map_err(|_| HelperError::arg_type("sources", "a string or an array of strings"))?;
+                .map_err(|_| CallError::arg_type("sources", "a string or an array of strings"))?;
             if list.len() > MAX_SOURCES {
-                return Err(HelperError::out_of_range(
+                return Err(CallError::out_of_range(
                     "sources",
                     &format!("must hold at most {MAX_SOURCES} entries"),
                 ));
             }
             Ok(list)
         }
-        _ => Err(HelperError::arg_type(
+        _ => Err(CallError::arg_type(
             "sources",
             "a string or an array of strings",
         )),
@@ -32,7 +32,7 @@ fn sources(v: &Unknown) -> HelperResult<Vec<String>> {
 }
 
 /// `directive` when given, else 'script-src'.
-fn directive_or_script_src(directive: &Option<Unknown>) -> HelperResult<String> {
+fn directive_or_script_src(directive: &Option<Unknown>) -> CallResult<String> {
     match directive {
         Some(d) if !args::is_nullish(directive) => args::string(d, "directive", 64),
         _ => Ok("script-src".to_string()),

@@ -9,8 +9,8 @@ use ring::rand::SystemRandom;
 
 use super::totp::read_code;
 use crate::binding::args;
-use crate::binding::js_error::{to_js, HelperError, HelperResult};
-use crate::helpers::error::int_in;
+use crate::binding::js_error::{to_js, CallError, CallResult};
+use crate::call_error::int_in;
 use crate::helpers::otp_store::{Codes, Outcome};
 
 const MAX_KEY_BYTES: usize = 256;
@@ -130,10 +130,10 @@ impl OtpStore {
     }
 }
 
-fn read_key(v: &Unknown) -> HelperResult<String> {
+fn read_key(v: &Unknown) -> CallResult<String> {
     let k = args::string(v, "key", MAX_KEY_BYTES)?;
     if k.is_empty() {
-        return Err(HelperError::arg_value("key", "must not be empty"));
+        return Err(CallError::arg_value("key", "must not be empty"));
     }
     Ok(k)
 }

@@ -16,7 +16,7 @@ use zeroize::Zeroizing;
 
 use crate::binding::args;
 use crate::binding::js_error::{
-    clear_pending_exception, rejection, to_js, ErrorClass, HelperError, HelperResult,
+    clear_pending_exception, rejection, to_js, CallError, CallResult, ErrorClass,
 };
 use crate::helpers::password::{self, Costs, MAX_PASSWORD_BYTES};
 
@@ -43,7 +43,7 @@ pub struct VerifyPasswordOptions {
     pub secret: Option<Either<String, Buffer>>,
 }
 
-fn secret_bytes(secret: &Option<Either<String, Buffer>>) -> HelperResult<Zeroizing<Vec<u8>>> {
+fn secret_bytes(secret: &Option<Either<String, Buffer>>) -> CallResult<Zeroizing<Vec<u8>>> {
     let bytes = Zeroizing::new(match secret {
         None => Vec::new(),
         Some(Either::A(s)) => s.as_bytes().to_vec(),
@@ -53,18 +53,18 @@ fn secret_bytes(secret: &Option<Either<String, Buffer>>) -> HelperResult<Zeroizi
     Ok(bytes)
 }
 
-fn costs(o: &PasswordOptions) -> HelperResult<Costs> {
+fn costs(o: &PasswordOptions) -> CallResult<Costs> {
     Costs::from_options(o.memory_cost, o.time_cost, o.parallelism)
 }
 
 /// An optional `AbortSignal`: aborting before the work starts on the pool rejects the promise
 /// with an AbortError (a hash already running cannot be interrupted). A signal that is already
 /// aborted rejects at once, without hashing (`code` 'ABORT_ERR', as Node's own APIs do).
-fn abort_signal(v: &Option<Unknown>) -> HelperResult<Option<AbortSignal>> {
+fn abort_signal(v: &Option<Unknown>) -> CallResult<Option<AbortSignal>> {
     let Some(v) = v.as_ref().filter(|_| !args::is_nullish(v)) else {
         return Ok(None);
     };
-    let not_signal = || HelperError::arg_type("signal", "an AbortSignal");
+    let not_signal = || CallError::arg_type("signal", "an AbortSignal");
     if args::kind(v) != ValueType::Object {
         return Err(not_signal());
     }
@@ -79,7 +79,7 @@ fn abort_signal(v: &Option<Unknown>) -> HelperResult<Option<AbortSignal>> {
     // napi-rs only reacts to an `abort` event, which an already aborted signal never fires.
     let already_aborted = signal.and_then(|o| o.get_named_property::<bool>("aborted"));
     if already_aborted.unwrap_or(false) {
-        return Err(HelperError::aborted());
+        return Err(CallError::aborted());
     }
     // SAFETY: as above; napi-rs only registers an `abort` listener on the object.
     unsafe { AbortSignal::from_napi_value(v.value().env, v.raw()) }
@@ -101,7 +101,7 @@ pub struct VerifyInput {
     secret: Zeroizing<Vec<u8>>,
 }
 
-fn read_hash_input(password: &Unknown, options: &Option<Unknown>) -> HelperResult<HashInput> {
+fn read_hash_input(password: &Unknown, options: &Option<Unknown>) -> CallResult<HashInput> {
     let password = Zeroizing::new(args::bytes(password, "password", MAX_PASSWORD_BYTES)?);
     let opts: PasswordOptions = args::options(options, "PasswordOptions", "options")?;
     Ok(HashInput {
@@ -115,7 +115,7 @@ fn read_verify_input(
     hash: &Unknown,
     password: &Unknown,
     options: &Option<Unknown>,
-) -> HelperResult<VerifyInput> {
+) -> CallResult<VerifyInput> {
     let hash = args::string(hash, "hash", 64 << 10)?;
     let password = Zeroizing::new(args::bytes(password, "password", MAX_PASSWORD_BYTES)?);
     let opts: VerifyPasswordOptions = args::options(options, "VerifyPasswordOptions", "options")?;
@@ -129,19 +129,19 @@ fn read_verify_input(
 /// The Argon2 work of one call, run on the pool.
 pub trait PasswordWork: Send + 'static {
     type Output: ToNapiValue + TypeName + Send + 'static;
-    fn run(&self) -> HelperResult<Self::Output>;
+    fn run(&self) -> CallResult<Self::Output>;
 }
 
 impl PasswordWork for HashInput {
     type Output = String;
-    fn run(&self) -> HelperResult<String> {
+    fn run(&self) -> CallResult<String> {
         password::hash(&self.password, self.costs, &self.secret)
     }
 }
 
 impl PasswordWork for VerifyInput {
     type Output = bool;
-    fn run(&self) -> HelperResult<bool> {
+    fn run(&self) -> CallResult<bool> {
         password::verify(&self.decoded, &self.password, &self.secret)
     }
 }
@@ -150,12 +150,12 @@ impl PasswordWork for VerifyInput {
 /// reject with (so a Promise function never throws). `failure` carries a typed error from the
 /// pool back to `reject`, which runs on the JS thread and can build the JS error.
 pub struct PasswordTask<W> {
-    input: HelperResult<W>,
-    failure: Option<HelperError>,
+    input: CallResult<W>,
+    failure: Option<CallError>,
 }
 
 impl<W: PasswordWork> PasswordTask<W> {
-    fn spawn(env: &Env, input: HelperResult<W>, signal: &Option<Unknown>) -> AsyncTask<Self> {
+    fn spawn(env: &Env, input: CallResult<W>, signal: &Option<Unknown>) -> AsyncTask<Self> {
         let (input, signal) = match input.and_then(|w| Ok((w, abort_signal(signal)?))) {
             Ok((w, signal)) => (Ok(w), signal),
             Err(e) => {
@@ -185,7 +185,7 @@ impl<W: PasswordWork> Task for PasswordTask<W> {
             // Runs on a libuv worker where napi-rs catches nothing: a panic must become an error.
             Ok(work) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work.run()))
                 .unwrap_or_else(|_| {
-                    Err(HelperError::new(
+                    Err(CallError::new(
                         ErrorClass::Plain,
                         "ERR_AUTH_SHIELD_INTERNAL",
                         "password hashing panicked",
@@ -205,7 +205,7 @@ impl<W: PasswordWork> Task for PasswordTask<W> {
 
     fn reject(&mut self, env: Env, err: napi::Error) -> napi::Result<W::Output> {
         let failure = self.failure.take().unwrap_or_else(|| {
-            HelperError::new(
+            CallError::new(
                 ErrorClass::Plain,
                 "ERR_AUTH_SHIELD_INTERNAL",
                 err.reason.clone(),
@@ -296,7 +296,7 @@ pub fn needs_rehash(
     hash: Unknown<'_>,
     options: Option<Unknown<'_>>,
 ) -> napi::Result<bool> {
-    let result = (|| -> HelperResult<bool> {
+    let result = (|| -> CallResult<bool> {
         let hash = args::string(&hash, "hash", 64 << 10)?;
         let opts: PasswordOptions = args::options(&options, "PasswordOptions", "options")?;
         let wanted = costs(&opts)?;

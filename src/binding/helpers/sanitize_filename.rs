@@ -5,7 +5,7 @@ use napi::Env;
 use napi_derive::napi;
 
 use crate::binding::args;
-use crate::binding::js_error::{to_js, HelperResult};
+use crate::binding::js_error::{to_js, CallResult};
 use crate::helpers::sanitize_filename::{check_options, sanitize, MAX_INPUT_BYTES};
 
 /// Options for `sanitizeFilename`.
@@ -35,7 +35,7 @@ pub fn sanitize_filename(
 ) -> napi::Result<String> {
     to_js(
         &env,
-        (|| -> HelperResult<String> {
+        (|| -> CallResult<String> {
             let name = args::string(&name, "name", MAX_INPUT_BYTES)?;
             let opts: SanitizeFilenameOptions =
                 args::options(&options, "SanitizeFilenameOptions", "options")?;

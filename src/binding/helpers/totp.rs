@@ -5,8 +5,8 @@ use napi::{Env, ValueType};
 use napi_derive::napi;
 
 use crate::binding::args;
-use crate::binding::js_error::{to_js, HelperError, HelperResult};
-use crate::helpers::error::int_in;
+use crate::binding::js_error::{to_js, CallError, CallResult};
+use crate::call_error::int_in;
 use crate::helpers::totp::{self as otp, OtpAlgorithm, MAX_WINDOW};
 
 /// Options shared by `hotp`, `totp`, `verifyHotp`, `verifyTotp` and `totpUri`.
@@ -50,7 +50,7 @@ struct Prepared {
 }
 
 /// A secret given as base32 text or raw bytes.
-fn read_secret(v: &Unknown) -> HelperResult<Vec<u8>> {
+fn read_secret(v: &Unknown) -> CallResult<Vec<u8>> {
     let secret = if args::kind(v) == ValueType::String {
         otp::decode_base32(&args::string(v, "secret", otp::MAX_SECRET_BYTES * 2)?)?
     } else {
@@ -60,7 +60,7 @@ fn read_secret(v: &Unknown) -> HelperResult<Vec<u8>> {
     Ok(secret)
 }
 
-fn prepare(secret: &Unknown, options: &Option<Unknown>) -> HelperResult<Prepared> {
+fn prepare(secret: &Unknown, options: &Option<Unknown>) -> CallResult<Prepared> {
     let opts: OtpOptions = args::options(options, "OtpOptions", "options")?;
     Ok(Prepared {
         secret: read_secret(secret)?,
@@ -71,7 +71,7 @@ fn prepare(secret: &Unknown, options: &Option<Unknown>) -> HelperResult<Prepared
     })
 }
 
-fn now_or(time: Option<f64>) -> HelperResult<u64> {
+fn now_or(time: Option<f64>) -> CallResult<u64> {
     match time {
         // Fractions are floored so `Date.now() / 1000` works as is.
         Some(t) => int_in(Some(t.floor()), "options.time", 0, (1u64 << 53) - 1, 0),
@@ -79,9 +79,9 @@ fn now_or(time: Option<f64>) -> HelperResult<u64> {
     }
 }
 
-fn read_counter(v: Option<f64>) -> HelperResult<u64> {
+fn read_counter(v: Option<f64>) -> CallResult<u64> {
     if v.is_none() {
-        return Err(HelperError::arg_type("counter", "a number"));
+        return Err(CallError::arg_type("counter", "a number"));
     }
     int_in(v, "counter", 0, (1u64 << 53) - 1, 0)
 }
@@ -262,7 +262,7 @@ pub fn totp_uri(env: Env, input: Option<Unknown<'_>>) -> napi::Result<String> {
         &env,
         (|| {
             if args::is_nullish(&input) {
-                return Err(HelperError::arg_type("input", "an object"));
+                return Err(CallError::arg_type("input", "an object"));
             }
             let i: TotpUriInput = args::options(&input, "TotpUriInput", "input")?;
             let secret = otp::decode_base32(&i.secret)?;

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::jwt::base64url::{decode_into, encode};
-use crate::jwt::{decode_verified, HmacKey, KeyLookup};
+use crate::jwt::verify::decode_verified;
+use crate::jwt::{HmacKey, KeyLookup};
 use ring::rand::SystemRandom;
 use ring::signature::{self as sig, KeyPair};
 
@@ -383,8 +384,8 @@ fn validation_names_the_key_and_refuses_weak_or_duplicate_keys() {
     let raw = |kid: Option<&str>, alg: &str, key: Vec<u8>| {
         (kid.map(str::to_owned), alg.to_owned(), Secret::new(key))
     };
-    let range = |r: Result<Vec<KeySpec>, InputError>| match r {
-        Err(InputError::Range(m)) => m,
+    let range = |r: Result<Vec<KeySpec>, ArgError>| match r {
+        Err(ArgError::Range(m)) => m,
         other => panic!("{other:?}"),
     };
     let m = range(validate_specs(
@@ -416,7 +417,7 @@ fn validation_names_the_key_and_refuses_weak_or_duplicate_keys() {
     );
     assert_eq!(
         duplicate.unwrap_err(),
-        InputError::DuplicateKid(r#"keys[1] (kid "a"): duplicate kid"#.into())
+        ArgError::DuplicateKid(r#"keys[1] (kid "a"): duplicate kid"#.into())
     );
     let m = range(validate_specs(
         vec![raw(None, "ES256", vec![4; 97])],
