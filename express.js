@@ -110,14 +110,15 @@ function middlewareOf(decision, decide, hooks) {
 // every property added to it, and a middleware that adds one property (req.auth) pays that once
 // where this one adds six (id, requestId, user, tenantId, tenantSource and the claims). Deleting
 // a property other than the last one added turns the object into a dictionary-mode object
-// instead, where each addition is a hash-table insert: two additions and a deletion, whatever
-// the number of properties that follow (profile and numbers: docs/development.md).
-const SCRATCH = Symbol('auth-shield.scratch')
+// instead, where each addition is a hash-table insert: two additions of scratch keys and their
+// deletion, whatever the number of properties that follow (docs/development.md, the hot path).
+const SCRATCH = [Symbol('auth-shield.scratch'), Symbol('auth-shield.scratch')]
 
 function toDictionary(req) {
-  req[SCRATCH] = undefined
-  req.id = undefined
-  delete req[SCRATCH]
+  req[SCRATCH[0]] = undefined
+  req[SCRATCH[1]] = undefined
+  delete req[SCRATCH[0]]
+  delete req[SCRATCH[1]]
 }
 
 /** The URL a request asked for; '' for a hand-built request without one. */
