@@ -45,6 +45,9 @@ function middlewareOf(decision, decide, hooks) {
   const nextError = hooks.nextError || ((d) => decision.unauthorizedError(d))
 
   function authShieldMiddleware(req, res, next) {
+    // First, so that the decision's reads of the request (headers, method) find the one
+    // dictionary map all requests share, not a hidden class V8 has never seen.
+    toDictionary(req)
     let d
     try {
       d = decide(req)
@@ -57,14 +60,15 @@ function middlewareOf(decision, decide, hooks) {
 
   function apply(d, req, res, next) {
     if (d.action === 'skip') return next()
-    toDictionary(req)
     req.requestId = req.id = d.requestId
     // A hand-built response (serverless adapters, tests) may have no setHeader: express-jwt
-    // never touches the response, so nothing is set on one.
-    const settable = typeof res.setHeader === 'function'
+    // never touches the response, so nothing is set on one. (Looked up once: the response, too,
+    // has a hidden class of its own, so every lookup is a slow one.)
+    const setHeader = res.setHeader
+    const settable = typeof setHeader === 'function'
     if (settable) {
       const headers = d.headers
-      for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1])
+      for (let i = 0; i < headers.length; i++) setHeader.call(res, headers[i][0], headers[i][1])
     }
     if (d.action === 'pass') {
       const identity = d.identity
@@ -117,6 +121,8 @@ const SCRATCH = Symbol('auth-shield.scratch')
 const SCRATCH_ACCESSOR = { get() {}, configurable: true }
 
 function toDictionary(req) {
+  // A frozen or sealed hand-built request is left as it is (a skip rule may still pass it).
+  if (!Object.isExtensible(req)) return
   req[SCRATCH] = undefined
   Object.defineProperty(req, SCRATCH, SCRATCH_ACCESSOR)
   delete req[SCRATCH]
