@@ -115,12 +115,12 @@ export type AuthConfig = AuthConfigOptions &
 
 /**
  * The config of `new Authenticator(config)`: an `AuthConfig` and the options the constructor
- * takes out before the core reads the rest (`entryOptions` of `js/schema.json`).
+ * takes out before the core reads the rest (`entryOptions` of `contract/options.json`).
  * `Authenticator.shared` and `authenticateRequest` take an `AuthConfig` only.
  */
 export type AuthenticatorConfig = AuthConfig & AuthenticatorEntryOptions
 
-/** The options of `AuthenticatorConfig` beyond `AuthConfig`, in `js/schema.json` order. */
+/** The options of `AuthenticatorConfig` beyond `AuthConfig`, in `contract/options.json` order. */
 export interface AuthenticatorEntryOptions {
   /**
    * A store of `auth-shield/redis` (`createRedisStore`): the authenticator shares its rate limit
@@ -130,7 +130,7 @@ export interface AuthenticatorEntryOptions {
   store?: import('./lib/store/index').RedisStore | null | undefined
 }
 
-/** Every option of `AuthConfig`, in `js/schema.json` order. */
+/** Every option of `AuthConfig`, in `contract/options.json` order. */
 export interface AuthConfigOptions {
   /** HS256 secret for access tokens: the shorthand for `keys: [{ alg: 'HS256', secret }]`. */
   accessSecret?: Secret | null | undefined
@@ -534,8 +534,8 @@ export interface ApiKeySecretOptions {
 
 /**
  * The fields of every `AuthResult`, documented for `index.d.ts` (never converted at run time:
- * the factories in `env_cache` build the objects). Its fields follow `js/schema.json`'s
- * `result` list, which a test checks. `AuthResult` itself is the union `AuthSuccess |
+ * the factories in `env_cache` build the objects). Its fields follow `contract/results.json`'s
+ * `AuthResult` list, which a test checks. `AuthResult` itself is the union `AuthSuccess |
  * AuthFailure` on `authenticated` (types/index-header.d.ts), so TypeScript narrows.
  */
 export interface AuthResultFields {

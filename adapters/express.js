@@ -29,7 +29,9 @@ const EXPRESS_OPTIONS = new Set(['requestProperty'])
  */
 function authShield(configOrAuthenticator, options) {
   const decision = new AuthDecision(configOrAuthenticator, options, EXPRESS_OPTIONS)
-  return middlewareOf(decision, (req) => decision.decide(req, pathOf(urlOf(req))), {})
+  // Without skip rules the path is never read: not worked out per request.
+  const decide = decision.options.skip === null ? (req) => decision.decide(req) : (req) => decision.decide(req, pathOf(urlOf(req)))
+  return middlewareOf(decision, decide, {})
 }
 
 /**
@@ -39,10 +41,13 @@ function authShield(configOrAuthenticator, options) {
  */
 function middlewareOf(decision, decide, hooks) {
   const { onError, errors } = decision.options
-  const requestProperty = readRequestProperty(decision.adapterOptions.requestProperty)
+  const setClaims = claimsSetter(readRequestProperty(decision.adapterOptions.requestProperty))
   const nextError = hooks.nextError || ((d) => decision.unauthorizedError(d))
 
   function authShieldMiddleware(req, res, next) {
+    // First, so that the decision's reads of the request (headers, method) find the one
+    // dictionary map all requests share, not a hidden class V8 has never seen.
+    toDictionary(req)
     let d
     try {
       d = decide(req)
@@ -57,14 +62,22 @@ function middlewareOf(decision, decide, hooks) {
     if (d.action === 'skip') return next()
     req.requestId = req.id = d.requestId
     // A hand-built response (serverless adapters, tests) may have no setHeader: express-jwt
-    // never touches the response, so nothing is set on one.
-    const settable = typeof res.setHeader === 'function'
-    if (settable) for (const [name, value] of d.headers) res.setHeader(name, value)
+    // never touches the response, so nothing is set on one. (Looked up once: the response, too,
+    // has a hidden class of its own, so every lookup is a slow one.)
+    const setHeader = res.setHeader
+    const settable = typeof setHeader === 'function'
+    if (settable) {
+      const headers = d.headers
+      for (let i = 0; i < headers.length; i++) setHeader.call(res, headers[i][0], headers[i][1])
+    }
     if (d.action === 'pass') {
-      Object.assign(req, d.identity)
+      const identity = d.identity
+      req.user = identity.user
+      req.tenantId = identity.tenantId
+      req.tenantSource = identity.tenantSource
       // The payload is only parsed if the app reads it; assigning replaces it (express-jwt's
       // req.auth is a plain property too).
-      if (d.authorization !== undefined) setClaims(req, requestProperty, d)
+      if (d.authorization !== undefined) setClaims(req, d)
       return next()
     }
     if (errors === 'next' || !settable) return next(nextError(d))
@@ -96,6 +109,25 @@ function middlewareOf(decision, decide, hooks) {
   return authShieldMiddleware
 }
 
+// Express 5 sets the prototype of every request object (app.handle's Object.setPrototypeOf),
+// which leaves each one with a hidden class of its own: V8 then makes a new hidden class for
+// every property added to it, and a middleware that adds one property (req.auth) pays that once
+// where this one adds six (id, requestId, user, tenantId, tenantSource and the claims). Turning
+// a data property into an accessor makes V8 turn the object into a dictionary-mode object
+// instead, where each addition is a hash-table insert: one scratch key added, made an accessor
+// and deleted, whatever the number of properties that follow (docs/development.md, the hot
+// path). The request keeps no trace of it.
+const SCRATCH = Symbol('auth-shield.scratch')
+const SCRATCH_ACCESSOR = { get() {}, configurable: true }
+
+function toDictionary(req) {
+  // A frozen or sealed hand-built request is left as it is (a skip rule may still pass it).
+  if (!Object.isExtensible(req)) return
+  req[SCRATCH] = undefined
+  Object.defineProperty(req, SCRATCH, SCRATCH_ACCESSOR)
+  delete req[SCRATCH]
+}
+
 /** The URL a request asked for; '' for a hand-built request without one. */
 function urlOf(req) {
   return req.originalUrl || req.url || ''
@@ -111,10 +143,38 @@ function readRequestProperty(name = 'auth') {
 }
 
 /**
- * `req[path]` reads the pass decision's claims: the payload is only parsed if the app reads it.
- * Assigning replaces it with a plain value (express-jwt's `req.auth` is a plain property).
+ * `(req, d) => void` for a `requestProperty` path: `req[path]` then reads the pass decision's
+ * claims, so the payload is only parsed if the app reads it. Assigning replaces it with a plain
+ * value (express-jwt's `req.auth` is a plain property).
+ *
+ * For a single name the accessor is one getter/setter pair made here, and the decision waits
+ * under a symbol of this middleware: V8 shares one hidden class among the requests only while
+ * an accessor property has the same functions every time. Fresh closures per request would
+ * turn every request object into a slow dictionary-mode object (and the GC work with it).
  */
-function setClaims(req, path, d) {
+function claimsSetter(path) {
+  if (path.length > 1) return (req, d) => setNestedClaims(req, path, d)
+  const name = path[0]
+  const pass = Symbol(`auth-shield.${name}`)
+  const accessor = {
+    get() {
+      const d = this[pass]
+      return d === undefined ? undefined : d.claims
+    },
+    set(value) {
+      Object.defineProperty(this, name, { value, writable: true, configurable: true, enumerable: true })
+    },
+    configurable: true,
+    enumerable: true,
+  }
+  return (req, d) => {
+    req[pass] = d
+    Object.defineProperty(req, name, accessor)
+  }
+}
+
+/** A dotted `requestProperty` (`'auth.payload'`): the claims behind a getter on the last object. */
+function setNestedClaims(req, path, d) {
   let target = req
   for (let i = 0; i < path.length - 1; i++) {
     const next = target[path[i]]

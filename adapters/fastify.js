@@ -55,22 +55,48 @@ async function authShieldPlugin(fastify, pluginOptions) {
   fastify.decorate('authShield', Object.defineProperty(info, 'decision', { value: decision }))
 
   async function authenticate(request, reply) {
-    let d = decision.decide(request, pathOf(request.url))
+    return settle(decision.decide(request, pathOf(request.url)), request, reply)
+  }
+
+  // The hook. The common case, a decision taken at once that passes (without formatUser) or
+  // skips, goes on with done() there and then: an async hook costs Fastify a Promise and a
+  // microtask per request. Anything else is settled as `authenticate` does, and Fastify waits
+  // for that Promise (done is never called then).
+  function authenticateHook(request, reply, done) {
+    const d = decision.decide(request, pathOf(request.url))
+    if (shapeUser === undefined && !isPending(d)) {
+      if (d.action === 'skip') return done()
+      if (d.action === 'pass') {
+        setPass(d, request, reply)
+        return done()
+      }
+    }
+    return settle(d, request, reply)
+  }
+
+  function setPass(d, request, reply) {
+    request.requestId = d.requestId
+    setHeaders(d, reply)
+    const identity = d.identity
+    request.user = identity.user
+    request.tenantId = identity.tenantId
+    request.tenantSource = identity.tenantSource
+    if (d.authorization !== undefined) request[PASS] = d
+  }
+
+  async function settle(d, request, reply) {
     if (isPending(d)) d = await d
     if (d.action === 'skip') return
-    request.requestId = d.requestId
-    for (const [name, value] of d.headers) reply.header(name, value)
     if (d.action === 'pass') {
-      Object.assign(request, d.identity)
-      if (d.authorization !== undefined) {
-        request[PASS] = d
-        if (shapeUser !== undefined) {
-          const user = shapeUser(d.claims, request)
-          request.user = user instanceof Promise ? await user : user
-        }
+      setPass(d, request, reply)
+      if (d.authorization !== undefined && shapeUser !== undefined) {
+        const user = shapeUser(d.claims, request)
+        request.user = user instanceof Promise ? await user : user
       }
       return
     }
+    request.requestId = d.requestId
+    setHeaders(d, reply)
     if (errors === 'next' && !isDefaultErrorHandler(routeErrorHandler(request))) throw decision.unauthorizedError(d)
     if (onError !== undefined) return onError(new AuthShieldError(d.result), request, reply)
     reply.code(d.status).type('application/json; charset=utf-8')
@@ -78,7 +104,12 @@ async function authShieldPlugin(fastify, pluginOptions) {
   }
 
   fastify.decorate('authenticate', authenticate)
-  if (hook !== false) fastify.addHook(hook, authenticate)
+  if (hook !== false) fastify.addHook(hook, authenticateHook)
+}
+
+function setHeaders(d, reply) {
+  const headers = d.headers
+  for (let i = 0; i < headers.length; i++) reply.header(headers[i][0], headers[i][1])
 }
 
 // Fastify keeps a route's error handler (fixed when the route's plugin loaded, or the route's

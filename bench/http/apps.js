@@ -145,7 +145,36 @@ function authResultOf(req) {
   return ANONYMOUS
 }
 
+// Fastify 5: no auth; the project's plugin (auth-shield/fastify, engine pinned to native: it also
+// sets X-Request-Id and RateLimit-* headers); and a three-line onRequest hook around
+// `authenticate`, the same comparison as Express's.
+async function fastifyServer(auth, fx) {
+  const fastify = require('fastify')
+  let server
+  const app = fastify({ serverFactory: (handler) => (server = http.createServer(handler)) })
+  if (auth === 'auth-shield') {
+    await app.register(require('../../fastify'), { config: fx.config, engine: 'native' })
+    if (app.authShield.engine !== 'native') throw new Error(`auth-shield/fastify runs the ${app.authShield.engine} engine, not the native one`)
+  } else if (auth === 'auth-shield-direct') {
+    const authenticator = createAuthFunction('auth-shield', fx)
+    app.decorateRequest('authResult', undefined)
+    app.addHook('onRequest', (request, reply, done) => {
+      const result = authenticator(request.headers.authorization, request.headers['x-tenant-id'], request.headers.host)
+      if (!result.authenticated) return reply.code(result.errorStatus).send({ error: result.errorCode })
+      request.authResult = result
+      done()
+    })
+  } else if (auth !== 'none') throw new Error(`unknown Fastify auth variant ${auth}`)
+  app.get('/', (request, reply) => {
+    const result = request.authResult || (request.user && request.user.userId ? { userId: request.user.userId, tenantId: request.tenantId, requestId: request.requestId } : ANONYMOUS)
+    reply.type('application/json').send(body(result))
+  })
+  await app.ready()
+  return server
+}
+
 function createServer({ framework, auth }, fx) {
+  if (framework === 'fastify') return fastifyServer(auth, fx)
   return framework === 'express' ? expressServer(auth, fx) : nodeServer(auth, fx)
 }
 

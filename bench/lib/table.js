@@ -39,10 +39,13 @@ function renderHttp(section) {
     formatRps(r.rps.median),
     `${formatRps(r.rps.min)} – ${formatRps(r.rps.max)}`,
     r.auth === 'none' ? '100 %' : formatPercent(r.ofNoAuth.median),
+    r.cpuUsPerRequest === undefined ? '–' : `${r.cpuUsPerRequest.median.toFixed(1)} µs`,
+    r.cpuShareOfNoAuth === undefined ? '–' : r.auth === 'none' ? '100 %' : formatPercent(r.cpuShareOfNoAuth.median),
     formatLatency(r.p50Ms.median),
     formatLatency(r.p99Ms.median),
   ])
-  return [section.title, renderTable(['server', 'req/s', 'min – max', 'of no-auth', 'p50', 'p99'], rows)].join('\n')
+  const headers = ['server', 'req/s', 'min – max', 'of no-auth', 'server CPU/req', 'CPU share', 'p50', 'p99']
+  return [section.title, renderTable(headers, rows), "(CPU share: no-auth CPU per request ÷ this one's, the req/s share a CPU-bound server keeps)"].join('\n')
 }
 
 function renderScaleOut(section) {

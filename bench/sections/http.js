@@ -22,6 +22,9 @@ const VARIANTS = [
   { framework: 'express', auth: 'express-jwt-keyobject', label: 'Express 5 + express-jwt (KeyObject) + chain' },
   { framework: 'express', auth: 'passport-jwt-keyobject', label: 'Express 5 + passport-jwt (KeyObject) + chain' },
   { framework: 'express', auth: 'express-jwt-string', label: 'Express 5 + express-jwt (string secret) + chain' },
+  { framework: 'fastify', auth: 'none', label: 'Fastify 5, no auth' },
+  { framework: 'fastify', auth: 'auth-shield', label: 'Fastify 5 + auth-shield/fastify plugin' },
+  { framework: 'fastify', auth: 'auth-shield-direct', label: 'Fastify 5 + auth-shield (3-line onRequest hook)' },
 ]
 
 function idOf(v) {
@@ -60,6 +63,14 @@ async function sanityCheck(variant, port, fx) {
   }
 }
 
+/** The server's CPU time so far (user + system, µs), asked over IPC. */
+function cpuOf(child) {
+  return new Promise((resolve) => {
+    child.once('message', ({ cpuUs }) => resolve(cpuUs))
+    child.send('cpu')
+  })
+}
+
 function load(port, fx, { durationSec, connections }) {
   return autocannon({
     url: `http://127.0.0.1:${port}/`,
@@ -69,11 +80,19 @@ function load(port, fx, { durationSec, connections }) {
   })
 }
 
-function summarizeLoad(label, result) {
+function summarizeLoad(label, result, cpuUs) {
   if (result.errors || result.non2xx || result.timeouts) {
     throw new Error(`${label}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx under load`)
   }
-  return { rps: result.requests.total / result.duration, p50: result.latency.p50, p99: result.latency.p99 }
+  const served = result.requests.total
+  return {
+    rps: served / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    // The server's own CPU per request: less swayed than req/s by the load generator sharing
+    // the cores.
+    cpuUsPerRequest: served > 0 ? cpuUs / served : 0,
+  }
 }
 
 async function runHttp(fx, { rounds, durationSec, warmupSec, connections }) {
@@ -100,15 +119,35 @@ async function runHttp(fx, { rounds, durationSec, warmupSec, connections }) {
       for (let k = 0; k < variants.length; k++) {
         const v = variants[(k + round) % variants.length]
         progress(`http: round ${round + 1}/${rounds} ${v.label}`)
-        const result = await load(servers.get(idOf(v)).port, fx, { durationSec, connections })
-        samples[idOf(v)].push(summarizeLoad(v.label, result))
+        const { port, child } = servers.get(idOf(v))
+        const before = await cpuOf(child)
+        const result = await load(port, fx, { durationSec, connections })
+        const after = await cpuOf(child)
+        samples[idOf(v)].push(summarizeLoad(v.label, result, after - before))
       }
     }
+    // The adapter against a three-line middleware around `authenticate` in the same framework:
+    // points of no-auth req/s (and of the CPU share) it loses, paired within each round.
+    const share = (id, framework, field) =>
+      samples[id].map((s, round) => (field === 'rps' ? s.rps / samples[`${framework}:none`][round].rps : samples[`${framework}:none`][round].cpuUsPerRequest / s.cpuUsPerRequest))
+    const adapterGaps = ['express', 'fastify']
+      .filter((f) => samples[`${f}:auth-shield`] && samples[`${f}:auth-shield-direct`])
+      .map((framework) => {
+        const points = (field) => {
+          const adapter = share(`${framework}:auth-shield`, framework, field)
+          const direct = share(`${framework}:auth-shield-direct`, framework, field)
+          return summarize(adapter.map((a, round) => (direct[round] - a) * 100))
+        }
+        return { framework, rpsPoints: points('rps'), cpuPoints: points('cpu') }
+      })
     return {
+      adapterGaps,
       title: `HTTP (autocannon, ${connections} connections, ${durationSec} s per sample, loopback)`,
       rows: variants.map((v) => {
         const own = samples[idOf(v)].map((s) => s.rps)
         const bare = samples[`${v.framework}:none`].map((s) => s.rps)
+        const cpu = samples[idOf(v)].map((s) => s.cpuUsPerRequest)
+        const bareCpu = samples[`${v.framework}:none`].map((s) => s.cpuUsPerRequest)
         return {
           id: idOf(v),
           label: v.label,
@@ -119,6 +158,10 @@ async function runHttp(fx, { rounds, durationSec, warmupSec, connections }) {
           p99Ms: summarize(samples[idOf(v)].map((s) => s.p99)),
           // share of the same framework's no-auth throughput, paired within each round
           ofNoAuth: pairedRatio(own, bare),
+          cpuUsPerRequest: summarize(cpu),
+          // no-auth CPU per request ÷ this one's, paired within each round: the share of no-auth
+          // req/s a CPU-bound server would keep
+          cpuShareOfNoAuth: pairedRatio(bareCpu, cpu),
           samples: samples[idOf(v)],
         }
       }),

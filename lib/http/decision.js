@@ -16,6 +16,7 @@ const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
 const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
+const { VerifiedClaims } = require('./verified-claims')
 
 const OPTION_NAMES = new Set([
   'credentialsRequired',
@@ -159,6 +160,8 @@ class AuthDecision {
     this.refillPerSec = this.engine.authenticator.rateLimitRefill
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
+    // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).
+    this.verifiedClaims = new VerifiedClaims()
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
     // both): the limit goes through it, and an identity without a lease yet waits for one round
     // trip (docs/scale-out.md).
@@ -238,14 +241,14 @@ class AuthDecision {
     if (result.authenticated) {
       const user = { userId: result.userId, email: result.email, role: result.role }
       const identity = { user, tenantId: result.tenantId, tenantSource: result.tenantSource }
-      return new Pass(requestId, this.headersFor(result, authorization), identity, authorization)
+      return new Pass(requestId, this.headersFor(result, authorization), identity, authorization, this.verifiedClaims)
     }
     // Optional auth: anonymous requests (no credentials, or another scheme's, as express-jwt
     // lets `Basic …` through) pass without a challenge; a bad bearer token is still refused.
     const code = result.errorCode
     const noCredentials = code === 'missing_authorization' || (code === 'invalid_authorization_format' && isOtherScheme(authorization))
     if (!credentialsRequired && noCredentials) {
-      return new Pass(requestId, [['X-Request-Id', requestId]], ANONYMOUS, undefined)
+      return new Pass(requestId, [['X-Request-Id', requestId]], ANONYMOUS, undefined, null)
     }
     return {
       action: 'fail',
@@ -300,13 +303,14 @@ class AuthDecision {
 
 /** A passing decision; `claims` decodes the verified token's payload on first read. */
 class Pass {
-  constructor(requestId, headers, identity, authorization) {
+  constructor(requestId, headers, identity, authorization, verifiedClaims) {
     this.action = 'pass'
     this.requestId = requestId
     this.headers = headers
     this.identity = identity
     this.authorization = authorization
     this.parsed = undefined
+    this.verifiedClaims = verifiedClaims
   }
 
   /**
@@ -314,7 +318,7 @@ class Pass {
    * bytes, so both give these values), or undefined for an anonymous pass.
    */
   get claims() {
-    if (this.parsed === undefined && this.authorization !== undefined) this.parsed = payloadOf(this.authorization)
+    if (this.parsed === undefined && this.authorization !== undefined) this.parsed = this.verifiedClaims.of(this.authorization)
     return this.parsed
   }
 }
@@ -331,13 +335,6 @@ function defineClaims(owner, name, pass) {
     configurable: true,
     enumerable: true,
   })
-}
-
-/** JSON of a verified `Bearer <header>.<payload>.<signature>`'s payload segment. */
-function payloadOf(authorization) {
-  const start = authorization.indexOf('.') + 1
-  const end = authorization.indexOf('.', start)
-  return JSON.parse(Buffer.from(authorization.slice(start, end), 'base64url').toString('utf8'))
 }
 
 const { failure: FAILURE } = resultTemplates()
