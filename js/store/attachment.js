@@ -6,6 +6,7 @@
 
 const { RateLimiter } = require('../rate-limit')
 const { intervalArg } = require('./lease-script')
+const { leaseKeys } = require('./key-layout')
 
 /** One authenticator's shared limit: its bucket parameters, queued identities and fallback. */
 class Attachment {
@@ -21,7 +22,8 @@ class Attachment {
     // The script's bucket arguments, as sent.
     this.capacityArg = String(max)
     this.intervalArg = intervalArg(refill)
-    this.keyPrefix = `${store.options.prefix}rl:${options.name}:`
+    // The bucket key of each identity, and on a cluster its shard (js/store/key-layout.js).
+    this.keys = leaseKeys(store.options.prefix, options.name, store.topology)
     // Outage fallback: a local bucket holding `outageShare` of the shared one.
     this.fallback = new RateLimiter(Math.max(1, Math.floor(max * options.outageShare)), refill * options.outageShare, options.maxKeys)
     this.maxKeys = options.maxKeys
