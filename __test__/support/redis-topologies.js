@@ -83,8 +83,11 @@ function clusterHandle(nodes) {
   const alive = () => nodes.filter((n) => !n.dead)
   const handle = {
     nodes,
-    rootNodes: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
-    urls: nodes.map((n) => n.url),
+    // The live nodes only: node-redis' cluster client, given a dead root node first and a
+    // reconnection strategy that never gives up, retries it forever instead of the next one.
+    get rootNodes() {
+      return alive().map((n) => ({ host: '127.0.0.1', port: n.port }))
+    },
     cli,
     /** The hash slot of `key`. */
     slotOf: async (key) => Number(await cli(nodes[0].port, 'CLUSTER', 'KEYSLOT', key)),

@@ -12,6 +12,8 @@ const path = require('node:path')
 const WORKER = path.join(__dirname, 'shared-limit-worker.js')
 const FOLLOWER = path.join(__dirname, 'revocation-follower.js')
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+// A process that has not connected by then will not: fail rather than hang the suite.
+const READY_MS = 30_000
 
 /** Starts a limit worker; resolves to `{ go(), result }` once it is connected and ready. */
 function startWorker(options) {
@@ -26,6 +28,7 @@ function startWorker(options) {
       if (stdout.startsWith('ready\n')) resolve()
     })
     exited.then((code) => reject(new Error(`worker exited (${code}) before it was ready: ${stderr}`)))
+    setTimeout(() => reject(new Error(`worker not ready within ${READY_MS} ms: ${stderr}`)), READY_MS).unref()
   })
   const result = exited.then((code) => {
     if (code !== 0) throw new Error(`worker failed (${code}): ${stderr}`)
@@ -80,6 +83,10 @@ async function follower({ target, kind, engine, config, feedOptions }) {
   await new Promise((resolve, reject) => {
     exited.then((code) => reject(new Error(`follower exited (${code}) before it was ready`)))
     child.once('message', (m) => m.ready && resolve())
+    setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`follower (${kind}, ${engine}) not ready within ${READY_MS} ms`))
+    }, READY_MS).unref()
   })
   const state = { applied: 0, times: [], waiters: [] }
   const answers = []
