@@ -9,8 +9,7 @@
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { redisSkip } = require('./support/redis-server')
-const { startCluster } = require('./support/redis-topologies')
+const { startCluster, topologySkip } = require('./support/redis-topologies')
 const { CLIENT_KINDS, connectClient } = require('./support/redis-clients')
 const { sharedLimitRun, follower, untilRevokedEverywhere, propagation, quantile, sleep } = require('./support/topology-run')
 const { token } = require('./support/tokens')
@@ -46,7 +45,7 @@ function failoverBound(n, elapsedSec) {
   return MAX + REFILL * elapsedSec + n * LEASE + n * SHARE * (MAX + REFILL * elapsedSec) + n * LEASE
 }
 
-describe('Redis Cluster: 3 masters + 3 replicas', { skip: redisSkip() }, () => {
+describe('Redis Cluster: 3 masters + 3 replicas', { skip: topologySkip() }, () => {
   let cluster
   before(async () => {
     process.on('unhandledRejection', onUnhandled)

@@ -8,8 +8,7 @@
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { redisSkip } = require('./support/redis-server')
-const { startSentinel } = require('./support/redis-topologies')
+const { startSentinel, topologySkip } = require('./support/redis-topologies')
 const { CLIENT_KINDS, connectClient } = require('./support/redis-clients')
 const { sharedLimitRun, follower, untilRevokedEverywhere, propagation, quantile, sleep } = require('./support/topology-run')
 const { token } = require('./support/tokens')
@@ -35,7 +34,7 @@ const bearer = (sub, extra = {}) => `Bearer ${token({ sub, exp: Math.floor(Date.
 const unhandled = []
 const onUnhandled = (err) => unhandled.push(err)
 
-describe('Sentinel: 1 master, 1 replica, 3 sentinels', { skip: redisSkip() }, () => {
+describe('Sentinel: 1 master, 1 replica, 3 sentinels', { skip: topologySkip() }, () => {
   let setup
   let target
   before(async () => {

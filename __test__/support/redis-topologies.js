@@ -8,11 +8,24 @@
 //   const cluster = await startCluster()   // { nodes, rootNodes, cli, masterOf(key), kill…, stop() }
 //   const sentinel = await startSentinel() // { master, replica, sentinels, failover(), stop() }
 
-const { execFile } = require('node:child_process')
-const { startRedis } = require('./redis-server')
+const { execFile, spawnSync } = require('node:child_process')
+const { startRedis, redisSkip } = require('./redis-server')
 
 const CLI = process.env.REDIS_CLI || 'redis-cli'
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The `skip` value for a Cluster or Sentinel suite: redis-server's (./redis-server.js), or one
+ * line when redis-cli is missing; under AUTH_SHIELD_REQUIRE_REDIS=1 a missing binary throws.
+ */
+function topologySkip() {
+  const skip = redisSkip()
+  if (skip) return skip
+  if (spawnSync(CLI, ['--version']).status === 0) return false
+  const hint = 'redis-cli not found: install it (Debian/Ubuntu: apt-get install redis-tools) or set REDIS_CLI'
+  if (process.env.AUTH_SHIELD_REQUIRE_REDIS === '1') throw new Error(`${hint} (AUTH_SHIELD_REQUIRE_REDIS=1)`)
+  return hint
+}
 
 /** `redis-cli -p <port> <args…>`: its standard output, trimmed. */
 function cli(port, ...args) {
@@ -200,4 +213,4 @@ async function startSentinel({ name = 'mymaster' } = {}) {
   }
 }
 
-module.exports = { startCluster, startSentinel, cli, until }
+module.exports = { startCluster, startSentinel, topologySkip, cli, until }
