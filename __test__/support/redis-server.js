@@ -82,14 +82,20 @@ function waitForPong(port, timeoutMs) {
  * `{ port, url, dir, stop(), kill(), restart() }`: `kill()` sends SIGKILL and waits for the
  * exit; `restart()` starts it again on the same port and directory.
  */
-async function startRedis({ persist = false, args = [] } = {}) {
+async function startRedis({ persist = false, args = [], sentinelConf } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-shield-redis-'))
   const port = await freePort()
-  const argv = [
+  let argv = [
     '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
     '--appendonly', persist ? 'yes' : 'no', '--appendfsync', 'always', '--daemonize', 'no', '--logfile', '',
     ...args,
   ]
+  if (sentinelConf !== undefined) {
+    // A Sentinel: redis-server <conf> --sentinel (it rewrites its own config file).
+    const conf = path.join(dir, 'sentinel.conf')
+    fs.writeFileSync(conf, sentinelConf)
+    argv = [conf, '--sentinel', '--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'no', '--logfile', '']
+  }
   let child = null
   const launch = async () => {
     child = spawn(BINARY, argv, { stdio: ['ignore', 'ignore', 'pipe'] })

@@ -11,6 +11,10 @@
 //   { revoke: { jti, expiresAtSec, sub } } -> revokes both, not awaited (no 'unhandledRejection'
 //                        listener here: one would end the process), then answers { revoked: true }
 //   { stop: true }   -> closes the feed and the client, exits 0
+// REDIS_TARGET (JSON: `{ cluster: rootNodes }` or `{ sentinel: { name, sentinels } }`) replaces
+// REDIS_URL for the topology suites (__test__/redis-cluster.test.js, redis-sentinel.test.js); with
+// REPORT_APPLIED=1 the follower also sends `{ applied: entries, at: Date.now() }` for every read
+// that applied stream entries (propagation times, measured by the parent on the same clock).
 
 const { RevocationFeed } = require('../../lib/store/revocations')
 
@@ -29,10 +33,14 @@ async function connect(kind, url) {
 }
 
 async function main() {
-  const conn = await connect(process.env.CLIENT, process.env.REDIS_URL)
+  const conn = process.env.REDIS_TARGET
+    ? await require('./redis-clients').connectClient(process.env.CLIENT || 'node-redis', JSON.parse(process.env.REDIS_TARGET))
+    : await connect(process.env.CLIENT, process.env.REDIS_URL)
   const engine = process.env.ENGINE === 'js' ? require('../../js') : require('../..')
   const auth = new engine.Authenticator(JSON.parse(process.env.AUTH_CONFIG))
-  const feed = new RevocationFeed(conn.client, JSON.parse(process.env.FEED_OPTIONS)).attach(auth)
+  const feedOptions = JSON.parse(process.env.FEED_OPTIONS)
+  if (process.env.REPORT_APPLIED === '1') feedOptions.onApplied = (applied) => process.send({ applied, at: Date.now() })
+  const feed = new RevocationFeed(conn.client, feedOptions).attach(auth)
   await feed.start()
   process.on('message', async (m) => {
     if (m.revoke) {

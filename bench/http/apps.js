@@ -153,7 +153,7 @@ async function fastifyServer(auth, fx) {
   let server
   const app = fastify({ serverFactory: (handler) => (server = http.createServer(handler)) })
   if (auth === 'auth-shield') {
-    await app.register(require('../../fastify'), { config: fx.config, engine: 'native' })
+    await app.register(require('../../adapters/fastify'), { config: fx.config, engine: 'native' })
     if (app.authShield.engine !== 'native') throw new Error(`auth-shield/fastify runs the ${app.authShield.engine} engine, not the native one`)
   } else if (auth === 'auth-shield-direct') {
     const authenticator = createAuthFunction('auth-shield', fx)

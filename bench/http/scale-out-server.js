@@ -1,7 +1,7 @@
 'use strict'
 // Child process of the scale-out section: node:http or Express with auth-shield (native
 // engine), its limits in memory (the default) or shared through Redis (auth-shield/redis with
-// node-redis). Reports its port over IPC; answers { requests, waited, cpuUs } when asked
+// node-redis: createClient, or createCluster when `cluster` lists root nodes). Reports its port over IPC; answers { requests, waited, cpuUs } when asked
 // ('stats'): `waited` counts requests that had to wait for Redis (a lease fetched on the request
 // path), `cpuUs` is this process's CPU time so far (user + system, microseconds), `roundTrips`
 // the store's Redis round trips so far.
@@ -9,16 +9,16 @@
 const http = require('node:http')
 const { loadNative } = require('../lib/ours')
 
-const { framework, store: useStore, redisUrl, config } = JSON.parse(process.argv[2])
+const { framework, store: useStore, redisUrl, cluster, config } = JSON.parse(process.argv[2])
 const { native } = loadNative()
 const counts = { requests: 0, waited: 0 }
 
 async function main() {
   let store = null
   if (useStore) {
-    const { createClient } = require('redis')
+    const { createClient, createCluster } = require('redis')
     const { createRedisStore } = require('../../lib/store/index')
-    const client = createClient({ url: redisUrl })
+    const client = cluster ? createCluster({ rootNodes: cluster.map(({ host, port }) => ({ socket: { host, port } })) }) : createClient({ url: redisUrl })
     client.on('error', () => {})
     await client.connect()
     store = createRedisStore(client)

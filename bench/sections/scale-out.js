@@ -6,7 +6,9 @@
 // time per request (and in-memory's as a share of it: the throughput share a CPU-bound server
 // keeps, steadier than req/s on a busy machine), and the share of requests that waited for
 // Redis during the measured runs (after a warm-up, so each identity's first lease is already
-// held), and the store's Redis round trips per 1,000 requests. Skipped, with one line, without redis-server.
+// held), and the store's Redis round trips per 1,000 requests. node:http also runs with the store
+// on a Redis Cluster (3 masters + 3 replicas on loopback, node-redis createCluster) when
+// redis-cli can build one. Skipped, with one line, without redis-server.
 
 const path = require('node:path')
 const http = require('node:http')
@@ -15,15 +17,17 @@ const autocannon = require('autocannon')
 const { progress } = require('../lib/progress')
 const { summarize, pairedRatio } = require('../lib/stats')
 const { redisAvailable, startRedis } = require('../../__test__/support/redis-server')
+const { startCluster } = require('../../__test__/support/redis-topologies')
 
 const IDENTITIES = 50
 const VARIANTS = [
   { framework: 'node', store: false, label: 'node:http + auth-shield, limits in memory' },
   { framework: 'node', store: true, label: 'node:http + auth-shield, limits in Redis' },
+  { framework: 'node', store: true, cluster: true, label: 'node:http + auth-shield, limits in Redis Cluster (3 masters)' },
   { framework: 'express', store: false, label: 'Express 5 + auth-shield/express, limits in memory' },
   { framework: 'express', store: true, label: 'Express 5 + auth-shield/express, limits in Redis' },
 ]
-const idOf = (v) => `${v.framework}:${v.store ? 'redis' : 'memory'}`
+const idOf = (v) => `${v.framework}:${v.cluster ? 'cluster' : v.store ? 'redis' : 'memory'}`
 
 /**
  * The variants in the order of one round. The two servers of a framework run back to back, so
@@ -31,14 +35,17 @@ const idOf = (v) => `${v.framework}:${v.store ? 'redis' : 'memory'}`
  * same server's CPU per request drifts by a third within a minute), and which of the two runs
  * first, and which framework, alternates from round to round so a steady drift cancels out.
  */
-function roundOrder(round) {
+function roundOrder(round, variants) {
   const frameworks = round % 2 === 0 ? ['node', 'express'] : ['express', 'node']
-  const stores = Math.floor(round / 2) % 2 === 0 ? [false, true] : [true, false]
-  return frameworks.flatMap((f) => stores.map((store) => VARIANTS.find((v) => v.framework === f && v.store === store)))
+  const reversed = Math.floor(round / 2) % 2 === 1
+  return frameworks.flatMap((f) => {
+    const own = variants.filter((v) => v.framework === f)
+    return reversed ? own.reverse() : own
+  })
 }
 
-function startServer(variant, fx, redisUrl) {
-  const arg = JSON.stringify({ framework: variant.framework, store: variant.store, redisUrl, config: fx.config })
+function startServer(variant, fx, redisUrl, cluster) {
+  const arg = JSON.stringify({ framework: variant.framework, store: variant.store, redisUrl, cluster: variant.cluster ? cluster.rootNodes : undefined, config: fx.config })
   const child = fork(path.join(__dirname, '..', 'http', 'scale-out-server.js'), [arg], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
   return new Promise((resolve, reject) => {
     child.once('message', ({ port }) => resolve({ child, port }))
@@ -83,17 +90,25 @@ async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connect
   }))
   const redis = await startRedis()
   const servers = new Map()
+  let cluster = null
+  try {
+    progress('scale-out: starting a Redis Cluster')
+    cluster = await startCluster()
+  } catch (err) {
+    progress(`scale-out: no Redis Cluster (${err.message.split('\n')[0]}): its row is left out`)
+  }
+  const variants = VARIANTS.filter((v) => !v.cluster || cluster !== null)
   try {
     progress('scale-out: starting servers')
-    for (const v of VARIANTS) servers.set(idOf(v), await startServer(v, fx, redis.url))
-    for (const v of VARIANTS) {
+    for (const v of variants) servers.set(idOf(v), await startServer(v, fx, redis.url, cluster))
+    for (const v of variants) {
       progress(`scale-out: warming up ${v.label}`)
       await prime(servers.get(idOf(v)).port, requests)
       await load(servers.get(idOf(v)).port, requests, { durationSec: warmupSec, connections })
     }
-    const samples = Object.fromEntries(VARIANTS.map((v) => [idOf(v), []]))
+    const samples = Object.fromEntries(variants.map((v) => [idOf(v), []]))
     for (let round = 0; round < rounds; round++) {
-      for (const v of roundOrder(round)) {
+      for (const v of roundOrder(round, variants)) {
         progress(`scale-out: round ${round + 1}/${rounds} ${v.label}`)
         const { child, port } = servers.get(idOf(v))
         const before = await stats(child)
@@ -118,7 +133,7 @@ async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connect
     }
     return {
       title: `Scale-out (autocannon, ${connections} connections, ${IDENTITIES} identities, ${durationSec} s per sample, redis-server on loopback)`,
-      rows: VARIANTS.map((v) => {
+      rows: variants.map((v) => {
         const own = samples[idOf(v)]
         const memory = samples[`${v.framework}:memory`]
         return {
@@ -126,6 +141,7 @@ async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connect
           label: v.label,
           framework: v.framework,
           store: v.store,
+          cluster: v.cluster === true,
           rps: summarize(own.map((s) => s.rps)),
           p50Ms: summarize(own.map((s) => s.p50)),
           p99Ms: summarize(own.map((s) => s.p99)),
@@ -142,6 +158,7 @@ async function runScaleOut(native, fx, { rounds, durationSec, warmupSec, connect
   } finally {
     for (const { child } of servers.values()) child.kill()
     await redis.stop()
+    if (cluster !== null) await cluster.stop()
   }
 }
 

@@ -4,7 +4,7 @@
 // src/rate_limit/lease.rs (same decisions, renewal rule, count of waiting requests, bounds and
 // sweep). See that file and docs/scale-out.md for the bound across processes.
 
-const { LIMITS } = require('../contract')
+const { LIMITS } = require('../../contract')
 
 const MAX_LEASE = LIMITS.maxLease
 // Most requests of one identity counted as waiting for its credits (src/rate_limit/lease.rs).

@@ -8,7 +8,7 @@
 // Used by the package entry point (native.js) for the native engine and by js/config.js.
 
 const { createPublicKey, createSecretKey, KeyObject } = require('node:crypto')
-const { message } = require('../contract')
+const { message } = require('../../contract')
 
 // RFC 7518 §3.1 and RFC 8037 §3.1 (plus RFC 9864's fully-specified `Ed25519`): each alg, the
 // key it takes and the size rule. Anything else (ES512, none, any other spelling) is refused.

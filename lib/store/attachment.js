@@ -7,6 +7,7 @@
 const { RateLimiter } = require('../../js/rate-limit')
 const { intervalArg } = require('./lease-script')
 const { storeSeam } = require('./attached')
+const { leaseKeys } = require('./key-layout')
 
 /** One authenticator's shared limit: its bucket parameters, queued identities and fallback. */
 class Attachment {
@@ -24,7 +25,8 @@ class Attachment {
     // The script's bucket arguments, as sent.
     this.capacityArg = String(max)
     this.intervalArg = intervalArg(refill)
-    this.keyPrefix = `${store.options.prefix}rl:${options.name}:`
+    // The bucket key of each identity, and on a cluster its shard (js/store/key-layout.js).
+    this.keys = leaseKeys(store.options.prefix, options.name, store.topology)
     // Outage fallback: a local bucket holding `outageShare` of the shared one.
     this.fallback = new RateLimiter(Math.max(1, Math.floor(max * options.outageShare)), refill * options.outageShare, options.maxKeys)
     this.maxKeys = options.maxKeys

@@ -75,6 +75,8 @@ export declare class RedisStore extends EventEmitter {
   readonly stats: RedisStoreStats
   /** `'node-redis'` or `'ioredis'`. */
   readonly clientKind: 'node-redis' | 'ioredis'
+  /** `'single'`, `'sentinel'` or `'cluster'`: the client's topology, which decides where the keys go. */
+  readonly topology: 'single' | 'sentinel' | 'cluster'
   /** False while Redis is unreachable and limits are local. */
   readonly available: boolean
   /** `'rate_limit_pending'`: what `authenticate()` returns for an identity without a lease yet. */

@@ -61,6 +61,8 @@ class RedisStore extends EventEmitter {
   #down = false
   #probe = null
   #lastProbe = 0
+  // The key of the command that found Redis down (a cluster's unreachable slot), for the probe.
+  #probeKey = null
   #closed = false
   // Lease batches awaiting Redis: { lo } (the oldest sequence number among their identities).
   #batches = new Set()
@@ -92,6 +94,11 @@ class RedisStore extends EventEmitter {
   /** `'node-redis'` or `'ioredis'`. */
   get clientKind() {
     return this.#commands.kind
+  }
+
+  /** `'single'`, `'sentinel'` or `'cluster'`: the client's topology (docs/scale-out.md, "Topologies"). */
+  get topology() {
+    return this.#commands.topology
   }
 
   /** False while Redis is unreachable and limits are local (see `outageShare`). */
@@ -267,7 +274,10 @@ class RedisStore extends EventEmitter {
     }
   }
 
-  /** One EVALSHA for BATCH_KEYS identities of `a`: those asking again, then the oldest waiting. */
+  /**
+   * One batch of BATCH_KEYS identities of `a` (those asking again, then the oldest waiting): one
+   * EVALSHA, or on a cluster one per shard present in it (each script touches one slot).
+   */
   #sendBatch(a) {
     const keys = []
     const wants = []
@@ -287,25 +297,43 @@ class RedisStore extends EventEmitter {
     const batch = { lo }
     this.#batches.add(batch)
     this.stats.leaseRequests += keys.length
-    const args = [String(keys.length)]
-    for (let i = 0; i < keys.length; i++) args.push(a.keyPrefix + keys[i])
-    args.push(a.capacityArg, a.intervalArg, '1')
-    for (let i = 0; i < wants.length; i++) args.push(String(wants[i]))
-    this.#eval(args)
-      .then((reply) => this.#grant(a, keys, reply))
-      .catch((err) => {
-        if (scriptFailed(err)) this.stats.failedRoundTrips++
-        else this.#markDown(err)
-        for (let i = 0; i < keys.length; i++) this.#fallbackLease(a, keys[i], wants[i])
-      })
+    const groups = a.keys.sharded ? this.#byShard(a, keys.length, keys) : [Array.from(keys, (_, i) => i)]
+    Promise.all(groups.map((group) => this.#sendGroup(a, group.map((i) => keys[i]), group.map((i) => wants[i]))))
       .finally(() => {
         this.#batches.delete(batch)
         for (let i = 0; i < keys.length; i++) a.sending.delete(keys[i])
         this.#followUp(a, keys, seqs)
         this.#pump()
       })
-      // A guard: every failure is answered above.
+      // A guard: every failure is answered in #sendGroup.
       .catch(() => {})
+  }
+
+  /** The indexes of `keys` grouped by their shard (js/store/key-layout.js). */
+  #byShard(a, n, keys) {
+    const groups = new Map()
+    for (let i = 0; i < n; i++) {
+      const shard = a.keys.shardOf(keys[i])
+      const group = groups.get(shard)
+      if (group === undefined) groups.set(shard, [i])
+      else group.push(i)
+    }
+    return [...groups.values()]
+  }
+
+  /** One EVALSHA for `keys` of `a` (one slot); resolves once they are granted or answered from the fallback. */
+  #sendGroup(a, keys, wants) {
+    const args = [String(keys.length)]
+    for (let i = 0; i < keys.length; i++) args.push(a.keys.keyOf(keys[i]))
+    args.push(a.capacityArg, a.intervalArg, '1')
+    for (let i = 0; i < wants.length; i++) args.push(String(wants[i]))
+    return this.#eval(args)
+      .then((reply) => this.#grant(a, keys, reply))
+      .catch((err) => {
+        if (scriptFailed(err)) this.stats.failedRoundTrips++
+        else this.#markDown(err, args[1])
+        for (let i = 0; i < keys.length; i++) this.#fallbackLease(a, keys[i], wants[i])
+      })
   }
 
   /** Records the script's answers: granted, remaining, retryAfterMs per key, in order. */
@@ -347,21 +375,30 @@ class RedisStore extends EventEmitter {
 
   /** The lease script (`args`: its numkeys, keys and arguments), by EVALSHA, loading it with EVAL after a NOSCRIPT. */
   #eval(args) {
-    return this.#roundTrip(['EVALSHA', LEASE_SCRIPT_SHA, ...args]).catch((err) => {
+    // args[1], the first key, routes the script on a cluster.
+    return this.#roundTrip(['EVALSHA', LEASE_SCRIPT_SHA, ...args], args[1]).catch((err) => {
       if (!/NOSCRIPT/.test(String(err && err.message))) throw err
-      return this.#roundTrip(['EVAL', LEASE_SCRIPT, ...args])
+      return this.#roundTrip(['EVAL', LEASE_SCRIPT, ...args], args[1])
     })
   }
 
   /** One command with its own time-out (lib/store/answer-within.js). */
-  #roundTrip(command) {
+  #roundTrip(command, key) {
     this.stats.roundTrips++
     const ms = this.options.timeoutMs
-    return answerWithin(() => this.#commands.send(command), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
+    return answerWithin(() => this.#commands.send(command, key), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
   }
 
-  #markDown(err) {
+  /**
+   * Redis failed or did not answer for `key`. On a cluster the client is asked for a new slot
+   * map (a promoted replica is found before the client's own refresh), and the probe asks for
+   * `key` again: a PING would find some other master alive and end the outage while this slot
+   * is still unreachable.
+   */
+  #markDown(err, key) {
     this.stats.failedRoundTrips++
+    this.#commands.refresh()
+    if (key !== undefined && this.#commands.topology === 'cluster') this.#probeKey = key
     if (this.#down) return
     this.#down = true
     this.#lastProbe = Date.now()
@@ -374,11 +411,14 @@ class RedisStore extends EventEmitter {
     if (this.#probe !== null || Date.now() - this.#lastProbe < this.options.retryIntervalMs) return
     this.#lastProbe = Date.now()
     const ms = this.options.timeoutMs
-    this.#probe = answerWithin(() => this.#commands.send(['PING']), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
+    const key = this.#probeKey
+    const probe = key === null ? ['PING'] : ['EXISTS', key]
+    this.#probe = answerWithin(() => this.#commands.send(probe, key ?? undefined), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
       .then(
         () => {
           if (this.#down && !this.#closed) {
             this.#down = false
+            this.#probeKey = null
             this.emit('recovered')
           }
         },
@@ -420,7 +460,7 @@ class RedisStore extends EventEmitter {
         this.stats.failedRoundTrips++
         throw storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'the lease script failed on this key: the shared limit cannot be checked', err)
       }
-      this.#markDown(err)
+      this.#markDown(err, `${this.options.prefix}limit:${key}`)
       throw storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'Redis is unreachable: the shared limit cannot be checked', err)
     }
     const [granted, remaining, retryAfterMs] = reply.map(Number)

@@ -29,6 +29,7 @@ const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
 const { RevocationOutbox, BATCH } = require('./revocation-outbox')
 const { KnownRevocations } = require('./known-revocations')
 const { storeSeam } = require('./attached')
+const { revocationKeys } = require('./key-layout')
 
 // One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.
 const GRACE_SEC = 86_400
@@ -96,6 +97,9 @@ class RevocationFeed {
   #closing // resolves when close() is called: no write waits for a held command past it
   #endWaits
   #lastId = null
+  // The id of the last entry this feed wrote (null: none since the last load). The stream must
+  // reach it: one ending before both it and #lastId lost acknowledged entries (a failover).
+  #written = null
   #lastReadAt = 0
   #checkedAt = 0
   #running = false
@@ -108,8 +112,8 @@ class RevocationFeed {
   constructor(client, options) {
     this.#commands = client && typeof client.send === 'function' && typeof client.duplicate === 'function' ? client : commandClient(client)
     this.#options = readFeedOptions(options)
-    const p = this.#options.prefix
-    this.#keys = { tokens: `${p}:tokens`, subjects: `${p}:subjects`, stream: `${p}:stream`, epoch: `${p}:epoch` }
+    // One slot on a cluster (js/store/key-layout.js); the names of every earlier version elsewhere.
+    this.#keys = revocationKeys(this.#options.prefix, this.#commands.topology)
     this.#outbox = new RevocationOutbox(this.#options.maxQueued)
     this.#known = new KnownRevocations(this.#options.maxKnown)
     this.#closing = new Promise((resolve) => (this.#endWaits = resolve))
@@ -210,12 +214,12 @@ class RevocationFeed {
     for (const { kind, member, score } of batch) args.push(kind, member, String(score))
     let attempt
     try {
-      attempt = Promise.resolve(connection.send(args))
+      attempt = Promise.resolve(connection.send(args, this.#keys.tokens))
     } catch (err) {
       attempt = Promise.reject(err)
     }
     try {
-      await withTimeout(attempt, this.#options.commandTimeoutMs, 'the revocation write')
+      this.#noteWritten(await withTimeout(attempt, this.#options.commandTimeoutMs, 'the revocation write'))
       this.#stats.written += batch.length
       return true
     } catch (err) {
@@ -224,9 +228,16 @@ class RevocationFeed {
     }
     // Timed out: the client may hold the command until it reconnects, then send it; waiting
     // for that answer delivers as soon as Redis is back, without piling up copies.
-    const late = await Promise.race([attempt.then(() => true, () => false), sleep(HELD_WRITE_MS).then(() => false), this.#closing.then(() => false)])
+    const late = await Promise.race([attempt.then((id) => (this.#noteWritten(id), true), () => false), sleep(HELD_WRITE_MS).then(() => false), this.#closing.then(() => false)])
     if (late) this.#stats.written += batch.length
     return late
+  }
+
+  /** Records the id a write's script answered (the last entry it appended). */
+  #noteWritten(id) {
+    if (id === null || id === undefined || id === '' || typeof id === 'number') return // 1: a server of the earlier script
+    const s = String(id)
+    if (this.#written === null || idLess(this.#written, s)) this.#written = s
   }
 
   /** Loads the current set, then follows the stream in the background. Resolves once loaded. */
@@ -308,11 +319,12 @@ class RevocationFeed {
   }
 
   async #reload() {
-    const reply = await withTimeout(this.#reader.send(this.#scriptArgs(SNAPSHOT)), this.#options.commandTimeoutMs, 'loading the revocations')
+    const reply = await withTimeout(this.#reader.send(this.#scriptArgs(SNAPSHOT), this.#keys.tokens), this.#options.commandTimeoutMs, 'loading the revocations')
     const [id, tokens, subjects, epoch] = reply
     for (let i = 0; i < tokens.length; i += 2) this.#apply('t', String(tokens[i]), String(tokens[i + 1]))
     for (let i = 0; i < subjects.length; i += 2) this.#apply('s', String(subjects[i]), String(subjects[i + 1]))
     this.#lastId = String(id)
+    this.#written = null
     this.#stats.reloads++
     await this.#adopt(String(epoch))
   }
@@ -328,15 +340,20 @@ class RevocationFeed {
       this.#epoch = epoch
       return false
     }
+    await this.#republish()
+    this.#epoch = epoch
+    return true
+  }
+
+  /** Writes again every live revocation this process knows. Throws when a write fails. */
+  async #republish() {
     const live = this.#known.live()
     for (let i = 0; i < live.length; i += BATCH) {
       const batch = live.slice(i, i + BATCH)
       if (!(await this.#send(this.#commands, batch))) throw storeError('re-publishing the revocations failed', 'ERR_AUTH_SHIELD_STORE_TIMEOUT')
     }
-    this.#epoch = epoch
     this.#stats.rebuilds++
     this.#stats.republished += live.length
-    return true
   }
 
   #apply(kind, member, value) {
@@ -407,7 +424,7 @@ class RevocationFeed {
         resume = false
         const started = Date.now()
         const reply = await withTimeout(
-          this.#reader.send(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', this.#keys.stream, this.#lastId]),
+          this.#reader.send(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', this.#keys.stream, this.#lastId], this.#keys.stream),
           blockMs + commandTimeoutMs,
           'the stream read',
         )
@@ -437,6 +454,9 @@ class RevocationFeed {
         if (!this.#running) break
         this.#stats.readErrors++
         this.#report(err)
+        // A cluster client may keep sending to a master that died: ask both for a new slot map.
+        this.#reader?.refresh?.()
+        this.#commands.refresh?.()
         resume = true
         await sleep(RETRY_MS)
       }
@@ -445,7 +465,9 @@ class RevocationFeed {
 
   /**
    * Checks the epoch marker (one check at a time) and re-publishes when Redis lost its data;
-   * resolves to the stream's first id, or null when it is empty.
+   * resolves to `{ first, lost }`: the stream's first id (null when empty), and whether the
+   * stream ends before an entry this feed read or wrote (acknowledged entries lost by a failover
+   * to a replica that had not received them).
    */
   #check() {
     if (this.#checking === null) this.#checking = this.#checkOnce().finally(() => (this.#checking = null))
@@ -453,21 +475,33 @@ class RevocationFeed {
   }
 
   async #checkOnce() {
+    // Taken before the check is sent: an entry read or written while it is on the way is not
+    // one the stream lost.
+    const reach = this.#written !== null && idLess(this.#lastId, this.#written) ? this.#written : this.#lastId
     // On the app's connection, not the reader's: ioredis re-sends a read that was blocked when
     // the connection dropped, and a check queued behind it would wait out its BLOCK time.
-    const [epoch, first] = await withTimeout(this.#commands.send(this.#scriptArgs(CHECK)), this.#options.commandTimeoutMs, 'the stream check')
+    const [epoch, first, last] = await withTimeout(this.#commands.send(this.#scriptArgs(CHECK), this.#keys.tokens), this.#options.commandTimeoutMs, 'the stream check')
     this.#checkedAt = Date.now()
-    await this.#adopt(String(epoch))
-    return first ? String(first) : null
+    const rebuilt = await this.#adopt(String(epoch))
+    const end = last ? String(last) : '0-0'
+    const lost = !rebuilt && reach !== null && last !== undefined && idLess(end, reach)
+    return { first: first ? String(first) : null, lost }
   }
 
   /**
    * After a failed or stalled read, and once every CHECK_MS: the check, then a reload (true)
-   * when the last id may have been trimmed away (or belongs to a stream Redis lost).
+   * when the last id may have been trimmed away (or belongs to a stream Redis lost). When the
+   * stream lost acknowledged entries (a failover), what this process knows is written again
+   * first, so the entries reach every process.
    */
   async #resume() {
-    const firstId = await this.#check()
-    if (firstId !== null && this.#lastId !== firstId && idLess(this.#lastId, firstId)) {
+    const { first, lost } = await this.#check()
+    if (lost) {
+      await this.#republish()
+      await this.#reload()
+      return true
+    }
+    if (first !== null && this.#lastId !== first && idLess(this.#lastId, first)) {
       await this.#reload()
       return true
     }

@@ -1,0 +1,56 @@
+'use strict'
+
+// Where the store and the revocation feed put their keys on each topology (docs/scale-out.md,
+// "Topologies"). On one Redis (or behind Sentinel) the names are those of every earlier version.
+// On a cluster every script must touch one hash slot, so keys carry a hash tag (`{…}`: Redis
+// hashes only what is inside the first pair of braces):
+//   - a limit's buckets are spread over SHARDS tags, `<prefix>rl:{<name>:<shard>}:<identity>`,
+//     the shard a fixed function of the identity: a renewal batch becomes one script per shard
+//     present in it (at most SHARDS), and the identities of one limit land on SHARDS slots,
+//     spread over the masters;
+//   - the revocation keys share one tag, `{<prefix>}:tokens` and so on: the sets, the stream and
+//     the epoch marker live in one slot, on one master.
+// A prefix that already holds a hash tag is used as it is: everything under it is in one slot,
+// on every topology.
+
+// Tags per limit on a cluster. Part of the key layout: every process of one cluster must agree.
+const SHARDS = 16
+
+/** Whether `s` holds a hash tag: a `{` followed, later, by a `}` with something between. */
+function hasHashTag(s) {
+  const open = s.indexOf('{')
+  if (open < 0) return false
+  const close = s.indexOf('}', open + 1)
+  return close > open + 1
+}
+
+/** The shard of an identity: FNV-1a (32 bits) of its UTF-16 code units, modulo SHARDS. Stable across versions. */
+function shardOf(identity) {
+  let h = 0x811c9dc5
+  for (let i = 0; i < identity.length; i++) {
+    h ^= identity.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return (h >>> 0) % SHARDS
+}
+
+/**
+ * The bucket keys of one limit: `{ sharded, keyOf(identity), shardOf }`. `sharded` is true on a
+ * cluster (without a tag in `prefix`): keys are then grouped by shard, one script per group.
+ */
+function leaseKeys(prefix, name, topology) {
+  if (topology !== 'cluster' || hasHashTag(prefix)) {
+    const base = `${prefix}rl:${name}:`
+    return { sharded: false, keyOf: (identity) => base + identity, shardOf: () => 0 }
+  }
+  const bases = Array.from({ length: SHARDS }, (_, shard) => `${prefix}rl:{${name}:${shard}}:`)
+  return { sharded: true, keyOf: (identity) => bases[shardOf(identity)] + identity, shardOf }
+}
+
+/** The revocation feed's keys for `prefix`: tokens, subjects, stream, epoch (one slot on a cluster). */
+function revocationKeys(prefix, topology) {
+  const p = topology === 'cluster' && !hasHashTag(prefix) ? `{${prefix}}` : prefix
+  return { tokens: `${p}:tokens`, subjects: `${p}:subjects`, stream: `${p}:stream`, epoch: `${p}:epoch` }
+}
+
+module.exports = { SHARDS, hasHashTag, shardOf, leaseKeys, revocationKeys }
