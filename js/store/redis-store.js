@@ -25,7 +25,7 @@ const { answerWithin } = require('./answer-within')
 const { RenewalCadence } = require('./renewal-cadence')
 const { readLimit, readStoreOptions, ATTACH_OPTIONS, ATTACH_SPEC } = require('./options')
 const { Attachment } = require('./attachment')
-const { typeError, rangeError } = require('../errors')
+const { typeError, rangeError, codedError: storeError } = require('../errors')
 const { checkNotElsewhere, recordStore } = require('./attached')
 // Revocations are shared by their own object, RevocationFeed (js/store/revocations.js, also
 // exported by auth-shield/redis): it loads the whole set into every authenticator attached
@@ -45,12 +45,6 @@ const MAX_IN_FLIGHT_BATCHES = 4
 // store is not marked down, which would refuse every other key until a probe.
 function scriptFailed(err) {
   return /@user_script:/.test(String(err && err.message))
-}
-
-function storeError(code, message, cause) {
-  const err = new Error(message, cause === undefined ? undefined : { cause })
-  err.code = code
-  return err
 }
 
 class RedisStore extends EventEmitter {

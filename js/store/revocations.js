@@ -22,7 +22,7 @@
 const { randomUUID } = require('node:crypto')
 const { commandClient } = require('./commands')
 const { answerWithin } = require('./answer-within')
-const { typeError } = require('../errors')
+const { typeError, codedError: storeError } = require('../errors')
 const { readFeedOptions } = require('./revocation-options')
 const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
 const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
@@ -54,12 +54,6 @@ function subjectCutoff(options) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref())
 
-function storeError(message, code, cause) {
-  const err = new Error(message, cause === undefined ? undefined : { cause })
-  err.code = code
-  return err
-}
-
 /**
  * `promise`, or a rejection when Redis gave no answer within `ms` of the command being written
  * (js/store/answer-within.js: a busy event loop does not count); the late outcome of `promise`
@@ -70,7 +64,7 @@ function withTimeout(promise, ms, what) {
   return answerWithin(
     () => promise,
     ms,
-    () => storeError(`${what} got no answer from Redis within ${ms} ms`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT'),
+    () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `${what} got no answer from Redis within ${ms} ms`),
   )
 }
 
@@ -124,7 +118,7 @@ class RevocationFeed {
       throw typeError('attach needs an auth-shield Authenticator (native or auth-shield/js)')
     }
     if (this.#targets.some((t) => t.authenticator === authenticator)) return this
-    if (this.#running) throw storeError('attach every Authenticator before start(), which loads the set into them', 'ERR_AUTH_SHIELD_ALREADY_STARTED')
+    if (this.#running) throw storeError('ERR_AUTH_SHIELD_ALREADY_STARTED', 'attach every Authenticator before start(), which loads the set into them')
     const target = {
       authenticator,
       revokeToken: authenticator.revokeToken.bind(authenticator),
@@ -175,13 +169,13 @@ class RevocationFeed {
 
   /** Synchronous up to the queue: every refusal is a throw, before anything is written. */
   #write(kind, applyLocally, member, score) {
-    if (this.#targets.length === 0) throw storeError('attach an Authenticator before revoking', 'ERR_AUTH_SHIELD_NOT_ATTACHED')
+    if (this.#targets.length === 0) throw storeError('ERR_AUTH_SHIELD_NOT_ATTACHED', 'attach an Authenticator before revoking')
     const m = JSON.stringify(member)
     const key = kind + m
     if (!this.#outbox.accepts(key)) {
       throw storeError(
-        `${this.#outbox.size} revocations (maxQueued) are already waiting for Redis: this one was not made; retry once Redis is back`,
         'ERR_AUTH_SHIELD_REVOCATION_QUEUE_FULL',
+        `${this.#outbox.size} revocations (maxQueued) are already waiting for Redis: this one was not made; retry once Redis is back`,
       )
     }
     if (!this.#known.accepts(key)) {
@@ -230,7 +224,7 @@ class RevocationFeed {
   /** Loads the current set, then follows the stream in the background. Resolves once loaded. */
   async start() {
     if (this.#running) return
-    if (this.#targets.length === 0) throw storeError('attach an Authenticator before start()', 'ERR_AUTH_SHIELD_NOT_ATTACHED')
+    if (this.#targets.length === 0) throw storeError('ERR_AUTH_SHIELD_NOT_ATTACHED', 'attach an Authenticator before start()')
     this.#running = true
     try {
       const opening = Promise.resolve(this.#commands.duplicate())
@@ -272,7 +266,7 @@ class RevocationFeed {
     const undelivered = this.#outbox.clear()
     if (undelivered > 0) {
       this.#stats.undelivered += undelivered
-      this.#report(storeError(`close() dropped ${undelivered} revocations Redis had not acknowledged: other processes may not know them`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT'))
+      this.#report(storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `close() dropped ${undelivered} revocations Redis had not acknowledged: other processes may not know them`))
     }
     this.#known.clear()
     await this.#closeReader()
@@ -329,7 +323,7 @@ class RevocationFeed {
     const live = this.#known.live()
     for (let i = 0; i < live.length; i += BATCH) {
       const batch = live.slice(i, i + BATCH)
-      if (!(await this.#send(this.#commands, batch))) throw storeError('re-publishing the revocations failed', 'ERR_AUTH_SHIELD_STORE_TIMEOUT')
+      if (!(await this.#send(this.#commands, batch))) throw storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', 're-publishing the revocations failed')
     }
     this.#epoch = epoch
     this.#stats.rebuilds++
