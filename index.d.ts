@@ -165,6 +165,8 @@ export interface AuthConfigOptions {
   /** Token-bucket capacity per verified identity: the token's `tenant_id` claim and `sub` (not a header or Host tenant). Default 100; 0 turns rate limiting off. */
   rateLimitMax?: number | null | undefined
   /** Tokens added back per second, > 0. Default 10. */
+  rateLimitRefillPerSec?: number | null | undefined
+  /** @deprecated The old name of `rateLimitRefillPerSec` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`; not with it). */
   rateLimitRefill?: number | null | undefined
   /** Most buckets kept in memory; idle ones are forgotten first. Default 100000. */
   rateLimitMaxKeys?: number | null | undefined
@@ -205,6 +207,8 @@ export interface RevokeTokenOptions {
 /** Options of `authenticator.revokeSubject`. */
 export interface RevokeSubjectOptions {
   /** Tokens with `iat` before this (NumericDate seconds), and tokens without `iat`, are refused. Default: now. */
+  issuedBeforeSec?: number | null | undefined
+  /** @deprecated The old name of `issuedBeforeSec` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_REVOKE_BEFORE`; not with it). */
   before?: number | null | undefined
   /** The tokens' `iss`. Default: the first configured `issuer`, else none. */
   iss?: string | null | undefined
@@ -380,7 +384,12 @@ export declare class Authenticator {
   verifyAccessToken(token: string): TokenVerification
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
-  /** Tokens added back per second (`rateLimitRefill`). */
+  /** Tokens added back per second (`rateLimitRefillPerSec`). */
+  get rateLimitRefillPerSec(): number
+  /**
+   * @deprecated The old name of `rateLimitRefillPerSec` (a one-time DeprecationWarning,
+   * `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`).
+   */
   get rateLimitRefill(): number
   /** Lifetime of issued access tokens in seconds (`accessTtlSec`). */
   get accessTtlSec(): number
@@ -399,8 +408,8 @@ export declare class Authenticator {
    */
   revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions): void | Promise<'delivered' | 'queued'>
   /**
-   * Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
-   * (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
+   * Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before
+   * `options.issuedBeforeSec` (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
    * the longest token lifetime (`max(accessTtlSec, refreshTtlSec) + clockToleranceSec`).
    * Returns as `revokeToken`.
    */

@@ -147,7 +147,7 @@ test('JS engine: a hit still checks nbf and exp at the given time and belongs to
 
 test('a hit still resolves the tenant, takes from the rate limit and gets a fresh request id', () => {
   const t = edToken({ sub: 'u', exp: NOW + 60 })
-  for (const [engine, auth] of both({ ...ED, rateLimitMax: 2, rateLimitRefill: 0.001 })) {
+  for (const [engine, auth] of both({ ...ED, rateLimitMax: 2, rateLimitRefillPerSec: 0.001 })) {
     const first = auth.authenticate(`Bearer ${t}`, 'acme')
     const second = auth.authenticate(`Bearer ${t}`, 'globex')
     assert.deepEqual([first.tenantId, second.tenantId], ['acme', 'globex'], engine)
@@ -168,7 +168,7 @@ test('a hit is still checked against the revocation list, by jti and by subject'
     for (const t of [byJti, bySubject]) assert.equal(auth.authenticate(`Bearer ${t}`).authenticated, true)
     assert.equal(auth.verifiedTokenCacheEntries, 2)
     auth.revokeToken('j-1', NOW + 60)
-    auth.revokeSubject('v', { before: NOW })
+    auth.revokeSubject('v', { issuedBeforeSec: NOW })
     for (const t of [byJti, bySubject]) {
       assert.equal(auth.authenticate(`Bearer ${t}`).errorCode, 'token_revoked', engine)
       assert.equal(auth.verifyAccessToken(t).errorCode, 'token_revoked', engine)
@@ -178,7 +178,7 @@ test('a hit is still checked against the revocation list, by jti and by subject'
 
 test('both engines agree on cache hits, field for field', () => {
   const tokens = ['u1', 'u2', 'u3'].map((sub) => edToken({ sub, exp: NOW + 60, tenant_id: 'acme', email: `${sub}@x` }))
-  const [[, n], [, j]] = both({ ...ED, rateLimitMax: 5, rateLimitRefill: 0.001 })
+  const [[, n], [, j]] = both({ ...ED, rateLimitMax: 5, rateLimitRefillPerSec: 0.001 })
   for (let round = 0; round < 4; round++) {
     for (const t of tokens) {
       const a = n.authenticate(`Bearer ${t}`, round % 2 ? 'acme' : undefined, 'acme.example.com')

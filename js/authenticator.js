@@ -22,6 +22,7 @@ const { randomSeeds, seedsFromSecret } = require('./debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./lease-table')
 const { Revocations } = require('./revocation')
 const { splitStore, attachStore } = require('./store/attached')
+const { warnDeprecated, renamedName } = require('./deprecation')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/authenticator.rs).
 const MAX_LEASE_KEYS = 1e8
@@ -82,7 +83,7 @@ class Core {
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
     this.limiter =
       settings.rateLimitMax > 0
-        ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefill, settings.rateLimitMaxKeys, sketchSeeds(settings))
+        ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefillPerSec, settings.rateLimitMaxKeys, sketchSeeds(settings))
         : null
     this.authorizationCap = settings.maxTokenBytes + AUTHORIZATION_SLACK
     // Leases of a shared limit once a store is attached (js/lease-table.js); null until then.
@@ -399,7 +400,7 @@ class Authenticator {
   }
 
   /**
-   * Refuses the tokens of `sub` issued before `options.before`; by default every token issued up
+   * Refuses the tokens of `sub` issued before `options.issuedBeforeSec`; by default every token issued up
    * to and including the current millisecond (docs/revocation.md).
    */
   revokeSubject(sub, options) {
@@ -424,8 +425,14 @@ class Authenticator {
     return this.#core.settings.rateLimitMax
   }
 
+  get rateLimitRefillPerSec() {
+    return this.#core.settings.rateLimitRefillPerSec
+  }
+
+  /** @deprecated The old name of `rateLimitRefillPerSec` (js/deprecation.js). */
   get rateLimitRefill() {
-    return this.#core.settings.rateLimitRefill
+    warnDeprecated(renamedName('Authenticator', 'rateLimitRefill'), 'authenticator')
+    return this.#core.settings.rateLimitRefillPerSec
   }
 
   get accessTtlSec() {

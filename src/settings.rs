@@ -117,7 +117,7 @@ impl Settings {
             ("audience", List(l)) => self.audiences = l,
             ("clockToleranceSec", Number(n)) => self.clock_tolerance_sec = n,
             ("rateLimitMax", Number(n)) => self.rate_limit_max = n as u32,
-            ("rateLimitRefill", Number(n)) => self.rate_limit_refill = n,
+            ("rateLimitRefillPerSec", Number(n)) => self.rate_limit_refill = n,
             ("rateLimitMaxKeys", Number(n)) => self.rate_limit_max_keys = n as usize,
             ("enforceTenantMatch", Bool(b)) => self.enforce_tenant_match = b,
             ("baseDomain", Text(d)) => self.base_domain = Some(d),

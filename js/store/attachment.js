@@ -11,7 +11,7 @@ const { intervalArg } = require('./lease-script')
 class Attachment {
   constructor(authenticator, options, store) {
     const max = authenticator.rateLimitMax
-    const refill = authenticator.rateLimitRefill
+    const refill = authenticator.rateLimitRefillPerSec
     this.authenticator = authenticator
     this.strict = options.strict
     this.lease = options.strict ? 1 : options.lease !== undefined ? Math.min(options.lease, max) : Math.max(1, Math.min(100, Math.floor(max / 10)))

@@ -23,6 +23,7 @@ const { randomUUID } = require('node:crypto')
 const { commandClient } = require('./commands')
 const { answerWithin } = require('./answer-within')
 const { typeError, codedError: storeError } = require('../errors')
+const { renameDeprecated } = require('../deprecation')
 const { readFeedOptions } = require('./revocation-options')
 const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
 const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
@@ -41,12 +42,12 @@ const STALL_MS = 1000
 const CHECK_MS = 1000
 
 /**
- * The cut-off a subject revocation is written with: `options.before`, else now (NumericDate
- * seconds). Fixed once, by the revoking process, so every process applies the same one; a bad
- * `options` is left for the authenticator to refuse with its usual error.
+ * The cut-off a subject revocation is written with: `options.issuedBeforeSec`, else now
+ * (NumericDate seconds). Fixed once, by the revoking process, so every process applies the same
+ * one; a bad `options` is left for the authenticator to refuse with its usual error.
  */
 function subjectCutoff(options) {
-  const before = typeof options === 'object' && options !== null ? options.before : undefined
+  const before = typeof options === 'object' && options !== null ? options.issuedBeforeSec : undefined
   // Default: the millisecond after now, as Authenticator#revokeSubject (docs/revocation.md). The
   // cut-off is fixed here, so every process applies the same one.
   return before ?? (Date.now() + 1) / 1000
@@ -160,10 +161,11 @@ class RevocationFeed {
     return this.#write('t', (t) => t.revokeToken(jti, expiresAtSec, options), [options?.iss ?? null, jti], expiresAtSec)
   }
 
-  /** Revokes the tokens of `sub` issued before `options.before` (default now), everywhere; as `revokeToken`. */
+  /** Revokes the tokens of `sub` issued before `options.issuedBeforeSec` (default now), everywhere; as `revokeToken`. */
   revokeSubject(sub, options) {
+    if (typeof options === 'object' && options !== null) options = renameDeprecated(options, 'RevokeSubjectOptions', 'options')
     const before = subjectCutoff(options)
-    const local = options === undefined || options === null ? { before } : typeof options === 'object' ? { ...options, before } : options
+    const local = options === undefined || options === null ? { issuedBeforeSec: before } : typeof options === 'object' ? { ...options, issuedBeforeSec: before } : options
     return this.#write('s', (t) => t.revokeSubject(sub, local), [options?.iss ?? null, sub], before)
   }
 
@@ -344,7 +346,7 @@ class RevocationFeed {
     for (const target of this.#targets) {
       try {
         if (kind === 't') target.revokeToken(id, score, options)
-        else target.revokeSubject(id, { ...options, before: score })
+        else target.revokeSubject(id, { ...options, issuedBeforeSec: score })
         this.#stats.applied++
         held = true
       } catch (err) {

@@ -16,7 +16,7 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
     Some(match name {
         "clockToleranceSec" => json!(s.clock_tolerance_sec()),
         "rateLimitMax" => json!(s.rate_limit_max() as f64),
-        "rateLimitRefill" => json!(s.rate_limit_refill()),
+        "rateLimitRefillPerSec" => json!(s.rate_limit_refill()),
         "rateLimitMaxKeys" => json!(s.rate_limit_max_keys() as f64),
         "enforceTenantMatch" => json!(s.enforce_tenant_match()),
         "accessTtlSec" => json!(s.ttl_sec(crate::jwt::TokenKind::Access)),
