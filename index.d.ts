@@ -150,6 +150,8 @@ export interface AuthConfigOptions {
    * Most verified tokens remembered, so a repeat skips the signature check; 0 turns the cache
    * off. Default: 1000 when any key is asymmetric, 0 for HMAC-only key sets.
    */
+  verifiedTokenCacheMaxEntries?: number | null | undefined
+  /** @deprecated The old name of `verifiedTokenCacheMaxEntries` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_VERIFIED_TOKEN_CACHE_SIZE`; not with it). */
   verifiedTokenCacheSize?: number | null | undefined
   /**
    * HS256 secret for refresh tokens; `signRefreshToken` / `verifyRefreshToken` need it or
@@ -168,7 +170,7 @@ export interface AuthConfigOptions {
   rateLimitRefillPerSec?: number | null | undefined
   /** @deprecated The old name of `rateLimitRefillPerSec` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`; not with it). */
   rateLimitRefill?: number | null | undefined
-  /** Most buckets kept in memory; idle ones are forgotten first. Default 100000. */
+  /** Most buckets kept in memory: past it, full then least recently used buckets are evicted, an owing one's debt kept in a fixed-size sketch (docs/rate-limiting.md). Default 100000. */
   rateLimitMaxKeys?: number | null | undefined
   /** Refuse (403 `tenant_mismatch`) a token tenant that differs from the requested one. Default false. */
   enforceTenantMatch?: boolean | null | undefined
@@ -347,7 +349,7 @@ export declare class Authenticator {
    * JWK and `KeyObject` keys into them (`js/keys.js`). Returns the new `keySetGeneration`.
    */
   setKeys(keys: ReadonlyArray<KeyInput>): number
-  /** Tokens held by the verified-token cache (at most `verifiedTokenCacheSize`). */
+  /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
   get keySetGeneration(): number

@@ -196,6 +196,17 @@ const RENAMED_USES = {
     use: (lib, name, value) => new lib.Authenticator({ ...CONFIG, [name]: value }).rateLimitRefillPerSec,
     value: 7,
   },
+  'options:verifiedTokenCacheSize': {
+    engines: [native, js],
+    use: (lib, name, value) => {
+      const auth = new lib.Authenticator({ ...CONFIG, [name]: value })
+      // A cache of one entry: the second verified token replaces the first.
+      auth.verifyAccessToken(auth.signAccessToken({ sub: 'a' }))
+      auth.verifyAccessToken(auth.signAccessToken({ sub: 'b' }))
+      return auth.verifiedTokenCacheEntries
+    },
+    value: 1,
+  },
   'Authenticator:rateLimitRefill': {
     engines: [native, js],
     use: (lib, name) => new lib.Authenticator({ ...CONFIG, rateLimitRefillPerSec: 7 })[name],
@@ -291,4 +302,20 @@ test('an old name is checked as the new one: a bad value names the option it was
     assert.throws(() => new lib.Authenticator({ ...CONFIG, rateLimitRefill: 0 }), { name: 'RangeError', message: /^config\.rateLimitRefillPerSec must be greater than 0/ })
     assert.throws(() => new lib.Authenticator(CONFIG).revokeSubject('u', { before: 'now' }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' })
   }
+})
+
+test('the Authenticator config (its own reader, mirroring the native core) refuses a misspelt option the same way, in both engines', () => {
+  let checked = 0
+  for (const lib of [native, js]) {
+    for (const { name } of [...SCHEMA.options, ...SCHEMA.entryOptions]) {
+      for (const typo of misspellings(name)) {
+        if (SCHEMA.options.some((o) => o.name === typo) || SCHEMA.renamed.some((r) => r.bag === 'options' && r.name === typo)) continue
+        for (const build of [(c) => new lib.Authenticator(c), (c) => lib.Authenticator.shared(c)]) {
+          assert.throws(() => build({ ...CONFIG, [typo]: 1 }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: `config.${typo} is not a known option` }, typo)
+          checked++
+        }
+      }
+    }
+  }
+  assert.ok(checked > 100, `${checked} misspellings`)
 })

@@ -26,7 +26,7 @@ const payloadOf = (t) => JSON.parse(Buffer.from(t.split('.')[1], 'base64url').to
 
 for (const [name, engine] of ENGINES) {
   test(`${name}: sign, revokeSubject, authenticate is refused and revokeSubject, sign, authenticate accepted, 1,000 times`, () => {
-    for (const cache of [{}, { verifiedTokenCacheSize: 4096 }]) {
+    for (const cache of [{}, { verifiedTokenCacheMaxEntries: 4096 }]) {
       const auth = new engine.Authenticator({ accessSecret: ACCESS, refreshSecret: REFRESH, rateLimitMax: 0, ...cache })
       let sameSecond = 0
       for (let i = 0; i < 1000; i++) {

@@ -49,18 +49,18 @@ test('on by default for asymmetric keys: a success is remembered, a failure neve
   }
 })
 
-test('off for HMAC-only key sets unless verifiedTokenCacheSize is given; 0 turns it off', async () => {
+test('off for HMAC-only key sets unless verifiedTokenCacheMaxEntries is given; 0 turns it off', async () => {
   const hs = await joseToken('HS256', { sub: 'u', exp: NOW + 60 }, { kid: 'h' })
   for (const [, auth] of both({ keys: [keyEntry('HS256', 'h')] })) {
     assert.equal(auth.authenticate(`Bearer ${hs}`).authenticated, true)
     assert.equal(auth.verifiedTokenCacheEntries, 0)
   }
-  for (const [, auth] of both({ keys: [keyEntry('HS256', 'h')], verifiedTokenCacheSize: 10 })) {
+  for (const [, auth] of both({ keys: [keyEntry('HS256', 'h')], verifiedTokenCacheMaxEntries: 10 })) {
     assert.equal(auth.authenticate(`Bearer ${hs}`).authenticated, true)
     assert.equal(auth.verifiedTokenCacheEntries, 1)
   }
   const ed = edToken({ sub: 'u', exp: NOW + 60 })
-  for (const [, auth] of both({ ...ED, verifiedTokenCacheSize: 0 })) {
+  for (const [, auth] of both({ ...ED, verifiedTokenCacheMaxEntries: 0 })) {
     assert.equal(auth.authenticate(`Bearer ${ed}`).authenticated, true)
     assert.equal(auth.verifiedTokenCacheEntries, 0)
   }
@@ -76,7 +76,7 @@ test('a key set mixing HMAC and asymmetric keys remembers only the asymmetric to
     assert.equal(auth.authenticate(`Bearer ${ed}`).authenticated, true, engine)
     assert.equal(auth.verifiedTokenCacheEntries, 1, engine)
   }
-  for (const [engine, auth] of both({ ...mixed, verifiedTokenCacheSize: 10 })) {
+  for (const [engine, auth] of both({ ...mixed, verifiedTokenCacheMaxEntries: 10 })) {
     assert.equal(auth.authenticate(`Bearer ${hs}`).authenticated, true, engine)
     assert.equal(auth.authenticate(`Bearer ${ed}`).authenticated, true, engine)
     assert.equal(auth.verifiedTokenCacheEntries, 2, `${engine}: asked for by size, HMAC tokens too`)
@@ -193,7 +193,7 @@ test('both engines agree on cache hits, field for field', () => {
 
 test('a flood of distinct valid tokens keeps the cache at its size', () => {
   const size = 50
-  const pairs = both({ ...ED, verifiedTokenCacheSize: size })
+  const pairs = both({ ...ED, verifiedTokenCacheMaxEntries: size })
   for (let i = 0; i < 3000; i++) {
     const t = edToken({ sub: `flood-${i}`, exp: NOW + 60 })
     for (const [engine, auth] of pairs) {
@@ -204,11 +204,11 @@ test('a flood of distinct valid tokens keeps the cache at its size', () => {
   for (const [, auth] of pairs) assert.equal(auth.verifiedTokenCacheEntries, size)
 })
 
-test('verifiedTokenCacheSize is checked like any integer option', () => {
+test('verifiedTokenCacheMaxEntries is checked like any integer option', () => {
   for (const [, engine] of ENGINES) {
-    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheSize: -1 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
-    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheSize: 1.5 }), { name: 'RangeError' })
-    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheSize: 1_000_001 }), { name: 'RangeError' })
-    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheSize: '5' }), { name: 'TypeError' })
+    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheMaxEntries: -1 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
+    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheMaxEntries: 1.5 }), { name: 'RangeError' })
+    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheMaxEntries: 1_000_001 }), { name: 'RangeError' })
+    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheMaxEntries: '5' }), { name: 'TypeError' })
   }
 })

@@ -75,7 +75,7 @@ class Core {
     }
     // Access tokens verified before (js/verified-cache.js): on by default for key sets with an
     // asymmetric key, for HMAC-only sets only when its size is given.
-    const cacheSize = settings.verifiedTokenCacheSize
+    const cacheSize = settings.verifiedTokenCacheMaxEntries
     this.cache = cacheSize === 0 ? null : new VerifiedCache(cacheSize === null ? DEFAULT_CAPACITY : cacheSize)
     this.cacheHmac = cacheSize !== null
     this.accessRules = new ClaimRules(settings, 'access')
@@ -357,7 +357,7 @@ class Authenticator {
     return this.#core.setKeys(keys)
   }
 
-  /** Tokens held by the verified-token cache (at most verifiedTokenCacheSize). */
+  /** Tokens held by the verified-token cache (at most verifiedTokenCacheMaxEntries). */
   get verifiedTokenCacheEntries() {
     return this.#core.cache === null ? 0 : this.#core.cache.size
   }

@@ -81,7 +81,7 @@ export declare class Authenticator {
   setKeys(keys: ReadonlyArray<KeyInput>): number
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
   get keySetGeneration(): number
-  /** Tokens held by the verified-token cache (at most `verifiedTokenCacheSize`). */
+  /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
   /** The public JWKS of the asymmetric verification keys (never an HMAC secret). */
   jwks(): PublicJwks

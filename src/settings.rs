@@ -109,7 +109,7 @@ impl Settings {
             ("accessSecret", Secret(s)) => self.access_keys = AccessKeys::Secret(s),
             ("keys", Keys(k)) => self.access_keys = AccessKeys::Keys(k),
             ("signingKey", SigningKey(k)) => self.signing_key = Some(k),
-            ("verifiedTokenCacheSize", Number(n)) => {
+            ("verifiedTokenCacheMaxEntries", Number(n)) => {
                 self.verified_token_cache_size = Some(n as usize)
             }
             ("refreshSecret", Secret(s)) => self.refresh_secret = Some(s),

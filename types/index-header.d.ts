@@ -150,6 +150,8 @@ export interface AuthConfigOptions {
    * Most verified tokens remembered, so a repeat skips the signature check; 0 turns the cache
    * off. Default: 1000 when any key is asymmetric, 0 for HMAC-only key sets.
    */
+  verifiedTokenCacheMaxEntries?: number | null | undefined
+  /** @deprecated The old name of `verifiedTokenCacheMaxEntries` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_VERIFIED_TOKEN_CACHE_SIZE`; not with it). */
   verifiedTokenCacheSize?: number | null | undefined
   /**
    * HS256 secret for refresh tokens; `signRefreshToken` / `verifyRefreshToken` need it or

@@ -71,7 +71,7 @@ const keyed: AuthConfig = {
     { alg: 'ES256', publicKey: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' } },
     { kid: 'hmac', alg: 'HS512', secret: Buffer.alloc(64) },
   ],
-  verifiedTokenCacheSize: 1000,
+  verifiedTokenCacheMaxEntries: 1000,
 }
 // @ts-expect-error accessSecret and keys are exclusive
 const bothSources: AuthConfig = { accessSecret: secret, keys: [{ alg: 'HS256', secret }] }

@@ -109,7 +109,7 @@ impl Authenticator {
         Ok(generation.min(u32::MAX as u64) as u32)
     }
 
-    /// Tokens held by the verified-token cache (at most `verifiedTokenCacheSize`).
+    /// Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`).
     #[napi(catch_unwind, getter)]
     pub fn verified_token_cache_entries(&self) -> u32 {
         self.core.verified_token_cache_len() as u32
