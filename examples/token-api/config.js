@@ -126,7 +126,7 @@ function loadConfig(env = process.env) {
       accessTtlSec: intFrom(env, 'ACCESS_TTL_SEC', 900, 1, 86400),
       refreshTtlSec: intFrom(env, 'REFRESH_TTL_SEC', 604800, 1, 31536000),
       rateLimitMax: intFrom(env, 'RATE_LIMIT_MAX', 100, 0, 1e9),
-      rateLimitRefillPerSec: numberFrom(env, 'RATE_LIMIT_REFILL', 10, 0.001, 1e9, false),
+      rateLimitRefill: numberFrom(env, 'RATE_LIMIT_REFILL', 10, 0.001, 1e9, false),
       requireTokenType: true,
     },
     apiKeySecret: env.API_KEY_SECRET,
