@@ -150,6 +150,8 @@ export interface AuthConfigOptions {
    * Most verified tokens remembered, so a repeat skips the signature check; 0 turns the cache
    * off. Default: 1000 when any key is asymmetric, 0 for HMAC-only key sets.
    */
+  verifiedTokenCacheMaxEntries?: number | null | undefined
+  /** @deprecated The old name of `verifiedTokenCacheMaxEntries` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_VERIFIED_TOKEN_CACHE_SIZE`; not with it). */
   verifiedTokenCacheSize?: number | null | undefined
   /**
    * HS256 secret for refresh tokens; `signRefreshToken` / `verifyRefreshToken` need it or
@@ -165,8 +167,10 @@ export interface AuthConfigOptions {
   /** Token-bucket capacity per verified identity: the token's `tenant_id` claim and `sub` (not a header or Host tenant). Default 100; 0 turns rate limiting off. */
   rateLimitMax?: number | null | undefined
   /** Tokens added back per second, > 0. Default 10. */
+  rateLimitRefillPerSec?: number | null | undefined
+  /** @deprecated The old name of `rateLimitRefillPerSec` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`; not with it). */
   rateLimitRefill?: number | null | undefined
-  /** Most buckets kept in memory; idle ones are forgotten first. Default 100000. */
+  /** Most buckets kept in memory: past it, full then least recently used buckets are evicted, an owing one's debt kept in a fixed-size sketch (docs/rate-limiting.md). Default 100000. */
   rateLimitMaxKeys?: number | null | undefined
   /** Refuse (403 `tenant_mismatch`) a token tenant that differs from the requested one. Default false. */
   enforceTenantMatch?: boolean | null | undefined
@@ -205,6 +209,8 @@ export interface RevokeTokenOptions {
 /** Options of `authenticator.revokeSubject`. */
 export interface RevokeSubjectOptions {
   /** Tokens with `iat` before this (NumericDate seconds), and tokens without `iat`, are refused. Default: now. */
+  issuedBeforeSec?: number | null | undefined
+  /** @deprecated The old name of `issuedBeforeSec` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_REVOKE_BEFORE`; not with it). */
   before?: number | null | undefined
   /** The tokens' `iss`. Default: the first configured `issuer`, else none. */
   iss?: string | null | undefined
@@ -343,7 +349,7 @@ export declare class Authenticator {
    * turns PEM, JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
    */
   setKeys(keys: ReadonlyArray<KeyInput>): number
-  /** Tokens held by the verified-token cache (at most `verifiedTokenCacheSize`). */
+  /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
   get keySetGeneration(): number
@@ -380,7 +386,12 @@ export declare class Authenticator {
   verifyAccessToken(token: string): TokenVerification
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
-  /** Tokens added back per second (`rateLimitRefill`). */
+  /** Tokens added back per second (`rateLimitRefillPerSec`). */
+  get rateLimitRefillPerSec(): number
+  /**
+   * @deprecated The old name of `rateLimitRefillPerSec` (a one-time DeprecationWarning,
+   * `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`).
+   */
   get rateLimitRefill(): number
   /** Lifetime of issued access tokens in seconds (`accessTtlSec`). */
   get accessTtlSec(): number
@@ -399,8 +410,8 @@ export declare class Authenticator {
    */
   revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions): void | Promise<'delivered' | 'queued'>
   /**
-   * Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
-   * (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
+   * Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before
+   * `options.issuedBeforeSec` (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
    * the longest token lifetime (`max(accessTtlSec, refreshTtlSec) + clockToleranceSec`).
    * Returns as `revokeToken`.
    */

@@ -22,6 +22,7 @@ const { randomSeeds, seedsFromSecret } = require('./rate-limit/debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations } = require('./revocation')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
+const { warnDeprecated, renamedName } = require('./deprecation')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/store_seam.rs).
 const { LIMITS, message } = require('../contract')
@@ -72,7 +73,7 @@ class Core {
     }
     // Access tokens verified before (js/verified-cache.js): on by default for key sets with an
     // asymmetric key, for HMAC-only sets only when its size is given.
-    const cacheSize = settings.verifiedTokenCacheSize
+    const cacheSize = settings.verifiedTokenCacheMaxEntries
     this.cache = cacheSize === 0 ? null : new VerifiedCache(cacheSize === null ? DEFAULT_CAPACITY : cacheSize)
     this.cacheHmac = cacheSize !== null
     this.accessRules = new ClaimRules(settings, 'access')
@@ -80,7 +81,7 @@ class Core {
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
     this.limiter =
       settings.rateLimitMax > 0
-        ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefill, settings.rateLimitMaxKeys, sketchSeeds(settings))
+        ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefillPerSec, settings.rateLimitMaxKeys, sketchSeeds(settings))
         : null
     this.authorizationCap = settings.maxTokenBytes + AUTHORIZATION_SLACK
     // Leases of a shared limit once a store is attached (js/rate-limit/lease.js); null until then.
@@ -346,7 +347,7 @@ class Authenticator {
     return this.#core.setKeys(keys)
   }
 
-  /** Tokens held by the verified-token cache (at most verifiedTokenCacheSize). */
+  /** Tokens held by the verified-token cache (at most verifiedTokenCacheMaxEntries). */
   get verifiedTokenCacheEntries() {
     return this.#core.cache === null ? 0 : this.#core.cache.size
   }
@@ -389,7 +390,7 @@ class Authenticator {
   }
 
   /**
-   * Refuses the tokens of `sub` issued before `options.before`; by default every token issued up
+   * Refuses the tokens of `sub` issued before `options.issuedBeforeSec`; by default every token issued up
    * to and including the current millisecond (docs/revocation.md).
    */
   revokeSubject(sub, options) {
@@ -409,8 +410,14 @@ class Authenticator {
     return this.#core.settings.rateLimitMax
   }
 
+  get rateLimitRefillPerSec() {
+    return this.#core.settings.rateLimitRefillPerSec
+  }
+
+  /** @deprecated The old name of `rateLimitRefillPerSec` (js/deprecation.js). */
   get rateLimitRefill() {
-    return this.#core.settings.rateLimitRefill
+    warnDeprecated(renamedName('Authenticator', 'rateLimitRefill'), 'authenticator')
+    return this.#core.settings.rateLimitRefillPerSec
   }
 
   get accessTtlSec() {

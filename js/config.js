@@ -10,6 +10,7 @@ const { typeError, rangeError } = require('./error')
 const { message } = require('../contract')
 const { normalizeKeys } = require('../lib/keys/normalize')
 const { readSigningKey } = require('./issue/signing-key')
+const { renameDeprecated } = require('./deprecation')
 
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 const MIN_SECRET_BYTES = 32
@@ -17,7 +18,7 @@ const MIN_SECRET_BYTES = 32
 const MAX_TOKEN_BYTES_CAP = OPTION_BY_NAME.get('maxTokenBytes').max
 
 // What the value of an option with an exclusive lower bound counts, in the native message.
-const UNITS = { rateLimitRefill: 'tokens per second' }
+const UNITS = { rateLimitRefillPerSec: 'tokens per second' }
 
 // The secrets are read after allowShortSecret, which decides how long they must be; every other
 // option in schema order.
@@ -48,6 +49,8 @@ function readSettings(config) {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     throw typeError('config must be an object')
   }
+  // A renamed option is read under its new name (js/deprecation.js).
+  config = renameDeprecated(config, 'options', 'config')
   // A misspelt option (say `acessSecret`) must not silently fall back to a default.
   // `for...in` sees inherited enumerable keys too, as napi_get_property_names does.
   for (const name in config) {

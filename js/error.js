@@ -34,6 +34,17 @@ function rangeError(message) {
   return err
 }
 
+/**
+ * An `Error` with a Node-style `code` (an `ERR_AUTH_SHIELD_*` code of the store, feed or JWKS
+ * source) and, when given, the failure it stands for as `cause`. The one factory for coded
+ * errors that are not argument errors: code first, as Node's own errors are made.
+ */
+function codedError(code, message, cause) {
+  const err = new Error(message, cause === undefined ? undefined : { cause })
+  err.code = code
+  return err
+}
+
 /** `signRefreshToken` / `verifyRefreshToken` without `refreshSecret` or `signingKey` (src/binding/js_error.rs). */
 function noRefreshSecret(method) {
   const err = new Error(message('noRefreshSecret', { method }))
@@ -61,6 +72,7 @@ module.exports = {
   fail,
   typeError,
   rangeError,
+  codedError,
   noRefreshSecret,
   noAccessSecret,
   sharedKeys,

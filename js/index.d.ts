@@ -44,7 +44,9 @@ export declare class Authenticator {
   verifyAccessToken(token: string): TokenVerification
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
-  /** Tokens added back per second (`rateLimitRefill`). */
+  /** Tokens added back per second (`rateLimitRefillPerSec`). */
+  get rateLimitRefillPerSec(): number
+  /** @deprecated The old name of `rateLimitRefillPerSec` (a one-time DeprecationWarning). */
   get rateLimitRefill(): number
   /** Lifetime of issued access tokens in seconds. */
   get accessTtlSec(): number
@@ -59,7 +61,7 @@ export declare class Authenticator {
    * `'delivered'` or `'queued'` that never rejects.
    */
   revokeToken(jti: string | undefined, expiresAtSec: number | undefined, options?: RevokeTokenOptions | null): void | Promise<'delivered' | 'queued'>
-  /** Refuses the tokens of `sub` issued before `options.before` (default: the millisecond after now) with `token_revoked`; returns as `revokeToken`. */
+  /** Refuses the tokens of `sub` issued before `options.issuedBeforeSec` (default: the millisecond after now) with `token_revoked`; returns as `revokeToken`. */
   revokeSubject(sub: string, options?: RevokeSubjectOptions | null): void | Promise<'delivered' | 'queued'>
   /** Live revocations held (expired ones are dropped first). */
   get revocationCount(): number
@@ -69,7 +71,7 @@ export declare class Authenticator {
   setKeys(keys: ReadonlyArray<KeyInput>): number
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
   get keySetGeneration(): number
-  /** Tokens held by the verified-token cache (at most `verifiedTokenCacheSize`). */
+  /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
   /** The public JWKS of the asymmetric verification keys (never an HMAC secret). */
   jwks(): PublicJwks

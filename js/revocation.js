@@ -7,6 +7,7 @@
 
 const { typeError, rangeError } = require('./error')
 const { message } = require('../contract')
+const { renameDeprecated } = require('./deprecation')
 const { checkKnownOptions } = require('./schema')
 
 const MAX_PART_BYTES = 256
@@ -144,11 +145,11 @@ class Revocations {
   revokeSubject(sub, options, defaultIss, nowMs) {
     const now = nowMs / 1000
     readPart(sub, 'sub')
-    const opts = readOptions(options, 'RevokeSubjectOptions')
-    const before = readNumber(opts.before, 'options.before') ?? this.defaultCutoff(nowMs)
+    const opts = renameDeprecated(readOptions(options, 'RevokeSubjectOptions'), 'RevokeSubjectOptions', 'options')
+    const before = readNumber(opts.issuedBeforeSec, 'options.issuedBeforeSec') ?? this.defaultCutoff(nowMs)
     const iss = readIss(opts) ?? defaultIss
     checkNotEmpty(sub, 'sub')
-    checkTime(before, 'options.before')
+    checkTime(before, 'options.issuedBeforeSec')
     if (before <= Math.max(now, Math.round(this.lastIssued * 1000) / 1000) + CUTOFF_AHEAD_SEC) this.#recentCutoff = Math.max(this.#recentCutoff, before)
     const dropAt = before + this.retentionSec
     if (dropAt <= now) return

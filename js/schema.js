@@ -9,6 +9,7 @@
 const SCHEMA = require('../contract/options.json')
 const RESULTS = require('../contract/results.json')
 const { typeError } = require('./error')
+const { renamedName } = require('./deprecation')
 
 /** The options in schema order; `default` is the value when the option is absent or null. */
 const OPTIONS = SCHEMA.options
@@ -25,7 +26,8 @@ const CALL_OPTION_NAMES = new Map(SCHEMA.callOptions.map((c) => [c.type, new Set
 function checkKnownOptions(options, typeName, label = 'options') {
   const known = CALL_OPTION_NAMES.get(typeName)
   for (const name in options) {
-    if (!known.has(name)) throw typeError(`${label}.${name} is not a known option`)
+    // A renamed option's old name is still known (js/deprecation.js reads it).
+    if (!known.has(name) && renamedName(typeName, name) === undefined) throw typeError(`${label}.${name} is not a known option`)
   }
 }
 

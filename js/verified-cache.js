@@ -12,7 +12,7 @@ const digestOf =
     ? (token) => crypto.hash('sha256', token, 'base64')
     : (token) => crypto.createHash('sha256').update(token).digest('base64')
 
-// Default capacity when any verification key is asymmetric (verifiedTokenCacheSize unset).
+// Default capacity when any verification key is asymmetric (verifiedTokenCacheMaxEntries unset).
 const DEFAULT_CAPACITY = 1000
 
 class VerifiedCache {

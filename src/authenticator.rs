@@ -947,7 +947,7 @@ mod tests {
         let raw = RawConfig::new()
             .with("accessSecret", ACCESS)
             .with("rateLimitMax", 0.0)
-            .with("verifiedTokenCacheSize", 16.0);
+            .with("verifiedTokenCacheMaxEntries", 16.0);
         let core = std::sync::Arc::new(Authenticator::new(Settings::from_config(raw).unwrap()));
         core.set_keys(&a);
         let token = {

@@ -79,6 +79,32 @@ impl RawConfig {
         self
     }
 
+    /// Renamed options (`renamed` in the schema, bag `options`): an old name's value is read
+    /// under its new name; both names with a value is a type error.
+    fn rename_deprecated(&mut self) -> Checked<()> {
+        for r in schema().renamed.iter().filter(|r| r.bag == "options") {
+            let given = |entries: &[(String, RawValue)], name: &str| {
+                entries
+                    .iter()
+                    .any(|(n, v)| n == name && !matches!(v, RawValue::Absent))
+            };
+            if !self.entries.iter().any(|(n, _)| *n == r.name) {
+                continue;
+            }
+            if !given(&self.entries, &r.name) {
+                self.entries.retain(|(n, _)| *n != r.name);
+            } else if given(&self.entries, &r.use_name) {
+                return Err(ArgError::Type(r.both_message("config")));
+            } else {
+                self.entries.retain(|(n, _)| *n != r.use_name);
+                for entry in self.entries.iter_mut().filter(|(n, _)| *n == r.name) {
+                    entry.0.clone_from(&r.use_name);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Moves a value out (secrets are not copied); `None` when absent, null or undefined.
     fn take(&mut self, name: &str) -> Option<RawValue> {
         let slot = self.entries.iter_mut().find(|(n, _)| n == name)?;
@@ -94,6 +120,7 @@ type Checked<T> = Result<T, ArgError>;
 /// Checks `raw` against the schema and builds the settings; see the module doc for the order.
 pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
     let schema = schema();
+    raw.rename_deprecated()?;
     // A misspelt option (say `acessSecret`) must not silently fall back to a default.
     if let Some((name, _)) = raw.entries.iter().find(|(n, _)| schema.option(n).is_none()) {
         return Err(ArgError::Type(format!(
@@ -357,7 +384,7 @@ fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
     if spec.exclusive_min && n == min {
         // The only exclusive bound today; its message predates the schema and is kept word
         // for word (the JS engine and users' tests compare it).
-        let unit = if name == "rateLimitRefill" {
+        let unit = if name == "rateLimitRefillPerSec" {
             " (tokens per second)"
         } else {
             ""

@@ -246,7 +246,7 @@ impl Revocations {
         now: f64,
     ) -> Result<(), CallError> {
         part("sub", sub, false)?;
-        time("options.before", before)?;
+        time("options.issuedBeforeSec", before)?;
         part("options.iss", iss, true)?;
         if before <= now.max(self.last_issued_ms() / 1000.0) + CUTOFF_AHEAD_SEC {
             self.recent_cutoff

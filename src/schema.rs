@@ -21,6 +21,9 @@ pub struct Schema {
     /// The `TokenVerification` fields in order (contract/results.json).
     #[serde(skip)]
     pub verification: Vec<ResultField>,
+    /// Options renamed before 1.0, in every bag: the old name still works, with a warning.
+    #[serde(default)]
+    pub renamed: Vec<Renamed>,
 }
 
 /// contract/results.json.
@@ -30,6 +33,36 @@ struct Results {
     auth_result: Vec<ResultField>,
     #[serde(rename = "TokenVerification")]
     token_verification: Vec<ResultField>,
+}
+
+/// A renamed option: `name` is read as `use_name`, with a one-time `DeprecationWarning`
+/// (`code`); giving both is a type error. The JS engine reads the same list.
+#[derive(Debug, Deserialize)]
+pub struct Renamed {
+    /// Which options object: `options` (the Authenticator config), a `callOptions` type, ….
+    pub bag: String,
+    pub name: String,
+    #[serde(rename = "use")]
+    pub use_name: String,
+    pub code: String,
+}
+
+impl Renamed {
+    /// The warning, the same words as the JS engine's (js/deprecation.js).
+    pub fn message(&self, label: &str) -> String {
+        format!(
+            "{label}.{} is deprecated: use {label}.{} (the same option)",
+            self.name, self.use_name
+        )
+    }
+
+    /// The type error when both names are given.
+    pub fn both_message(&self, label: &str) -> String {
+        format!(
+            "{label}.{} and {label}.{} are the same option ({} is its deprecated name): give only {}",
+            self.name, self.use_name, self.name, self.use_name
+        )
+    }
 }
 
 /// The names one options object of a helper or other call accepts (`callOptions`); any other
@@ -110,6 +143,11 @@ pub fn schema() -> &'static Schema {
 impl Schema {
     pub fn option(&self, name: &str) -> Option<&OptionSpec> {
         self.options.iter().find(|o| o.name == name)
+    }
+
+    /// `name` as a deprecated name in the options object `bag`.
+    pub fn renamed(&self, bag: &str, name: &str) -> Option<&Renamed> {
+        self.renamed.iter().find(|r| r.bag == bag && r.name == name)
     }
 
     /// The names the options object `type_name` accepts. Every caller passes a name the

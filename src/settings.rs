@@ -111,7 +111,7 @@ impl Settings {
             ("accessSecret", Secret(s)) => self.access_keys = AccessKeys::Secret(s),
             ("keys", Keys(k)) => self.access_keys = AccessKeys::Keys(k),
             ("signingKey", SigningKey(k)) => self.signing_key = Some(k),
-            ("verifiedTokenCacheSize", Number(n)) => {
+            ("verifiedTokenCacheMaxEntries", Number(n)) => {
                 self.verified_token_cache_size = Some(n as usize)
             }
             ("refreshSecret", Secret(s)) => self.refresh_secret = Some(s),
@@ -119,7 +119,7 @@ impl Settings {
             ("audience", List(l)) => self.audiences = l,
             ("clockToleranceSec", Number(n)) => self.clock_tolerance_sec = n,
             ("rateLimitMax", Number(n)) => self.rate_limit_max = n as u32,
-            ("rateLimitRefill", Number(n)) => self.rate_limit_refill = n,
+            ("rateLimitRefillPerSec", Number(n)) => self.rate_limit_refill = n,
             ("rateLimitMaxKeys", Number(n)) => self.rate_limit_max_keys = n as usize,
             ("enforceTenantMatch", Bool(b)) => self.enforce_tenant_match = b,
             ("baseDomain", Text(d)) => self.base_domain = Some(d),

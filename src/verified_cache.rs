@@ -20,7 +20,7 @@ use std::sync::{Mutex, PoisonError};
 /// SHA-256 of a token.
 pub type Digest = [u8; 32];
 
-/// Default capacity when any verification key is asymmetric (`verifiedTokenCacheSize` unset).
+/// Default capacity when any verification key is asymmetric (`verifiedTokenCacheMaxEntries` unset).
 pub const DEFAULT_CAPACITY: usize = 1000;
 
 pub struct VerifiedCache {

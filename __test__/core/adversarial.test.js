@@ -335,7 +335,7 @@ test('rate-limit keys cannot be forged across users and tenants', () => {
   // "alice:acme" without a tenant and "alice" in tenant "acme" must not share a bucket, and a
   // tenant only asked for (header, Host) buys no bucket of its own (issue 12).
   for (const [name, lib] of ENGINES) {
-    const auth = new lib.Authenticator({ ...BASE, rateLimitMax: 1, rateLimitRefill: 1e-6 })
+    const auth = new lib.Authenticator({ ...BASE, rateLimitMax: 1, rateLimitRefillPerSec: 1e-6 })
     assert.equal(auth.authenticate(bearer(token({ ...CLAIMS, sub: 'alice:acme' }, SECRET))).authenticated, true, name)
     assert.equal(auth.authenticate(bearer(token({ ...CLAIMS, sub: 'alice', tenant_id: 'acme' }, SECRET))).authenticated, true, name)
     assert.equal(auth.authenticate(bearer(token({ ...CLAIMS, sub: 'acme:alice' }, SECRET))).authenticated, true, name)

@@ -67,7 +67,7 @@ async function hammer(config, header, attempts) {
 test('workers sharing one limiter never get more than capacity + refill × elapsed', async (t) => {
   const capacity = 500
   const refill = 200
-  const config = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefill: refill }
+  const config = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefillPerSec: refill }
   const header = `Bearer ${token({ sub: 'hammer', exp: NOW + 600 }, SECRET)}`
   const { counts, elapsedSec } = await hammer(config, header, 20_000)
   const allowed = counts.reduce((n, c) => n + c.allowed, 0)
@@ -85,7 +85,7 @@ test('workers sharing one limiter never get more than capacity + refill × elaps
 
 test('with no refill the shared bucket hands out exactly its capacity across workers', async () => {
   const capacity = 1000
-  const config = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefill: 1e-9 }
+  const config = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefillPerSec: 1e-9 }
   const header = `Bearer ${token({ sub: 'exact', exp: NOW + 600 }, SECRET)}`
   const { counts } = await hammer(config, header, 5_000)
   assert.equal(counts.reduce((n, c) => n + c.allowed, 0), capacity)
@@ -96,7 +96,7 @@ test('with no refill the shared bucket hands out exactly its capacity across wor
 
 test('distinct users on the shared limiter are counted separately', async () => {
   const capacity = 50
-  const config = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefill: 1e-9 }
+  const config = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefillPerSec: 1e-9 }
   const a = await hammer(config, `Bearer ${token({ sub: 'user-a', exp: NOW + 600 }, SECRET)}`, 1_000)
   const b = await hammer(config, `Bearer ${token({ sub: 'user-b', exp: NOW + 600 }, SECRET)}`, 1_000)
   assert.equal(a.counts.reduce((n, c) => n + c.allowed, 0), capacity)

@@ -22,7 +22,7 @@ test('secrets shorter than 32 bytes need allowShortSecret (RFC 7518 §3.2)', () 
 
 test('rate numbers must be finite and non-negative', () => {
   for (const [field, value] of [['rateLimitMax', -1], ['rateLimitMax', Infinity], ['rateLimitMax', NaN], ['rateLimitMax', 1.5],
-    ['rateLimitRefill', -1], ['rateLimitRefill', 0], ['rateLimitRefill', Infinity], ['clockToleranceSec', -5],
+    ['rateLimitRefillPerSec', -1], ['rateLimitRefillPerSec', 0], ['rateLimitRefillPerSec', Infinity], ['clockToleranceSec', -5],
     ['maxTokenBytes', 10], ['maxTokenBytes', 2 ** 30], ['accessTtlSec', 0], ['rateLimitMaxKeys', 0]]) {
     assert.throws(build({ accessSecret: SECRET, [field]: value }), { name: 'RangeError', message: new RegExp(field) }, `${field}=${value}`)
   }
@@ -47,7 +47,7 @@ test('baseDomain must be a domain name', () => {
 test('null and undefined fields take their defaults', () => {
   const auth = new Authenticator({ accessSecret: SECRET, issuer: null, rateLimitMax: undefined })
   assert.equal(auth.rateLimitMax, 100)
-  assert.equal(auth.rateLimitRefill, 10)
+  assert.equal(auth.rateLimitRefillPerSec, 10)
   assert.equal(auth.accessTtlSec, 900)
   assert.equal(auth.refreshTtlSec, 604800)
 })

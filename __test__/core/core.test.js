@@ -211,7 +211,7 @@ test('enforceTenantMatch refuses a token tenant that differs from the requested 
 })
 
 test('rate limit: per user:tenant bucket, 429 with retryAfterMs when empty', () => {
-  const auth = make({ rateLimitMax: 3, rateLimitRefill: 0.5 })
+  const auth = make({ rateLimitMax: 3, rateLimitRefillPerSec: 0.5 })
   const u1 = bearer({ sub: 'u1' })
   assert.deepEqual([1, 2, 3].map(() => auth.authenticate(u1).rateLimitRemaining), [2, 1, 0])
   const limited = auth.authenticate(u1)
@@ -230,7 +230,7 @@ test('rate limit: per user:tenant bucket, 429 with retryAfterMs when empty', () 
 })
 
 test('rate limit refills continuously over time', async () => {
-  const auth = make({ rateLimitMax: 2, rateLimitRefill: 20 })
+  const auth = make({ rateLimitMax: 2, rateLimitRefillPerSec: 20 })
   const u = bearer({ sub: 'refill' })
   auth.authenticate(u)
   auth.authenticate(u)

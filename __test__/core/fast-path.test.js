@@ -125,7 +125,7 @@ test('authenticateRequest notices every change to a reused config object', () =>
 })
 
 test('authenticateRequest shares rate-limit buckets between equal config objects', () => {
-  const make = () => ({ accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 3, rateLimitRefill: 0.001, issuer: undefined })
+  const make = () => ({ accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 3, rateLimitRefillPerSec: 0.001, issuer: undefined })
   const user = `Bearer ${token({ sub: 'shared-bucket-user', exp: NOW + 60 }, SECRET)}`
   const remaining = [make(), make(), make()].map((cfg) => authenticateRequest(user, null, null, cfg).rateLimitRemaining)
   assert.deepEqual(remaining, [2, 1, 0])

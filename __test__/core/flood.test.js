@@ -60,7 +60,7 @@ test('an actively used bucket is not evicted by a flood of other users', () => {
     accessSecret: SECRET,
     clockTimestamp: NOW,
     rateLimitMax: 3,
-    rateLimitRefill: 0.001,
+    rateLimitRefillPerSec: 0.001,
     rateLimitMaxKeys: MAX_KEYS,
   })
   const busy = bearerFor('busy')
@@ -83,7 +83,7 @@ test('idle buckets are forgotten before a recently used one', () => {
     accessSecret: SECRET,
     clockTimestamp: NOW,
     rateLimitMax: 3,
-    rateLimitRefill: 0.001,
+    rateLimitRefillPerSec: 0.001,
     rateLimitMaxKeys: 100,
   })
   for (let i = 0; i < 100; i++) auth.authenticate(bearerFor(`idle${i}`))

@@ -4,7 +4,7 @@
 // overflows (1e-300, Number.MIN_VALUE, any subnormal) made the interval infinite, and
 // Infinity <= Infinity admitted every request (20 of 20 at capacity 3, both engines; the JS
 // engine answered remaining: NaN). Property tests over subnormals, Number.MAX_VALUE and the
-// values at and next to each bound of contract/options.json for rateLimitMax / rateLimitRefill (and
+// values at and next to each bound of contract/options.json for rateLimitMax / rateLimitRefillPerSec (and
 // RateLimiter's capacity / refillPerSec): admissions stay within capacity + refill × elapsed,
 // and both engines give the same fields. Seeds are fixed so a failure replays.
 
@@ -77,7 +77,7 @@ test('a refill too small for 1e9 / refill never refills and never switches the l
   for (const rate of [1e-300, Number.MIN_VALUE, LARGEST_SUBNORMAL, 1e-290]) {
     const user = `Bearer ${token({ sub: 'tiny', exp: Math.floor(Date.now() / 1000) + 600 }, SECRET)}`
     for (const lib of [native, js]) {
-      const auth = new lib.Authenticator({ accessSecret: SECRET, rateLimitMax: 3, rateLimitRefill: rate })
+      const auth = new lib.Authenticator({ accessSecret: SECRET, rateLimitMax: 3, rateLimitRefillPerSec: rate })
       const limiter = new lib.RateLimiter({ capacity: 3, refillPerSec: rate })
       const results = Array.from({ length: 20 }, () => auth.authenticate(user))
       const decisions = Array.from({ length: 20 }, () => limiter.consume('k'))
@@ -157,15 +157,15 @@ test('property: RateLimiter at extreme capacities and refills, both engines, equ
   )
 })
 
-test('property: the Authenticator at extreme rateLimitMax and rateLimitRefill, both engines, equal results', () => {
+test('property: the Authenticator at extreme rateLimitMax and rateLimitRefillPerSec, both engines, equal results', () => {
   const user = `Bearer ${token({ sub: 'extreme', exp: Math.floor(Date.now() / 1000) + 3600 }, SECRET)}`
   const max = fc.oneof(fc.constant(0), capacity)
   fc.assert(
-    fc.property(max, refill, fc.integer({ min: 1, max: 8 }), (rateLimitMax, rateLimitRefill, calls) => {
-      const config = { accessSecret: SECRET, rateLimitMax, rateLimitRefill, rateLimitMaxKeys: 1000 }
+    fc.property(max, refill, fc.integer({ min: 1, max: 8 }), (rateLimitMax, rateLimitRefillPerSec, calls) => {
+      const config = { accessSecret: SECRET, rateLimitMax, rateLimitRefillPerSec, rateLimitMaxKeys: 1000 }
       const n = new native.Authenticator(config)
       const j = new js.Authenticator(config)
-      assert.deepEqual([j.rateLimitMax, j.rateLimitRefill], [n.rateLimitMax, n.rateLimitRefill])
+      assert.deepEqual([j.rateLimitMax, j.rateLimitRefillPerSec], [n.rateLimitMax, n.rateLimitRefillPerSec])
       const pairs = []
       const start = performance.now()
       for (let i = 0; i < calls; i++) pairs.push([withoutRequestId(n.authenticate(user)), withoutRequestId(j.authenticate(user))])
@@ -180,12 +180,12 @@ test('property: the Authenticator at extreme rateLimitMax and rateLimitRefill, b
         for (const r of [a, b]) assertWellFormed(r.authenticated, r.rateLimitRemaining, r.retryAfterMs, rateLimitMax, 'auth')
         if (a.authenticated) admitted++
       }
-      assert.ok(admitted <= rateLimitMax + (rateLimitRefill * elapsedMs) / 1000 + 1e-6, `${admitted} of ${calls}`)
+      assert.ok(admitted <= rateLimitMax + (rateLimitRefillPerSec * elapsedMs) / 1000 + 1e-6, `${admitted} of ${calls}`)
       if (rateLimitMax > 0) {
         const decisions = pairs.map(([a, b]) =>
           [a, b].map((r) => ({ allowed: r.authenticated, remaining: r.rateLimitRemaining, retryAfterMs: r.retryAfterMs })),
         )
-        assertAgree(decisions, rateLimitMax, rateLimitRefill, elapsedMs, 'Authenticator')
+        assertAgree(decisions, rateLimitMax, rateLimitRefillPerSec, elapsedMs, 'Authenticator')
         // Everything but the clock-dependent fields is equal, always.
         for (const [a, b] of pairs) {
           const strip = ({ rateLimitRemaining, retryAfterMs, ...rest }) => rest
@@ -209,7 +209,7 @@ test('values past each bound (MAX_VALUE, 0, -0, the next double past 1e9, NaN) a
   const badRefills = [0, -0, -Number.MIN_VALUE, ABOVE_1E9, 1e10, Number.MAX_VALUE, -Number.MAX_VALUE, Infinity, NaN]
   const badMax = [-1, 1e9 + 1, Number.MAX_VALUE, 0.5, Number.MIN_VALUE, BELOW_1E9, NaN, -Infinity]
   const cases = [
-    ...badRefills.map((v) => (lib) => new lib.Authenticator({ accessSecret: SECRET, rateLimitRefill: v })),
+    ...badRefills.map((v) => (lib) => new lib.Authenticator({ accessSecret: SECRET, rateLimitRefillPerSec: v })),
     ...badMax.map((v) => (lib) => new lib.Authenticator({ accessSecret: SECRET, rateLimitMax: v })),
     ...badRefills.map((v) => (lib) => new lib.RateLimiter({ capacity: 3, refillPerSec: v })),
     ...[...badMax, 0].map((v) => (lib) => new lib.RateLimiter({ capacity: v, refillPerSec: 1 })),
@@ -227,7 +227,7 @@ test('a refill that never refills writes whole delta-seconds (at most 2^31) in e
   const authShield = require('../../adapters/express')
   const authShieldPlugin = require('../../adapters/fastify')
   const { listen, get } = require('../support/http')
-  const config = { accessSecret: SECRET, rateLimitMax: 1, rateLimitRefill: 1e-300 }
+  const config = { accessSecret: SECRET, rateLimitMax: 1, rateLimitRefillPerSec: 1e-300 }
   const user = `Bearer ${token({ sub: 'headers', exp: Math.floor(Date.now() / 1000) + 600 }, SECRET)}`
   const seen = []
   for (const engine of ['native', 'js']) {

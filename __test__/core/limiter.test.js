@@ -2,7 +2,7 @@
 
 // The rate limiter's invariant (issue 12): for every verified identity — the token's `sub` and
 // its own `tenant_id` claim — admissions over any interval never exceed
-// rateLimitMax + rateLimitRefill × elapsed, whatever the client varies (tenant header, Host,
+// rateLimitMax + rateLimitRefillPerSec × elapsed, whatever the client varies (tenant header, Host,
 // several tokens of one user, floods of other keys evicting buckets). Both engines, plus the
 // standalone RateLimiter: its API, errors, memory bound and agreement between engines.
 
@@ -27,7 +27,7 @@ const authFor = (lib, config) => new lib.Authenticator({ accessSecret: SECRET, c
 
 test('cycling X-Tenant-ID or Host buys no extra requests (issue 12, reproduction 1)', () => {
   for (const [name, lib] of ENGINES) {
-    const config = { rateLimitMax: 5, rateLimitRefill: 0.01 }
+    const config = { rateLimitMax: 5, rateLimitRefillPerSec: 0.01 }
     const h = bearer({ sub: 'mallory' })
     const same = authFor(lib, config)
     const byHeader = authFor(lib, config)
@@ -47,7 +47,7 @@ test('cycling X-Tenant-ID or Host buys no extra requests (issue 12, reproduction
 
 test('an exhausted tenant-bound token stays refused after a second token cycles X-Tenant-ID (issue 12, reproduction 2)', () => {
   for (const [name, lib] of ENGINES) {
-    const auth = authFor(lib, { rateLimitMax: 5, rateLimitRefill: 0.001, rateLimitMaxKeys: 1000 })
+    const auth = authFor(lib, { rateLimitMax: 5, rateLimitRefillPerSec: 0.001, rateLimitMaxKeys: 1000 })
     const bound = bearer({ sub: 'eve', tenant_id: 'acme' })
     for (let i = 0; i < 5; i++) assert.equal(auth.authenticate(bound).authenticated, true, name)
     assert.equal(auth.authenticate(bound).errorCode, 'rate_limited', name)
@@ -67,7 +67,7 @@ function floodBearer(sub) {
 test('an exhausted user stays refused after 300,000 requests from other users at the default key bound', () => {
   const tokens = Array.from({ length: 300_000 }, (_, i) => floodBearer(`other${i}`))
   for (const [name, lib] of ENGINES) {
-    const auth = authFor(lib, { rateLimitMax: 5, rateLimitRefill: 0.001 })
+    const auth = authFor(lib, { rateLimitMax: 5, rateLimitRefillPerSec: 0.001 })
     const victim = bearer({ sub: 'eve' })
     for (let i = 0; i < 5; i++) auth.authenticate(victim)
     assert.equal(auth.authenticate(victim).errorCode, 'rate_limited', name)
@@ -105,7 +105,7 @@ test('property: per identity, admissions never exceed max + refill × elapsed, a
       fc.array(op, { minLength: 1, maxLength: 120 }),
       (max, maxKeys, ops) => {
         const refill = 0.01
-        const config = { rateLimitMax: max, rateLimitRefill: refill, rateLimitMaxKeys: maxKeys }
+        const config = { rateLimitMax: max, rateLimitRefillPerSec: refill, rateLimitMaxKeys: maxKeys }
         const n = authFor(native, config)
         const j = authFor(js, config)
         const admitted = [new Map(), new Map()]
@@ -155,7 +155,7 @@ test('sketch seeds come from the config secret, so both engines fold and read th
     { accessSecret: SECRET },
     { keys: [{ kid: 'a', alg: 'HS256', secret: SECRET }] },
   ]) {
-    const engines = ENGINES.map(([, lib]) => new lib.Authenticator({ clockTimestamp: NOW, rateLimitMax: 1, rateLimitRefill: 0.01, rateLimitMaxKeys: 1, ...config }))
+    const engines = ENGINES.map(([, lib]) => new lib.Authenticator({ clockTimestamp: NOW, rateLimitMax: 1, rateLimitRefillPerSec: 0.01, rateLimitMaxKeys: 1, ...config }))
     const sign = (claims) => `Bearer ${token({ exp: NOW + 3600, ...claims }, SECRET)}`
     const users = Array.from({ length: 200 }, (_, i) => sign({ sub: `user${i}` }))
     for (const t of FLOOD) for (const auth of engines) auth.authenticate(t)

@@ -37,7 +37,7 @@ function outcome(call) {
 
 test('Authenticator.shared of the JS engine shares keys, buckets and revocations as the native one', () => {
   for (const [name, lib] of ENGINES) {
-    const config = { accessSecret: SECRET, rateLimitMax: 2, rateLimitRefill: 1e-6, audience: `shared-${name}` }
+    const config = { accessSecret: SECRET, rateLimitMax: 2, rateLimitRefillPerSec: 1e-6, audience: `shared-${name}` }
     const a = lib.Authenticator.shared(config)
     const b = lib.Authenticator.shared({ ...config })
     assert.ok(a instanceof lib.Authenticator, name)
@@ -57,7 +57,7 @@ test('64 other configs neither reset an exhausted bucket nor un-revoke a token, 
   for (const [name, lib] of ENGINES) {
     const steps = []
     // One constant config object, exhausted at capacity 3.
-    const limited = { accessSecret: SECRET, rateLimitMax: 3, rateLimitRefill: 1e-6 }
+    const limited = { accessSecret: SECRET, rateLimitMax: 3, rateLimitRefillPerSec: 1e-6 }
     const user = bearer('exhausted-user')
     for (let i = 0; i < 4; i++) steps.push(outcome(() => lib.authenticateRequest(user, null, null, limited)))
     assert.deepEqual(steps, ['ok', 'ok', 'ok', 'rate_limited'], name)
@@ -113,7 +113,7 @@ test('64 other configs neither reset an exhausted bucket nor un-revoke a token, 
 
 test('a config refused at the bound is not half-kept: results of kept configs are unchanged', () => {
   for (const [name, lib] of ENGINES) {
-    const limited = { accessSecret: SECRET, rateLimitMax: 3, rateLimitRefill: 1e-6 }
+    const limited = { accessSecret: SECRET, rateLimitMax: 3, rateLimitRefillPerSec: 1e-6 }
     const r = lib.authenticateRequest(bearer('fresh-user'), null, null, limited)
     assert.deepEqual([r.authenticated, r.rateLimitRemaining, r.rateLimitLimit], [true, 2, 3], name)
   }

@@ -26,7 +26,7 @@ const payloadOf = (t) => JSON.parse(Buffer.from(t.split('.')[1], 'base64url').to
 
 for (const [name, engine] of ENGINES) {
   test(`${name}: sign, revokeSubject, authenticate is refused and revokeSubject, sign, authenticate accepted, 1,000 times`, () => {
-    for (const cache of [{}, { verifiedTokenCacheSize: 4096 }]) {
+    for (const cache of [{}, { verifiedTokenCacheMaxEntries: 4096 }]) {
       const auth = new engine.Authenticator({ accessSecret: ACCESS, refreshSecret: REFRESH, rateLimitMax: 0, ...cache })
       let sameSecond = 0
       for (let i = 0; i < 1000; i++) {
@@ -75,11 +75,11 @@ for (const [name, engine] of ENGINES) {
     assert.equal(payloadOf(next).iat, NOW + 0.001)
     assert.equal(auth.authenticate(`Bearer ${next}`).authenticated, true)
     // An explicit cut-off keeps its meaning: tokens issued before it.
-    auth.revokeSubject('v', { before: NOW - 10 })
+    auth.revokeSubject('v', { issuedBeforeSec: NOW - 10 })
     assert.equal(auth.authenticate(`Bearer ${token({ sub: 'v', exp: NOW + 60, iat: NOW - 10 }, ACCESS)}`).authenticated, true)
     assert.equal(auth.authenticate(`Bearer ${token({ sub: 'v', exp: NOW + 60, iat: NOW - 10.001 }, ACCESS)}`).errorCode, 'token_revoked')
     // A cut-off in the future never moves the signing time.
-    auth.revokeSubject('w', { before: NOW + 3600 })
+    auth.revokeSubject('w', { issuedBeforeSec: NOW + 3600 })
     assert.equal(payloadOf(auth.signAccessToken({ sub: 'x' })).iat, NOW + 0.001)
   })
 }
@@ -88,7 +88,7 @@ test('both engines read fractional iat, exp and nbf alike, at the cut-off and at
   assert.equal(NOW, 1_800_000_000, 'the spellings below are written out for this NOW')
   const config = { accessSecret: ACCESS, clockTimestamp: NOW + 0.5, rateLimitMax: 0 }
   const pair = [new native.Authenticator(config), new js.Authenticator(config)]
-  for (const auth of pair) auth.revokeSubject('u', { before: NOW + 0.123 })
+  for (const auth of pair) auth.revokeSubject('u', { issuedBeforeSec: NOW + 0.123 })
   const payloads = []
   for (const iat of [NOW + 0.122, NOW + 0.122999, NOW + 0.123, NOW + 0.123001, '1800000000.1230', '1.800000000123e9', '18000000001.23e-1']) {
     payloads.push(`{"sub":"u","exp":${NOW + 60},"iat":${iat}}`)

@@ -44,7 +44,7 @@ for (const [name, engine] of ENGINES) {
     auth.revokeToken('j', NOW + 60)
     assert.equal(auth.authenticate(`Bearer ${main}`).errorCode, 'token_revoked')
     assert.equal(auth.authenticate(`Bearer ${legacy}`).authenticated, true)
-    auth.revokeSubject('u', { before: NOW + 1, iss: 'legacy' })
+    auth.revokeSubject('u', { issuedBeforeSec: NOW + 1, iss: 'legacy' })
     assert.equal(auth.authenticate(`Bearer ${legacy}`).errorCode, 'token_revoked')
   })
 

@@ -40,7 +40,7 @@ const PROBES = {
     assert.equal(auth.rateLimitMax, 100)
     assert.equal(auth.authenticate(`Bearer ${token(claims(), SECRET)}`).rateLimitLimit, 100)
   },
-  rateLimitRefill: (auth) => assert.equal(auth.rateLimitRefill, 10),
+  rateLimitRefillPerSec: (auth) => assert.equal(auth.rateLimitRefillPerSec, 10),
   rateLimitMaxKeys: (auth) => {
     // Not readable without filling 100000 buckets; the bound itself is checked below and the
     // explicit default must be accepted.
@@ -181,7 +181,9 @@ test('the AuthConfig and AuthResult types declare exactly the schema names, in o
     const body = dts.slice(start, dts.indexOf('\n}\n', start))
     return [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1])
   }
-  assert.deepEqual(members('AuthConfigOptions'), schema.options.map((o) => o.name))
+  // A renamed option's old name is declared (@deprecated) right after its new one.
+  const declared = schema.options.flatMap((o) => [o.name, ...schema.renamed.filter((r) => r.bag === 'options' && r.use === o.name).map((r) => r.name)])
+  assert.deepEqual(members('AuthConfigOptions'), declared)
   // The entry points' own options (JS objects the core never reads) have their interface.
   assert.deepEqual(members('AuthenticatorEntryOptions'), schema.entryOptions.map((o) => o.name))
   // AuthResult is the union AuthSuccess | AuthFailure over these fields; each side lists them all.

@@ -49,18 +49,18 @@ test('on by default for asymmetric keys: a success is remembered, a failure neve
   }
 })
 
-test('off for HMAC-only key sets unless verifiedTokenCacheSize is given; 0 turns it off', async () => {
+test('off for HMAC-only key sets unless verifiedTokenCacheMaxEntries is given; 0 turns it off', async () => {
   const hs = await joseToken('HS256', { sub: 'u', exp: NOW + 60 }, { kid: 'h' })
   for (const [, auth] of both({ keys: [keyEntry('HS256', 'h')] })) {
     assert.equal(auth.authenticate(`Bearer ${hs}`).authenticated, true)
     assert.equal(auth.verifiedTokenCacheEntries, 0)
   }
-  for (const [, auth] of both({ keys: [keyEntry('HS256', 'h')], verifiedTokenCacheSize: 10 })) {
+  for (const [, auth] of both({ keys: [keyEntry('HS256', 'h')], verifiedTokenCacheMaxEntries: 10 })) {
     assert.equal(auth.authenticate(`Bearer ${hs}`).authenticated, true)
     assert.equal(auth.verifiedTokenCacheEntries, 1)
   }
   const ed = edToken({ sub: 'u', exp: NOW + 60 })
-  for (const [, auth] of both({ ...ED, verifiedTokenCacheSize: 0 })) {
+  for (const [, auth] of both({ ...ED, verifiedTokenCacheMaxEntries: 0 })) {
     assert.equal(auth.authenticate(`Bearer ${ed}`).authenticated, true)
     assert.equal(auth.verifiedTokenCacheEntries, 0)
   }
@@ -76,7 +76,7 @@ test('a key set mixing HMAC and asymmetric keys remembers only the asymmetric to
     assert.equal(auth.authenticate(`Bearer ${ed}`).authenticated, true, engine)
     assert.equal(auth.verifiedTokenCacheEntries, 1, engine)
   }
-  for (const [engine, auth] of both({ ...mixed, verifiedTokenCacheSize: 10 })) {
+  for (const [engine, auth] of both({ ...mixed, verifiedTokenCacheMaxEntries: 10 })) {
     assert.equal(auth.authenticate(`Bearer ${hs}`).authenticated, true, engine)
     assert.equal(auth.authenticate(`Bearer ${ed}`).authenticated, true, engine)
     assert.equal(auth.verifiedTokenCacheEntries, 2, `${engine}: asked for by size, HMAC tokens too`)
@@ -147,7 +147,7 @@ test('JS engine: a hit still checks nbf and exp at the given time and belongs to
 
 test('a hit still resolves the tenant, takes from the rate limit and gets a fresh request id', () => {
   const t = edToken({ sub: 'u', exp: NOW + 60 })
-  for (const [engine, auth] of both({ ...ED, rateLimitMax: 2, rateLimitRefill: 0.001 })) {
+  for (const [engine, auth] of both({ ...ED, rateLimitMax: 2, rateLimitRefillPerSec: 0.001 })) {
     const first = auth.authenticate(`Bearer ${t}`, 'acme')
     const second = auth.authenticate(`Bearer ${t}`, 'globex')
     assert.deepEqual([first.tenantId, second.tenantId], ['acme', 'globex'], engine)
@@ -168,7 +168,7 @@ test('a hit is still checked against the revocation list, by jti and by subject'
     for (const t of [byJti, bySubject]) assert.equal(auth.authenticate(`Bearer ${t}`).authenticated, true)
     assert.equal(auth.verifiedTokenCacheEntries, 2)
     auth.revokeToken('j-1', NOW + 60)
-    auth.revokeSubject('v', { before: NOW })
+    auth.revokeSubject('v', { issuedBeforeSec: NOW })
     for (const t of [byJti, bySubject]) {
       assert.equal(auth.authenticate(`Bearer ${t}`).errorCode, 'token_revoked', engine)
       assert.equal(auth.verifyAccessToken(t).errorCode, 'token_revoked', engine)
@@ -178,7 +178,7 @@ test('a hit is still checked against the revocation list, by jti and by subject'
 
 test('both engines agree on cache hits, field for field', () => {
   const tokens = ['u1', 'u2', 'u3'].map((sub) => edToken({ sub, exp: NOW + 60, tenant_id: 'acme', email: `${sub}@x` }))
-  const [[, n], [, j]] = both({ ...ED, rateLimitMax: 5, rateLimitRefill: 0.001 })
+  const [[, n], [, j]] = both({ ...ED, rateLimitMax: 5, rateLimitRefillPerSec: 0.001 })
   for (let round = 0; round < 4; round++) {
     for (const t of tokens) {
       const a = n.authenticate(`Bearer ${t}`, round % 2 ? 'acme' : undefined, 'acme.example.com')
@@ -193,7 +193,7 @@ test('both engines agree on cache hits, field for field', () => {
 
 test('a flood of distinct valid tokens keeps the cache at its size', () => {
   const size = 50
-  const pairs = both({ ...ED, verifiedTokenCacheSize: size })
+  const pairs = both({ ...ED, verifiedTokenCacheMaxEntries: size })
   for (let i = 0; i < 3000; i++) {
     const t = edToken({ sub: `flood-${i}`, exp: NOW + 60 })
     for (const [engine, auth] of pairs) {
@@ -204,11 +204,11 @@ test('a flood of distinct valid tokens keeps the cache at its size', () => {
   for (const [, auth] of pairs) assert.equal(auth.verifiedTokenCacheEntries, size)
 })
 
-test('verifiedTokenCacheSize is checked like any integer option', () => {
+test('verifiedTokenCacheMaxEntries is checked like any integer option', () => {
   for (const [, engine] of ENGINES) {
-    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheSize: -1 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
-    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheSize: 1.5 }), { name: 'RangeError' })
-    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheSize: 1_000_001 }), { name: 'RangeError' })
-    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheSize: '5' }), { name: 'TypeError' })
+    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheMaxEntries: -1 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
+    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheMaxEntries: 1.5 }), { name: 'RangeError' })
+    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheMaxEntries: 1_000_001 }), { name: 'RangeError' })
+    assert.throws(() => new engine.Authenticator({ ...ED, verifiedTokenCacheMaxEntries: '5' }), { name: 'TypeError' })
   }
 })

@@ -56,8 +56,8 @@ test('rejects every bad config exactly as the native binding does', () => {
     { accessSecret: SECRET, rateLimitMax: 1.5 },
     { accessSecret: SECRET, rateLimitMax: -1 },
     { accessSecret: SECRET, rateLimitMax: 2e9 },
-    { accessSecret: SECRET, rateLimitRefill: 0 },
-    { accessSecret: SECRET, rateLimitRefill: -0.5 },
+    { accessSecret: SECRET, rateLimitRefillPerSec: 0 },
+    { accessSecret: SECRET, rateLimitRefillPerSec: -0.5 },
     { accessSecret: SECRET, rateLimitMaxKeys: 0 },
     { accessSecret: SECRET, enforceTenantMatch: 1 },
     { accessSecret: SECRET, baseDomain: 5 },
@@ -86,13 +86,13 @@ test('accepts what the native binding accepts, and exposes the same getters', ()
     { accessSecret: new Uint16Array(16) },
     { accessSecret: 'short', allowShortSecret: true },
     { accessSecret: SECRET, issuer: null, audience: undefined, baseDomain: 'Example.COM.', rateLimitMax: 0 },
-    { accessSecret: SECRET, rateLimitMax: 7, rateLimitRefill: 0.25, accessTtlSec: 60.5, refreshTtlSec: 120 },
+    { accessSecret: SECRET, rateLimitMax: 7, rateLimitRefillPerSec: 0.25, accessTtlSec: 60.5, refreshTtlSec: 120 },
     { accessSecret: SECRET, clockToleranceSec: -0, clockTimestamp: 0 },
   ]
   for (const config of good) {
     const a = new native.Authenticator(config)
     const b = new js.Authenticator(config)
-    for (const getter of ['rateLimitMax', 'rateLimitRefill', 'accessTtlSec', 'refreshTtlSec', 'rateLimitBuckets']) {
+    for (const getter of ['rateLimitMax', 'rateLimitRefillPerSec', 'accessTtlSec', 'refreshTtlSec', 'rateLimitBuckets']) {
       assert.equal(b[getter], a[getter], getter)
     }
   }
@@ -125,7 +125,7 @@ test('returns every AuthResult field of contract/options.json, in its order, suc
 
 test('takes option names, defaults and bounds from contract/options.json', () => {
   const auth = new js.Authenticator({ accessSecret: SECRET })
-  for (const name of ['rateLimitMax', 'rateLimitRefill', 'accessTtlSec', 'refreshTtlSec']) {
+  for (const name of ['rateLimitMax', 'rateLimitRefillPerSec', 'accessTtlSec', 'refreshTtlSec']) {
     assert.equal(auth[name], SCHEMA.options.find((o) => o.name === name).default, name)
   }
   for (const option of SCHEMA.options) {
@@ -241,7 +241,7 @@ test('tells where the tenant came from: token, header or host', () => {
 })
 
 test('rate-limits per user and tenant with Retry-After data', () => {
-  const auth = new js.Authenticator({ ...base, rateLimitMax: 2, rateLimitRefill: 0.5 })
+  const auth = new js.Authenticator({ ...base, rateLimitMax: 2, rateLimitRefillPerSec: 0.5 })
   const h = bearer({ sub: 'u', exp: NOW + 9 })
   assert.equal(auth.authenticate(h, 'a').rateLimitRemaining, 1)
   assert.equal(auth.authenticate(h, 'a').rateLimitRemaining, 0)

@@ -21,7 +21,7 @@ const NOW = Math.floor(Date.now() / 1000)
 const SECRET = 'conventions-test-secret-0123456789abcdef'
 const CLAIMS = { sub: 'u1', email: 'u1@example.com', role: 'admin', scope: 'read write', perms: ['a', 'b'], nested: { n: 1 }, exp: NOW + 600 }
 const bearer = (claims = CLAIMS, secret = SECRET) => `Bearer ${token(claims, secret)}`
-const CONFIG = { accessSecret: SECRET, rateLimitMax: 100, rateLimitRefill: 10 }
+const CONFIG = { accessSecret: SECRET, rateLimitMax: 100, rateLimitRefillPerSec: 10 }
 
 /** Any method, any headers, over node:http: { status, headers, body, json }. */
 const request = (base, path, options) => send(`${base}${path}`, options)
@@ -32,7 +32,7 @@ const seen = (req) => ({ user: req.user ?? null, auth: req.auth ?? null, id: req
 /**
  * An Express or Fastify app with one route per `mounts` entry ([prefix, config, options]);
  * each route answers what it saw. Errors reach the app's own handler, which answers
- * `{ handled: { name, code, authCode, status } }` with the error's status.
+ * `{ handled: { name, code, errorCode, status } }` with the error's status.
  */
 async function serve(framework, mounts, { handler = true } = {}) {
   if (framework === 'express') {
@@ -42,7 +42,7 @@ async function serve(framework, mounts, { handler = true } = {}) {
     }
     if (handler) {
       app.use((err, req, res, next) => {
-        res.status(err.status || 500).json({ handled: { name: err.name, code: err.code, authCode: err.authCode, status: err.status, inner: err.inner && err.inner.code } })
+        res.status(err.status || 500).json({ handled: { name: err.name, code: err.code, errorCode: err.errorCode, status: err.status, inner: err.inner && err.inner.code } })
       })
     }
     return listen(http.createServer(app))
@@ -51,7 +51,7 @@ async function serve(framework, mounts, { handler = true } = {}) {
   // Set first: a route's error handler is the one of its context when the route was added.
   if (handler) {
     app.setErrorHandler((err, request, reply) => {
-      reply.code(err.statusCode || 500).send({ handled: { name: err.name, code: err.code, authCode: err.authCode, status: err.status, inner: err.inner && err.inner.code } })
+      reply.code(err.statusCode || 500).send({ handled: { name: err.name, code: err.code, errorCode: err.errorCode, status: err.status, inner: err.inner && err.inner.code } })
     })
   }
   for (const [prefix, config, options] of mounts) {
@@ -97,10 +97,10 @@ for (const framework of ['express', 'fastify']) {
           ],
           ['/revoke-next', CONFIG, opts({ errors: 'next', isRevoked: async (req, claims) => claims.jti === 'revoked-async' })],
           ['/revoke-throws', CONFIG, opts({ isRevoked: () => Promise.reject(new Error('revocation store down')) })],
-          ['/draft', { ...CONFIG, rateLimitMax: 2, rateLimitRefill: 0.5 }, opts({ rateLimitHeaders: 'draft' })],
-          ['/both', { ...CONFIG, rateLimitMax: 2, rateLimitRefill: 0.5 }, opts({ rateLimitHeaders: 'both' })],
-          ['/none', { ...CONFIG, rateLimitMax: 1, rateLimitRefill: 0.001 }, opts({ rateLimitHeaders: false })],
-          ['/limited', { ...CONFIG, rateLimitMax: 1, rateLimitRefill: 0.001 }, opts({ errors: 'next' })],
+          ['/draft', { ...CONFIG, rateLimitMax: 2, rateLimitRefillPerSec: 0.5 }, opts({ rateLimitHeaders: 'draft' })],
+          ['/both', { ...CONFIG, rateLimitMax: 2, rateLimitRefillPerSec: 0.5 }, opts({ rateLimitHeaders: 'both' })],
+          ['/none', { ...CONFIG, rateLimitMax: 1, rateLimitRefillPerSec: 0.001 }, opts({ rateLimitHeaders: false })],
+          ['/limited', { ...CONFIG, rateLimitMax: 1, rateLimitRefillPerSec: 0.001 }, opts({ errors: 'next' })],
         ])
       })
       after(() => server.close())
@@ -124,17 +124,17 @@ for (const framework of ['express', 'fastify']) {
           [{ authorization: bearer(CLAIMS, 'another-secret-0123456789abcdefghij') }, 401, 'invalid_token', 'invalid_signature'],
           [{ authorization: bearer({ ...CLAIMS, tenant_id: 'Bad Tenant' }) }, 400, 'invalid_tenant', 'invalid_tenant'],
         ]
-        for (const [headers, status, code, authCode] of cases) {
+        for (const [headers, status, code, errorCode] of cases) {
           const r = await call('/next', headers)
           assert.equal(r.status, status, code)
-          assert.deepEqual(r.json.handled, { name: 'UnauthorizedError', code, authCode, status, inner: authCode })
+          assert.deepEqual(r.json.handled, { name: 'UnauthorizedError', code, errorCode, status, inner: errorCode })
           assert.match(r.headers['x-request-id'], /^[0-9a-f-]{36}$/)
           if (status === 401) assert.match(r.headers['www-authenticate'], /^Bearer/)
         }
         const limited = [await call('/limited', { authorization: bearer() }), await call('/limited', { authorization: bearer() })]
         assert.equal(limited[1].status, 429)
         // Not an authentication failure: a handler keyed on err.name === 'UnauthorizedError' keeps the 429.
-        assert.deepEqual(limited[1].json.handled, { name: 'TooManyRequestsError', code: 'rate_limited', authCode: 'rate_limited', status: 429, inner: 'rate_limited' })
+        assert.deepEqual(limited[1].json.handled, { name: 'TooManyRequestsError', code: 'rate_limited', errorCode: 'rate_limited', status: 429, inner: 'rate_limited' })
         assert.ok(Number(limited[1].headers['retry-after']) > 0)
       })
 
@@ -205,7 +205,7 @@ for (const framework of ['express', 'fastify']) {
         assert.equal((await call('/revoke', { authorization: bearer({ ...CLAIMS, jti: 'x', exp: NOW - 1 }) })).status, 401)
         assert.deepEqual(revokedChecks, ['fine', 'revoked-sync', 'revoked-async'], 'never asked about the expired token')
         const next = await call('/revoke-next', { authorization: bearer({ ...CLAIMS, jti: 'revoked-async' }) })
-        assert.deepEqual(next.json.handled, { name: 'UnauthorizedError', code: 'revoked_token', authCode: 'token_revoked', status: 401, inner: 'token_revoked' })
+        assert.deepEqual(next.json.handled, { name: 'UnauthorizedError', code: 'revoked_token', errorCode: 'token_revoked', status: 401, inner: 'token_revoked' })
         assert.equal((await call('/revoke-throws', { authorization: bearer() })).status, 500)
       })
 
@@ -402,7 +402,7 @@ test("every failure code has express-jwt's name when it is a 401, and keeps ours
 
 test('both engines take the same adapter decisions: action, status, body, headers and claims', async () => {
   const options = (engine) => ({ engine, credentialsRequired: false, rateLimitHeaders: 'both', isRevoked: (req, claims) => claims.jti === 'gone' })
-  const make = (engine) => authShield({ ...CONFIG, rateLimitMax: 3, rateLimitRefill: 0.001 }, options(engine)).decision
+  const make = (engine) => authShield({ ...CONFIG, rateLimitMax: 3, rateLimitRefillPerSec: 0.001 }, options(engine)).decision
   const engines = { native: make('native'), js: make('js') }
   const inputs = [
     bearer(),

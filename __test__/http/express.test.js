@@ -18,7 +18,7 @@ const { runAndListJsFiles, assertEngineNotLoaded } = require('../support/js-engi
 
 const NOW = 1_700_000_000
 const SECRET = 'express-test-secret-0123456789abcdef'
-const CONFIG = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 3, rateLimitRefill: 0.001, baseDomain: 'example.com' }
+const CONFIG = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 3, rateLimitRefillPerSec: 0.001, baseDomain: 'example.com' }
 const bearer = (claims) => `Bearer ${token({ exp: NOW + 60, ...claims }, SECRET)}`
 
 /** Runs `fn` with USE_RUST_AUTH set to `value` (undefined: unset), then restores it. */

@@ -14,7 +14,7 @@ const { runAndListJsFiles, assertEngineNotLoaded } = require('../support/js-engi
 
 const NOW = 1_700_000_000
 const SECRET = 'fastify-test-secret-0123456789abcdef'
-const CONFIG = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 2, rateLimitRefill: 0.001 }
+const CONFIG = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 2, rateLimitRefillPerSec: 0.001 }
 const bearer = (claims) => `Bearer ${token({ exp: NOW + 60, ...claims }, SECRET)}`
 const echo = async (request) => ({
   user: request.user,

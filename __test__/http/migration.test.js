@@ -306,7 +306,7 @@ for (const engine of ENGINES) {
         if (token && tenants[token.payload.iss]) return tenants[token.payload.iss]
         throw new Error('Could not find secret for issuer.')
       }
-      const mw = ours({ secret, algorithms: ['HS256'], rateLimitMax: 1, rateLimitRefill: 0.001 })
+      const mw = ours({ secret, algorithms: ['HS256'], rateLimitMax: 1, rateLimitRefillPerSec: 0.001 })
       const server = await inspectingApp(mw)
       try {
         const ta = sign({ iss: 'a' }, tenants.a)
@@ -446,7 +446,7 @@ for (const engine of ENGINES) {
 for (const engine of ENGINES) {
   describe(`errors: 'next' keeps 429 and 503 (${engine} engine)`, () => {
     const readmeHandler = (err, req, res, next) => (err.name === 'UnauthorizedError' ? res.status(401).send('invalid token...') : next(err))
-    const limitedConfig = { accessSecret: SECRET, rateLimitMax: 1, rateLimitRefill: 0.001 }
+    const limitedConfig = { accessSecret: SECRET, rateLimitMax: 1, rateLimitRefillPerSec: 0.001 }
     const makers = {
       'authShield(…, { errors: next })': () => authShieldExpress(limitedConfig, { engine, errors: 'next' }),
       expressjwt: () => authShieldExpress.expressjwt({ ...limitedConfig, engine }),
@@ -473,8 +473,8 @@ for (const engine of ENGINES) {
           assert.ok(Number(limited.headers['retry-after']) > 0)
           const e429 = seen.at(-1)
           assert.deepEqual(
-            { name: e429.name, status: e429.status, statusCode: e429.statusCode, expose: e429.expose, code: e429.code, authCode: e429.authCode },
-            { name: 'TooManyRequestsError', status: 429, statusCode: 429, expose: true, code: 'rate_limited', authCode: 'rate_limited' },
+            { name: e429.name, status: e429.status, statusCode: e429.statusCode, expose: e429.expose, code: e429.code, errorCode: e429.errorCode },
+            { name: 'TooManyRequestsError', status: 429, statusCode: 429, expose: true, code: 'rate_limited', errorCode: 'rate_limited' },
           )
           assert.ok(e429 instanceof authShieldExpress.TooManyRequestsError && !(e429 instanceof authShieldExpress.UnauthorizedError))
           plumbing(mw.authenticator).setRevocationUnavailable(true)

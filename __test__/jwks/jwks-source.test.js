@@ -132,7 +132,7 @@ describe('auth-shield/jwks source', () => {
       ['a point off the curve', json({ keys: [{ ...ec.jwk, y: ec.jwk.x }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
       ['a short coordinate', json({ keys: [{ ...ed.jwk, x: 'AAAA' }] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
       ['no usable key', json({ keys: [] }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
-      ['more keys than maxKeys', json({ keys: Array.from({ length: 5 }, (_, i) => ({ ...ec.jwk, kid: `k${i}` })) }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
+      ['more keys than maxDocumentKeys', json({ keys: Array.from({ length: 5 }, (_, i) => ({ ...ec.jwk, kid: `k${i}` })) }), 'ERR_AUTH_SHIELD_JWKS_INVALID'],
       ['an HTTP 500', (req, res) => res.writeHead(500).end('{"keys":[]}'), 'ERR_AUTH_SHIELD_JWKS_FETCH'],
       ['a redirect loop', (req, res) => res.writeHead(302, { location: req.url }).end(), 'ERR_AUTH_SHIELD_JWKS_FETCH'],
       ['a server that never answers', () => {}, 'ERR_AUTH_SHIELD_JWKS_TIMEOUT'],
@@ -142,7 +142,7 @@ describe('auth-shield/jwks source', () => {
     for (const [what, answer, code] of cases) {
       it(`${what}: ${code}`, async () => {
         server.serve(GOOD)
-        const s = source({ cooldownMs: 0, timeoutMs: 300, maxKeys: 4 })
+        const s = source({ cooldownMs: 0, timeoutMs: 300, maxDocumentKeys: 4 })
         await s.ready()
         const before = s.keys
         server.answer(answer)
@@ -293,8 +293,8 @@ describe('auth-shield/jwks source', () => {
     assert.throws(() => createRemoteJwks(42), { name: 'TypeError' })
     assert.throws(() => createRemoteJwks(server.url, { cooldown: 5 }), { name: 'TypeError', message: /options.cooldown is not a known option/ })
     assert.throws(() => createRemoteJwks(server.url, { timeoutMs: 0 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
-    assert.throws(() => createRemoteJwks(server.url, { maxBytes: 1.5 }), { name: 'TypeError' })
-    assert.throws(() => createRemoteJwks(server.url, { maxKeys: 1e9 }), { name: 'RangeError' })
+    assert.throws(() => createRemoteJwks(server.url, { maxBytes: 1.5 }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
+    assert.throws(() => createRemoteJwks(server.url, { maxDocumentKeys: 1e9 }), { name: 'RangeError' })
     assert.throws(() => createRemoteJwks(server.url, { algorithms: ['HS256'] }), { name: 'RangeError', message: /HS256/ })
     assert.throws(() => createRemoteJwks(server.url, { algorithms: [] }), { name: 'TypeError' })
     assert.deepEqual(SUPPORTED_ALGORITHMS, ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'EdDSA', 'Ed25519'])

@@ -22,7 +22,7 @@ function fastJwtChain() {
     verify: createSyncVerifiers(fx).fastJwt,
     codeOf,
     rateLimitMax: fx.config.rateLimitMax,
-    rateLimitRefill: fx.config.rateLimitRefill,
+    rateLimitRefillPerSec: fx.config.rateLimitRefillPerSec,
   })
 }
 

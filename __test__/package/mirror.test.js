@@ -42,6 +42,8 @@ const NATIVE_ONLY = {
 // Files of the JS engine with no core twin, and why.
 const JS_ONLY = {
   'index.js': 'the entry of auth-shield/js (the native package entry is index.js at the root)',
+  'deprecation.js': 'the one-time DeprecationWarning of a renamed option: its twin is the binding (src/binding/deprecation.rs)',
+  'option-reader.js': 'the one reader of the JS option bags (middleware, store, feed, JWKS source) from contract/options.json; the core reads only the config (src/config.rs)',
   'one-shot.js': 'authenticateRequest / Authenticator.shared: its twin is the binding (src/binding/one_shot.rs)',
   'resolve-tenant.js': 'the resolveTenant export: its twin is the binding (src/binding/tenant.rs over src/tenant.rs, whose twin is js/tenant.js)',
 }

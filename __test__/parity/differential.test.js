@@ -28,7 +28,7 @@ const CONFIGS = [
     clockToleranceSec: 30,
     requireTokenType: true,
     rateLimitMax: 1e6,
-    rateLimitRefill: 1e-6,
+    rateLimitRefillPerSec: 1e-6,
   },
   {
     accessSecret: ACCESS,
@@ -391,7 +391,7 @@ test('rate-limit sequences agree, bucket by bucket', () => {
   for (let s = 0; s < 60; s++) {
     const capacity = s % 12 === 11 ? rng.pick(CAPACITIES) : 1 + rng.int(5)
     // A slow refill: no token comes back while a sequence runs, so counts are deterministic.
-    const config = { accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefill: rng.pick(SLOW_REFILLS) }
+    const config = { accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: capacity, rateLimitRefillPerSec: rng.pick(SLOW_REFILLS) }
     if (s % 10 === 9) config.rateLimitMaxKeys = 3
     const pair = pairOf(config)
     const started = Date.now()
@@ -425,7 +425,7 @@ test('shared-limit lease sequences agree: pending, grants, refusals, renewals, s
   const codes = new Set()
   let requests = 0
   for (let s = 0; s < 40; s++) {
-    const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 1 + rng.int(50), rateLimitRefill: 0.001 })
+    const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 1 + rng.int(50), rateLimitRefillPerSec: 0.001 })
     const lease = 1 + rng.int(8)
     const strict = s % 5 === 4
     const maxKeys = s % 7 === 6 ? 2 : 100
@@ -493,7 +493,7 @@ test('token verification and signing agree between engines', () => {
 })
 
 test('authenticateRequest (one-shot) agrees and shares state per config', () => {
-  const config = { accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 3, rateLimitRefill: 0.001 }
+  const config = { accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 3, rateLimitRefillPerSec: 0.001 }
   const t = `Bearer ${token({ sub: 'one-shot', exp: NOW + 60 }, ACCESS)}`
   for (let i = 0; i < 5; i++) {
     const a = native.authenticateRequest(t, undefined, undefined, { ...config })
@@ -591,7 +591,7 @@ test('revocations give the same verdicts in both engines: jti, subject cut-off, 
     } else {
       const before = rng.chance(0.3) ? undefined : NOW - 500 + rng.int(1000)
       const sub = `user-${rng.int(12)}`
-      both((e) => e.revokeSubject(sub, { before, iss }))
+      both((e) => e.revokeSubject(sub, { issuedBeforeSec: before, iss }))
     }
     if (i % 10 === 0) verdicts()
   }
@@ -617,8 +617,8 @@ test('revocations give the same verdicts in both engines: jti, subject cut-off, 
     (e) => e.revokeToken('j', NOW, { iss: 'i'.repeat(257) }),
     (e) => e.revokeSubject(undefined),
     (e) => e.revokeSubject(''),
-    (e) => e.revokeSubject('u', { before: 'now' }),
-    (e) => e.revokeSubject('u', { before: Infinity }),
+    (e) => e.revokeSubject('u', { issuedBeforeSec: 'now' }),
+    (e) => e.revokeSubject('u', { issuedBeforeSec: Infinity }),
     (e) => e.revokeSubject('u', 7),
     (e) => plumbing(e).setRevocationUnavailable('yes'),
   ]
@@ -657,7 +657,7 @@ test('revocations are dropped by both engines once their tokens expire', async (
   const now = Math.floor(Date.now() / 1000)
   for (const e of [pair.n, pair.j]) {
     e.revokeToken('a', now + 1)
-    e.revokeSubject('u', { before: now })
+    e.revokeSubject('u', { issuedBeforeSec: now })
     assert.equal(e.revocationCount, 2)
     assert.throws(() => e.revokeToken('b', now + 60), { code: 'ERR_AUTH_SHIELD_REVOCATION_LIMIT' })
   }

@@ -30,7 +30,7 @@ const CONFIGS = [
     enforceTenantMatch: true,
     baseDomain: 'example.com',
     rateLimitMax: 3,
-    rateLimitRefill: 1e-6,
+    rateLimitRefillPerSec: 1e-6,
   },
   { accessSecret: SECRET, clockTimestamp: NOW, requireExpiration: false, requireSubject: false, maxTokenBytes: 300, rateLimitMax: 0 },
 ]

@@ -139,7 +139,7 @@ describe('lease renewals in batches, with a real redis-server', { skip: redisSki
         const conn = await connectClient(kind, redis.url)
         const store = createRedisStore(conn.client, { prefix: `burst:${kind}:${engine}:`, lease: 5 })
         const seen = watchOutages(store)
-        const auth = new Authenticator({ accessSecret: SECRET, rateLimitMax: 10, rateLimitRefill: 0.001 })
+        const auth = new Authenticator({ accessSecret: SECRET, rateLimitMax: 10, rateLimitRefillPerSec: 0.001 })
         store.attach(auth)
         try {
           const headers = Array.from({ length: BURST }, (_, i) => bearer(`burst-${i}`))
@@ -184,7 +184,7 @@ describe('lease renewals in batches, with a real redis-server', { skip: redisSki
       const conn = await connectClient(kind, redis.url)
       const store = createRedisStore(conn.client, { prefix: `flood:${kind}:`, maxKeys: 100 })
       const seen = watchOutages(store)
-      const auth = new native.Authenticator({ accessSecret: SECRET, rateLimitMax: 10, rateLimitRefill: 1 })
+      const auth = new native.Authenticator({ accessSecret: SECRET, rateLimitMax: 10, rateLimitRefillPerSec: 1 })
       store.attach(auth)
       try {
         const headers = Array.from({ length: 2000 }, (_, i) => bearer(`flood-${i}`))
@@ -211,7 +211,7 @@ describe('lease renewals in batches, with a real redis-server', { skip: redisSki
       const store = createRedisStore(conn.client, { prefix: `burst-http:${kind}:` })
       const seen = watchOutages(store)
       const app = express()
-      app.get('/api', authShield({ accessSecret: SECRET, rateLimitMax: 100, rateLimitRefill: 0.01 }, { store }), (req, res) => res.json({ ok: true }))
+      app.get('/api', authShield({ accessSecret: SECRET, rateLimitMax: 100, rateLimitRefillPerSec: 0.01 }, { store }), (req, res) => res.json({ ok: true }))
       const server = await listen(http.createServer(app))
       try {
         const headers = Array.from({ length: BURST }, (_, i) => bearer(`http-${i}`))

@@ -29,10 +29,10 @@ const ENGINES = [
   ['js', js.Authenticator],
 ]
 // "Never refill" within a test: 0.001 token/s adds less than one token in 900 s.
-const LIMIT = { rateLimitMax: 100, rateLimitRefill: 0.001 }
+const LIMIT = { rateLimitMax: 100, rateLimitRefillPerSec: 0.001 }
 // A loaded 2-core machine must not turn a slow answer into an outage (and its local fallback,
 // which would admit from a bucket of its own): the test is about a healthy redis-server.
-const STORE_OPTIONS = { timeoutMs: 10_000 }
+const STORE_OPTIONS = { commandTimeoutMs: 10_000 }
 
 const unhandled = []
 process.on('unhandledRejection', (err) => unhandled.push(err))
@@ -85,7 +85,7 @@ describe('parallel requests of one identity with a Redis store', { skip: redisSk
           store = createRedisStore(conn.client, { ...STORE_OPTIONS, prefix: `burst:${kind}:${engine}:` })
           const auth = new Authenticator({ accessSecret: SECRET, ...LIMIT })
           // The same limit refilled far faster than any burst here can spend it.
-          const roomy = new Authenticator({ accessSecret: SECRET, rateLimitMax: 100, rateLimitRefill: 1e6 })
+          const roomy = new Authenticator({ accessSecret: SECRET, rateLimitMax: 100, rateLimitRefillPerSec: 1e6 })
           store.attach(roomy, { name: 'roomy' })
           const app = express()
           app.get('/api', authShield(auth, { store }), (req, res) => res.json({ userId: req.user.userId }))
@@ -133,7 +133,7 @@ describe('parallel requests of one identity with a Redis store', { skip: redisSk
     it(`strict mode: each parallel request gets its own token, none is 503 (node-redis, ${engine} engine)`, async () => {
       const conn = await connectClient('node-redis', redis.url)
       const store = createRedisStore(conn.client, { ...STORE_OPTIONS, prefix: `strict:${engine}:`, strict: true })
-      const auth = new Authenticator({ accessSecret: SECRET, rateLimitMax: 20, rateLimitRefill: 0.001 })
+      const auth = new Authenticator({ accessSecret: SECRET, rateLimitMax: 20, rateLimitRefillPerSec: 0.001 })
       const app = express()
       app.get('/api', authShield(auth, { store }), (req, res) => res.json({ ok: true }))
       const server = await listen(http.createServer(app))
@@ -181,7 +181,7 @@ describe('parallel requests of one identity with a Redis store', { skip: redisSk
       const servers = []
       try {
         for (const [engine, Authenticator] of ENGINES) {
-          const store = createRedisStore(conn.client, { prefix: `down:${engine}:`, timeoutMs: 300, retryIntervalMs: 60_000 })
+          const store = createRedisStore(conn.client, { prefix: `down:${engine}:`, commandTimeoutMs: 300, retryIntervalMs: 60_000 })
           const auth = new Authenticator({ accessSecret: SECRET, ...LIMIT })
           const app = express()
           app.get('/api', authShield(auth, { store }), (req, res) => res.json({ ok: true }))

@@ -38,7 +38,7 @@ describe('the store option of new Authenticator, with a real redis-server', { sk
         const conn = await connectClient(kind, redis.url)
         const store = createRedisStore(conn.client, { prefix: `cfg:${kind}:${engine}:`, lease: 2 })
         try {
-          const auth = new m.Authenticator({ accessSecret: SECRET, rateLimitMax: 3, rateLimitRefill: 0.001, store })
+          const auth = new m.Authenticator({ accessSecret: SECRET, rateLimitMax: 3, rateLimitRefillPerSec: 0.001, store })
           const h = bearer('ada')
           assert.equal(auth.authenticate(h).errorCode, store.pendingCode)
           const verdicts = []
@@ -55,7 +55,7 @@ describe('the store option of new Authenticator, with a real redis-server', { sk
           // The bucket is Redis's: a second process (here a second store and authenticator)
           // finds it empty.
           const other = createRedisStore(conn.client, { prefix: `cfg:${kind}:${engine}:`, lease: 2 })
-          const second = new m.Authenticator({ accessSecret: SECRET, rateLimitMax: 3, rateLimitRefill: 0.001, store: other })
+          const second = new m.Authenticator({ accessSecret: SECRET, rateLimitMax: 3, rateLimitRefillPerSec: 0.001, store: other })
           second.authenticate(h)
           await other.flush()
           assert.equal(second.authenticate(h).errorCode, 'rate_limited')
@@ -72,7 +72,7 @@ describe('the store option of new Authenticator, with a real redis-server', { sk
     it(`a middleware on an authenticator built with a store waits in that store's recovery (${engine} engine)`, async () => {
       const conn = await connectClient('node-redis', redis.url)
       const store = createRedisStore(conn.client, { prefix: `cfg-mw:${engine}:` })
-      const auth = new m.Authenticator({ accessSecret: SECRET, rateLimitMax: 10, rateLimitRefill: 0.001, store })
+      const auth = new m.Authenticator({ accessSecret: SECRET, rateLimitMax: 10, rateLimitRefillPerSec: 0.001, store })
       const app = express()
       // The same store in both places is one store; without options.store it is found too.
       app.get('/both', authShield(auth, { store }), (req, res) => res.json({ ok: true }))

@@ -35,7 +35,7 @@ const ENGINES = [
 const TINY_REFILLS = [1e-300, 1e-302, Number.MIN_VALUE, 1e-14]
 // A loaded 2-core machine must not turn a slow answer into an outage: these tests are about a
 // healthy redis-server.
-const STORE_OPTIONS = { timeoutMs: 10_000 }
+const STORE_OPTIONS = { commandTimeoutMs: 10_000 }
 
 const unhandled = []
 process.on('unhandledRejection', (err) => unhandled.push(err))
@@ -164,13 +164,13 @@ describe('the shared bucket at the edges of its bounds', { skip: redisSkip() }, 
       })
     })
 
-    for (const [engine, Authenticator] of ENGINES) for (const rateLimitRefill of [1e-300, 1e-14]) {
-      describe(`${kind}, ${engine} engine, Express, rateLimitRefill ${rateLimitRefill}`, () => {
+    for (const [engine, Authenticator] of ENGINES) for (const rateLimitRefillPerSec of [1e-300, 1e-14]) {
+      describe(`${kind}, ${engine} engine, Express, rateLimitRefillPerSec ${rateLimitRefillPerSec}`, () => {
         let conn, store, server
         before(async () => {
           conn = await connectClient(kind, redis.url)
-          store = createRedisStore(conn.client, { ...STORE_OPTIONS, prefix: `xa:${kind}:${engine}:${rateLimitRefill}:` })
-          const auth = new Authenticator({ accessSecret: SECRET, rateLimitMax: 3, rateLimitRefill })
+          store = createRedisStore(conn.client, { ...STORE_OPTIONS, prefix: `xa:${kind}:${engine}:${rateLimitRefillPerSec}:` })
+          const auth = new Authenticator({ accessSecret: SECRET, rateLimitMax: 3, rateLimitRefillPerSec })
           const app = express()
           app.get('/api', authShield(auth, { store }), (req, res) => res.json({ userId: req.user.userId }))
           server = await listen(http.createServer(app))

@@ -2,7 +2,7 @@
 
 // Four processes share one identity's limit through a real redis-server (node-redis and
 // ioredis, both engines): together they admit at least the bucket's capacity and never more
-// than the documented bound, rateLimitMax + rateLimitRefill × elapsed + N × lease
+// than the documented bound, rateLimitMax + rateLimitRefillPerSec × elapsed + N × lease
 // (docs/scale-out.md). And redis-server killed with SIGKILL under them, then restarted: every
 // process keeps serving from its local share, sees the outage and the recovery, and exits
 // cleanly.
@@ -87,7 +87,7 @@ describe('a limit shared by 4 processes through Redis', { skip: redisSkip() }, (
       refill: 1000,
       durationMs: 4000, // room for the restart and the first probe on a loaded machine
       authorization,
-      storeOptions: { timeoutMs: 200, retryIntervalMs: 100, outageShare: 0.25 },
+      storeOptions: { commandTimeoutMs: 200, retryIntervalMs: 100, outageShare: 0.25 },
     }
     const workers = await Promise.all(Array.from({ length: PROCESSES }, (_, i) => startWorker({ ...options, kind: CLIENT_KINDS[i % 2], engine: i < 2 ? 'native' : 'js' })))
     for (const w of workers) w.go()

@@ -94,7 +94,7 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
 
           // `before` is exclusive on iat (whole seconds): cut after bob's token was issued.
           const bobIat = JSON.parse(Buffer.from(other.split('.')[1], 'base64url')).iat
-          await b.revokeSubject('bob', { before: bobIat + 1 })
+          await b.revokeSubject('bob', { issuedBeforeSec: bobIat + 1 })
           await eventually(() => a.authenticate(`Bearer ${other}`).errorCode === 'token_revoked', 2000, 'a enforces the subject')
 
           // Bad arguments throw the authenticator's own errors at once, and write nothing.
@@ -227,7 +227,7 @@ describe('revocations shared through Redis', { skip: redisSkip() }, () => {
         assert.equal(fresh.authenticate(`Bearer ${before}`).errorCode, 'token_revoked')
 
         // And the feeds follow again: a revocation after the restart reaches everyone.
-        await writer.revokeSubject('u3', { before: Math.floor(Date.now() / 1000) + 1 })
+        await writer.revokeSubject('u3', { issuedBeforeSec: Math.floor(Date.now() / 1000) + 1 })
         for (const auth of [closed, open, fresh]) {
           await eventually(() => auth.authenticate(`Bearer ${fine}`).errorCode === 'token_revoked', 3000, 'after restart')
         }

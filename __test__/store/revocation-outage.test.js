@@ -122,7 +122,7 @@ describe('revocations across Redis outages', { skip: redisSkip() }, () => {
 
           // Not awaited, as a logout handler might: enforced here at once.
           auth.revokeToken(jti, expiresAtSec)
-          auth.revokeSubject('bob', { before: iatOf(other) + 1 })
+          auth.revokeSubject('bob', { issuedBeforeSec: iatOf(other) + 1 })
           assert.equal(auth.authenticate(`Bearer ${token}`).errorCode, 'token_revoked')
           assert.equal(auth.authenticate(`Bearer ${other}`).errorCode, 'token_revoked')
 
@@ -315,7 +315,7 @@ describe('revocations across Redis outages', { skip: redisSkip() }, () => {
           const other = writer.signAccessToken({ sub: 'bob' })
           const { jti, expiresAtSec } = writer.verifyAccessToken(token)
           assert.equal(await writer.revokeToken(jti, expiresAtSec), 'delivered')
-          assert.equal(await writer.revokeSubject('bob', { before: iatOf(other) + 1 }), 'delivered')
+          assert.equal(await writer.revokeSubject('bob', { issuedBeforeSec: iatOf(other) + 1 }), 'delivered')
           await untilRefused(b.check, token, 5000, 'b learns the token')
           await untilRefused(b.check, other, 5000, 'b learns the subject')
           // The writer leaves: only b, which learnt them from Redis, still knows.

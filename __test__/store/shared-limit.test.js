@@ -21,7 +21,7 @@ for (const [engine, { Authenticator }] of [
   ['js', js],
 ]) {
   describe(`shared limit leases (${engine} engine)`, () => {
-    const make = (config = {}) => new Authenticator({ accessSecret: SECRET, rateLimitMax: 100, rateLimitRefill: 10, ...config })
+    const make = (config = {}) => new Authenticator({ accessSecret: SECRET, rateLimitMax: 100, rateLimitRefillPerSec: 10, ...config })
 
     it('answers rate_limit_pending (503) for an identity without a lease and queues it once', () => {
       const a = make()

@@ -46,7 +46,7 @@ function limiter(users, maxKeys) {
     accessSecret: SECRET,
     clockTimestamp: NOW,
     rateLimitMax: 5,
-    rateLimitRefill: 1000,
+    rateLimitRefillPerSec: 1000,
     rateLimitMaxKeys: maxKeys,
   })
   // Warm up allocators and the limiter's table at its working size before measuring.

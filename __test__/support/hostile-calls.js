@@ -153,7 +153,7 @@ function run() {
 
   // Constructors, with whole hostile configs and with one hostile field in a valid config.
   each('new Authenticator', 1, [{}], (c) => new native.Authenticator(c))
-  for (const field of ['accessSecret', 'refreshSecret', 'issuer', 'audience', 'clockToleranceSec', 'rateLimitMax', 'rateLimitRefill', 'rateLimitMaxKeys', 'enforceTenantMatch', 'baseDomain', 'accessTtlSec', 'refreshTtlSec', 'maxTokenBytes', 'requireTokenType', 'requireExpiration', 'requireSubject', 'clockTimestamp', 'allowShortSecret']) {
+  for (const field of ['accessSecret', 'refreshSecret', 'issuer', 'audience', 'clockToleranceSec', 'rateLimitMax', 'rateLimitRefillPerSec', 'rateLimitMaxKeys', 'enforceTenantMatch', 'baseDomain', 'accessTtlSec', 'refreshTtlSec', 'maxTokenBytes', 'requireTokenType', 'requireExpiration', 'requireSubject', 'clockTimestamp', 'allowShortSecret']) {
     each(`new Authenticator.${field}`, 1, [undefined], (v) => new native.Authenticator({ accessSecret: SECRET, [field]: v }))
   }
   if (native.OtpStore) each('new OtpStore', 1, [{}], (o) => new native.OtpStore(o))

@@ -15,7 +15,7 @@ async function main() {
   const { Authenticator } = o.engine === 'js' ? require('../../js') : require('../..')
   const conn = await connectClient(o.kind, o.url)
   const store = createRedisStore(conn.client, { prefix: o.prefix, lease: o.lease, ...o.storeOptions })
-  const auth = new Authenticator({ accessSecret: o.secret, rateLimitMax: o.max, rateLimitRefill: o.refill })
+  const auth = new Authenticator({ accessSecret: o.secret, rateLimitMax: o.max, rateLimitRefillPerSec: o.refill })
   store.attach(auth)
   const counts = { admitted: 0, refused: 0, waits: 0, first: 0, last: 0, admittedWhileDown: 0, outages: 0, recoveries: 0 }
   store.on('outage', () => counts.outages++)

@@ -29,7 +29,7 @@ if (result.errorCode === store.pendingCode) {
   result = authenticator.authenticate('Bearer x')
 }
 
-const loginAuth = new Authenticator({ accessSecret, rateLimitMax: 5, rateLimitRefill: 5 / 900 })
+const loginAuth = new Authenticator({ accessSecret, rateLimitMax: 5, rateLimitRefillPerSec: 5 / 900 })
 store.attach(loginAuth, { strict: true, name: 'login' })
 app.post('/step-up', authShield(loginAuth, { store }), handler)
 

@@ -14,7 +14,7 @@ async function logout(jti: string, exp: number): Promise<void> {
   // The feed's own methods: a Promise that never rejects.
   const outcome: RevocationDelivery = await feed.revokeToken(jti, exp)
   if (outcome === 'queued') console.log('enforced here; other processes learn it when Redis is back')
-  const bySubject: Promise<'delivered' | 'queued'> = feed.revokeSubject('u', { before: 1 })
+  const bySubject: Promise<'delivered' | 'queued'> = feed.revokeSubject('u', { issuedBeforeSec: 1 })
   void bySubject
   // @ts-expect-error not a void: the feed's revokes return a Promise
   const nothing: void = feed.revokeToken(jti, exp)

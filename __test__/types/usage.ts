@@ -46,7 +46,7 @@ const config: AuthConfig = {
   audience: 'api',
   clockToleranceSec: 0,
   rateLimitMax: 100,
-  rateLimitRefill: 10,
+  rateLimitRefillPerSec: 10,
   rateLimitMaxKeys: 100_000,
   enforceTenantMatch: false,
   baseDomain: 'example.com',
@@ -71,7 +71,7 @@ const keyed: AuthConfig = {
     { alg: 'ES256', publicKey: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' } },
     { kid: 'hmac', alg: 'HS512', secret: Buffer.alloc(64) },
   ],
-  verifiedTokenCacheSize: 1000,
+  verifiedTokenCacheMaxEntries: 1000,
 }
 // @ts-expect-error accessSecret and keys are exclusive
 const bothSources: AuthConfig = { accessSecret: secret, keys: [{ alg: 'HS256', secret }] }
@@ -146,7 +146,7 @@ if (!verification.valid) {
 }
 const valid: boolean = verification.valid && auth.verifyAccessToken(access).valid
 const expiresAtSec: number | undefined = verification.expiresAtSec
-const limits: number[] = [auth.rateLimitMax, auth.rateLimitRefill, auth.accessTtlSec, auth.refreshTtlSec, auth.rateLimitBuckets]
+const limits: number[] = [auth.rateLimitMax, auth.rateLimitRefillPerSec, auth.accessTtlSec, auth.refreshTtlSec, auth.rateLimitBuckets]
 
 // Security helpers.
 const csp: string = new CspBuilder().scriptSrc(['self']).nonce('script-src') && new CspBuilder().build()
@@ -262,7 +262,7 @@ app.get('/api/claims', (req, res) => {
 app.use((err: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
   if (err instanceof authShield.UnauthorizedError) {
     const jwtCode: 'credentials_required' | 'credentials_bad_scheme' | 'credentials_bad_format' | 'invalid_token' | 'revoked_token' | 'invalid_tenant' | 'tenant_mismatch' = err.code
-    const ours: ErrorCode = err.authCode
+    const ours: ErrorCode = err.errorCode
     const cause = err.inner instanceof authShield.AuthShieldError ? err.inner.result.errorCode : err.inner.message
     res.status(err.status).json({ jwtCode, ours, cause })
   } else next(err)

@@ -9,6 +9,7 @@
 const { typeError, TABLE } = require('../../js/error')
 const { createEngine } = require('./engine')
 const { resultTemplates } = require('../../js/schema')
+const { readOptionBag, optionNames } = require('../../js/option-reader')
 const { compileSkip, isPreflight } = require('./request-match')
 const { authorizationOf, headerValue, readCookieOption } = require('./token-source')
 const { AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError, errorForNext, isOtherScheme } = require('./unauthorized-error')
@@ -18,30 +19,12 @@ const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/atta
 const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 
-const OPTION_NAMES = new Set([
-  'credentialsRequired',
-  'getToken',
-  'skip',
-  'onError',
-  'engine',
-  'shadow',
-  'onMismatch',
-  'retryAfterToleranceMs',
-  'realm',
-  'errors',
-  'cookie',
-  'unless',
-  'skipPreflight',
-  'isRevoked',
-  'rateLimitHeaders',
-  'algorithms',
-  'store',
-  'jwks',
-  'callbackTimeoutMs',
-])
+// The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
+const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
 
 // Where a failure goes (`errors`): answered by the middleware, or handed to the framework, as
-// `next(err)` (Express, Fastify) or thrown (Koa).
+// `next(err)` (Express, Fastify) or thrown (Koa). The schema lists every mode; each adapter
+// names the ones it takes.
 const ERROR_MODES = ['respond', 'next']
 
 /**
@@ -49,29 +32,15 @@ const ERROR_MODES = ['respond', 'next']
  * the values its `errors` option takes.
  */
 function readOptions(options, ignored = new Set(), errorModes = ERROR_MODES) {
+  // Unknown names, kinds, enums and bounds: the schema's. The checks below are the ones the
+  // schema cannot state (two options together, the realm's characters, the rule forms).
+  const read = readOptionBag(options, 'middlewareOptions', { ignored })
   if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object' || Array.isArray(options)) throw typeError('options must be an object')
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.has(name) && !ignored.has(name)) throw typeError(`options.${name} is not a known option`)
-  }
   // Every callback of the application is called through the fence (lib/http/callback-fence.js).
-  const fence = new CallbackFence(options.callbackTimeoutMs)
-  const { credentialsRequired = true, getToken, onError, realm, isRevoked } = options
-  const { errors = 'respond', skipPreflight = true, rateLimitHeaders = 'legacy' } = options
-  if (typeof credentialsRequired !== 'boolean') throw typeError('options.credentialsRequired must be a boolean')
-  if (typeof skipPreflight !== 'boolean') throw typeError('options.skipPreflight must be a boolean')
-  for (const [name, value] of [
-    ['getToken', getToken],
-    ['onError', onError],
-    ['isRevoked', isRevoked],
-  ]) {
-    if (value !== undefined && typeof value !== 'function') throw typeError(`options.${name} must be a function`)
-  }
+  const fence = new CallbackFence(read.callbackTimeoutMs)
+  const { credentialsRequired, getToken, onError, realm, isRevoked, errors, skipPreflight, rateLimitHeaders } = read
   if (!errorModes.includes(errors)) throw typeError(`options.errors must be ${errorModes.map((m) => `'${m}'`).join(' or ')}`)
   if (errors !== 'respond' && onError !== undefined) throw typeError(`options.onError and errors: '${errors}' both decide where failures go: give one`)
-  if (!RATE_LIMIT_HEADER_MODES.includes(rateLimitHeaders)) {
-    throw typeError("options.rateLimitHeaders must be 'draft', 'legacy', 'both' or false")
-  }
   // A realm is a quoted-string (RFC 7235 §2.2): no quotes, backslashes or control characters.
   if (realm !== undefined && (typeof realm !== 'string' || !/^[\x20-\x7e]*$/.test(realm) || /["\\]/.test(realm))) {
     throw typeError('options.realm must be a string of printable ASCII without quotes or backslashes')
@@ -98,8 +67,6 @@ function readOptions(options, ignored = new Set(), errorModes = ERROR_MODES) {
 function fenced(fence, name, fn) {
   return fn === undefined ? undefined : fence.wrap(`options.${name}`, fn)
 }
-
-const RATE_LIMIT_HEADER_MODES = ['draft', 'legacy', 'both', false]
 
 /** The path of a request URL, without the query string. */
 function pathOf(url) {
@@ -157,7 +124,7 @@ class AuthDecision {
     // unknown_key wait for its one shared refresh.
     const jwks = options && options.jwks !== undefined ? require('../jwks/middleware') : null
     this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options, this.options.fence)
-    this.refillPerSec = this.engine.authenticator.rateLimitRefill
+    this.refillPerSec = this.engine.authenticator.rateLimitRefillPerSec
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
     // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).

@@ -186,7 +186,7 @@ export type UnauthorizedCode =
 
 /**
  * express-jwt's error: `new UnauthorizedError(code, { message })` as in express-jwt (a `getToken`
- * may throw one). The failures `errors: 'next'` hands to the framework also carry `authCode`,
+ * may throw one). The failures `errors: 'next'` hands to the framework also carry `errorCode`,
  * `statusCode`, `requestId` and `headers`.
  */
 export declare class UnauthorizedError extends Error {
@@ -194,7 +194,9 @@ export declare class UnauthorizedError extends Error {
   name: 'UnauthorizedError'
   /** express-jwt's code where it has one. */
   code: UnauthorizedCode
-  /** auth-shield's own code, e.g. `token_expired` (absent on one built by the constructor). */
+  /** auth-shield's own code, e.g. `token_expired`, as `errorCode` of the AuthResult (absent on one built by the constructor). */
+  errorCode: ErrorCode
+  /** @deprecated The old name of `errorCode` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_AUTH_CODE`). */
   authCode: ErrorCode
   status: AuthFailure['errorStatus']
   statusCode: AuthFailure['errorStatus']
@@ -223,8 +225,10 @@ export interface JsonWebTokenErrorLike extends Error {
  * written for express-jwt (`err.name === 'UnauthorizedError'` → 401) keeps its status.
  */
 declare class HttpStatusError extends Error {
-  /** Our code (express-jwt has none for these), also as `authCode`. */
+  /** Our code (express-jwt has none for these), also as `errorCode`. */
   code: ErrorCode
+  errorCode: ErrorCode
+  /** @deprecated The old name of `errorCode` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_AUTH_CODE`). */
   authCode: ErrorCode
   status: number
   statusCode: number

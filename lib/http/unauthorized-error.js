@@ -5,6 +5,7 @@
 // vocabulary, `err.status`, `err.inner`), with our own code, status and headers kept.
 
 const { TABLE } = require('../../js/error')
+const { warnDeprecated, renamedName } = require('../../js/deprecation')
 
 // An Authorization value with a scheme other than Bearer (RFC 7235 §2.1 auth-scheme SP ...).
 const OTHER_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ +\S/
@@ -48,7 +49,7 @@ class AuthShieldError extends Error {
  * `code`, `status` 401, `inner` (the second argument) and its `message`, as express-jwt's does,
  * so a `getToken` that throws one keeps its meaning. The failures auth-shield itself hands to
  * the framework (`errors: 'next'`) are built by `unauthorizedErrorOf`: `code` in
- * express-jwt's vocabulary, `authCode` ours, `status` / `statusCode` the result's (401, 403 or
+ * express-jwt's vocabulary, `errorCode` ours (`authCode`, its deprecated name), `status` / `statusCode` the result's (401, 403 or
  * 400), `inner` the AuthShieldError behind it (jsonwebtoken's names in the compatible export),
  * `headers` the response headers already set (finalhandler and Fastify's default handler
  * apply them again).
@@ -70,7 +71,7 @@ class UnauthorizedError extends Error {
  */
 function unauthorizedErrorOf(result, authorization, headers, inner = new AuthShieldError(result)) {
   const err = new UnauthorizedError(expressJwtCode(result.errorCode, authorization), inner)
-  err.authCode = result.errorCode
+  err.errorCode = result.errorCode
   err.status = result.errorStatus
   err.statusCode = result.errorStatus
   err.requestId = result.requestId
@@ -82,13 +83,13 @@ function unauthorizedErrorOf(result, authorization, headers, inner = new AuthShi
  * A failure that is not about credentials (http-errors' conventions: `name`, `status`,
  * `statusCode`, `expose`, `headers`), so an error handler written for express-jwt
  * (`if (err.name === 'UnauthorizedError') res.status(401)`) keeps its 429 or 503. `code` and
- * `authCode` are our code (express-jwt has none for these), `inner` the AuthShieldError.
+ * `errorCode` are our code (express-jwt has none for these), `inner` the AuthShieldError.
  */
 class HttpStatusError extends Error {
   constructor(result, headers) {
     super(result.error)
     this.code = result.errorCode
-    this.authCode = result.errorCode
+    this.errorCode = result.errorCode
     this.status = result.errorStatus
     this.statusCode = result.errorStatus
     // http-errors exposes the message of client errors only.
@@ -98,6 +99,23 @@ class HttpStatusError extends Error {
     this.headers = Object.fromEntries(headers)
     this.inner = new AuthShieldError(result)
   }
+}
+
+// `authCode`: the deprecated name of `errorCode` (js/deprecation.js), a getter so that reading it
+// warns once; no longer an own property.
+for (const ErrorClass of [UnauthorizedError, HttpStatusError]) {
+  Object.defineProperty(ErrorClass.prototype, 'authCode', {
+    get() {
+      warnDeprecated(renamedName('UnauthorizedError', 'authCode'), 'err')
+      return this.errorCode
+    },
+    // An application that sets its own authCode keeps it.
+    set(value) {
+      Object.defineProperty(this, 'authCode', { value, writable: true, enumerable: true, configurable: true })
+    },
+    configurable: true,
+    enumerable: false,
+  })
 }
 
 /** 429 `rate_limited`: the client is throttled, not unauthenticated. */

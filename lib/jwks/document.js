@@ -9,6 +9,7 @@
 // skipped, as identity providers publish them beside their signing keys.
 
 const { createPublicKey } = require('node:crypto')
+const { codedError } = require('../../js/error')
 
 // The signature algorithms a key may be bound to, with the key type each needs.
 const KTY_OF_ALG = {
@@ -49,11 +50,7 @@ const RSA_MAX_EXPONENT = 2n ** 33n - 1n
 const KID_MAX_BYTES = 256
 
 /** A refused document or an unreachable source: `code` is one of the ERR_AUTH_SHIELD_JWKS_* codes. */
-function jwksError(code, message, cause) {
-  const err = new Error(message, cause === undefined ? undefined : { cause })
-  err.code = code
-  return err
-}
+const jwksError = codedError
 
 function invalid(message) {
   return jwksError('ERR_AUTH_SHIELD_JWKS_INVALID', `JWKS refused: ${message}`)

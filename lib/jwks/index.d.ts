@@ -38,6 +38,8 @@ export interface RemoteJwksOptions {
   /** Largest document read; reading stops at the first byte past it. Default 262144 (256 KiB). */
   maxBytes?: number
   /** Most keys in a document; more refuses it. Default 64. */
+  maxDocumentKeys?: number
+  /** @deprecated The old name of `maxDocumentKeys` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_JWKS_MAX_KEYS`; not with it). */
   maxKeys?: number
   /** Only keys bound to these algorithms are used (others are skipped). Default: all supported. */
   algorithms?: JwksAlgorithm[]

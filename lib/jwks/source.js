@@ -19,7 +19,7 @@
 // `cacheMaxAgeMs + staleIfErrorMs` after the last good document; past that the keys are
 // withdrawn (the middleware answers `keys_unavailable`) until a good document arrives.
 //
-// Memory: one key set (at most `maxKeys` keys from a document of at most `maxBytes` bytes, read
+// Memory: one key set (at most `maxDocumentKeys` keys from a document of at most `maxBytes` bytes, read
 // in chunks and dropped at the first byte over the cap), one fetch in flight, two timers (the
 // next fetch, the key set's expiry), the attached Authenticators (one per attach call) and the
 // event listeners the application adds.
@@ -29,32 +29,14 @@ const { generateKeyPairSync } = require('node:crypto')
 const { typeError, rangeError } = require('../../js/error')
 const { readJwksDocument, readAlgorithms, jwksError } = require('./document')
 const { fetchDocument, readUrl } = require('./fetch')
+const { readOptionBag } = require('../../js/option-reader')
 
-const DEFAULTS = {
-  cooldownMs: 5_000,
-  cacheMaxAgeMs: 600_000,
-  staleIfErrorMs: 3_600_000,
-  retryMinMs: 1_000,
-  retryMaxMs: 30_000,
-  timeoutMs: 5_000,
-  maxBytes: 256 * 1024,
-  maxKeys: 64,
-}
+// The options' names, defaults and bounds are the `jwksOptions` of js/schema.json: timers end at
+// 2^31-1 ms, the longest Node keeps (a longer delay fires at once); a cap of 0 admits nothing; a
+// retry under 100 ms would be a busy loop; the Authenticator takes at most 100 keys (js/keys.js).
+const DEFAULTS = Object.fromEntries(require('../../contract/options.json').jwksOptions.filter((o) => o.kind === 'integer').map((o) => [o.name, o.default]))
 // The longest timer Node keeps: a longer delay fires at once.
 const MAX_TIMER_MS = 2 ** 31 - 1
-// Each option's bounds: a cap of 0 admits nothing; a retry under 100 ms would be a busy loop.
-const BOUNDS = {
-  cooldownMs: [0, MAX_TIMER_MS],
-  cacheMaxAgeMs: [1, MAX_TIMER_MS],
-  staleIfErrorMs: [0, MAX_TIMER_MS],
-  retryMinMs: [100, MAX_TIMER_MS],
-  retryMaxMs: [100, MAX_TIMER_MS],
-  timeoutMs: [1, MAX_TIMER_MS],
-  maxBytes: [64, 16 * 1024 * 1024],
-  // The Authenticator takes at most 100 keys (lib/keys/normalize.js).
-  maxKeys: [1, 100],
-}
-const OPTION_NAMES = new Set([...Object.keys(DEFAULTS), 'algorithms'])
 // The Retry-After of a request answered while no keys are in force is never under a second.
 const MIN_RETRY_AFTER_MS = 1_000
 // Marks a source, so that the adapters recognise one from another copy of the package.
@@ -102,23 +84,11 @@ class RemoteJwks extends EventEmitter {
   constructor(url, options) {
     super()
     this.#url = readUrl(url)
-    if (options === undefined || options === null) options = {}
-    if (typeof options !== 'object' || Array.isArray(options)) throw typeError('options must be an object')
-    for (const name of Object.keys(options)) {
-      if (!OPTION_NAMES.has(name)) throw typeError(`options.${name} is not a known option`)
-    }
-    this.#options = {}
-    for (const [name, fallback] of Object.entries(DEFAULTS)) {
-      const value = options[name] === undefined ? fallback : options[name]
-      const [min, max] = BOUNDS[name]
-      if (typeof value !== 'number' || !Number.isInteger(value)) throw typeError(`options.${name} must be an integer`)
-      if (value < min || value > max) throw rangeError(`options.${name} must be between ${min} and ${max}, got ${value}`)
-      this.#options[name] = value
-    }
+    this.#options = readOptionBag(options, 'jwksOptions')
     if (this.#options.retryMinMs > this.#options.retryMaxMs) {
       throw rangeError(`options.retryMinMs (${this.#options.retryMinMs}) must not exceed options.retryMaxMs (${this.#options.retryMaxMs})`)
     }
-    this.#algorithms = readAlgorithms(options.algorithms)
+    this.#algorithms = readAlgorithms(this.#options.algorithms)
     this.#load()
   }
 
@@ -325,7 +295,7 @@ class RemoteJwks extends EventEmitter {
 
   async #fetchAndInstall() {
     const bytes = await fetchDocument(this.#url, this.#options, this.#closing.signal)
-    const { keys, fingerprint } = readJwksDocument(bytes, { maxKeys: this.#options.maxKeys, algorithms: this.#algorithms })
+    const { keys, fingerprint } = readJwksDocument(bytes, { maxKeys: this.#options.maxDocumentKeys, algorithms: this.#algorithms })
     if (this.#closed) return false
     if (fingerprint === this.#fingerprint) {
       this.#updatedAtMs = Date.now()
@@ -357,7 +327,7 @@ class RemoteJwks extends EventEmitter {
 /**
  * `createRemoteJwks(url, options)`: a started source (the first fetch is under way).
  * Options: cooldownMs, cacheMaxAgeMs, staleIfErrorMs, retryMinMs, retryMaxMs, timeoutMs,
- * maxBytes, maxKeys, algorithms.
+ * maxBytes, maxDocumentKeys (formerly maxKeys), algorithms.
  */
 function createRemoteJwks(url, options) {
   return new RemoteJwks(url, options)

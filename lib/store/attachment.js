@@ -13,7 +13,7 @@ const { leaseKeys } = require('./key-layout')
 class Attachment {
   constructor(authenticator, options, store) {
     const max = authenticator.rateLimitMax
-    const refill = authenticator.rateLimitRefill
+    const refill = authenticator.rateLimitRefillPerSec
     this.authenticator = authenticator
     // The authenticator's store-facing functions (lib/store/attached.js STORE_SEAM).
     this.seam = storeSeam(authenticator)

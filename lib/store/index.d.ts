@@ -26,6 +26,8 @@ export interface RedisStoreOptions {
   /** Most identities whose leases a process holds (memory bound), and most requests waiting in the store's recovery at once (past that: 503 with Retry-After). Default 100000. */
   maxKeys?: number
   /** Each Redis round trip fails after this many ms. Default 500. */
+  commandTimeoutMs?: number
+  /** @deprecated The old name of `commandTimeoutMs` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_STORE_TIMEOUT_MS`; not with it). */
   timeoutMs?: number
   /** Shortest pause of the background loop that renews low leases, ms (it backs off up to 8× while renewals have slack to spare). Default 10. */
   renewIntervalMs?: number
@@ -42,7 +44,7 @@ export interface AttachOptions {
   strict?: boolean
   maxKeys?: number
   outageShare?: number
-  /** Redis key space of this limit; default `<rateLimitMax>/<rateLimitRefill>`. */
+  /** Redis key space of this limit; default `<rateLimitMax>/<rateLimitRefillPerSec>`. */
   name?: string
 }
 
@@ -68,7 +70,7 @@ export interface RedisStoreStats {
  * Anything `attach` accepts: an Authenticator of `auth-shield` or `auth-shield/js`. The store
  * drives its limit through their private store seam (lib/store/attached.js), not public methods.
  */
-export type SharedLimitAuthenticator = import('./index').Authenticator | import('./js/index').Authenticator
+export type SharedLimitAuthenticator = import('../../index').Authenticator | import('../../js/index').Authenticator
 
 export declare class RedisStore extends EventEmitter {
   readonly options: Readonly<Required<Omit<RedisStoreOptions, 'lease' | 'limit'>>> & Pick<RedisStoreOptions, 'lease' | 'limit'>

@@ -5,11 +5,9 @@
 
 const { typeError, rangeError } = require('../../js/error')
 const { checkKnownOptions } = require('../../js/schema')
+const { readOptionBag } = require('../../js/option-reader')
 
-const STORE_OPTIONS = require('../../contract/options.json').storeOptions
-const SPEC = new Map(STORE_OPTIONS.map((o) => [o.name, o]))
 const ATTACH_OPTIONS = ['lease', 'strict', 'maxKeys', 'outageShare']
-const ATTACH_SPEC = new Map(ATTACH_OPTIONS.map((n) => [n, SPEC.get(n)]))
 
 function readLimit(limit, name) {
   if (limit === undefined || limit === null) return undefined
@@ -22,42 +20,9 @@ function readLimit(limit, name) {
   return { capacity, refillPerSec }
 }
 
-/** One option by its schema entry: the default when absent, else checked kind and bounds. */
-function readOption(spec, value, where) {
-  if (value === undefined) return spec.default === null ? undefined : spec.default
-  const name = `${where}.${spec.name}`
-  switch (spec.kind) {
-    case 'limit':
-      return readLimit(value, name)
-    case 'boolean':
-      if (typeof value !== 'boolean') throw typeError(`${name} must be a boolean`)
-      return value
-    case 'string':
-      if (typeof value !== 'string' || value.length > spec.max) throw typeError(`${name} must be a string of at most ${spec.max} characters`)
-      return value
-    default: {
-      if (typeof value !== 'number') throw typeError(`${name} must be a number`)
-      const integer = spec.kind === 'integer'
-      const low = spec.exclusiveMin ? value > spec.min : value >= spec.min
-      if (!((!integer || Number.isInteger(value)) && low && value <= spec.max)) {
-        const what = integer ? `an integer from ${spec.min} to ${spec.max}` : `greater than ${spec.min} and at most ${spec.max}`
-        throw rangeError(`${name} must be ${what}, got ${value}`)
-      }
-      return value
-    }
-  }
+/** Store options, validated once by the one option reader (js/option-reader.js); `only`: a subset. */
+function readStoreOptions(options, only, where = 'options') {
+  return readOptionBag(options, 'storeOptions', { where, only, readers: { limit: readLimit } })
 }
 
-/** Store options, validated once; unknown names are refused. */
-function readStoreOptions(options, allowed = SPEC, where = 'options') {
-  if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object' || Array.isArray(options)) throw typeError(`${where} must be an object`)
-  for (const name of Object.keys(options)) {
-    if (!allowed.has(name)) throw typeError(`${where}.${name} is not a known option`)
-  }
-  const read = {}
-  for (const spec of allowed.values()) read[spec.name] = readOption(spec, options[spec.name], where)
-  return read
-}
-
-module.exports = { readLimit, readStoreOptions, SPEC, ATTACH_OPTIONS, ATTACH_SPEC }
+module.exports = { readLimit, readStoreOptions, ATTACH_OPTIONS }

@@ -15,7 +15,7 @@
 // identity without credit (one round trip; requests of one identity that arrive together wait
 // for the same fetch, and an answer short of them is followed by another before they retry:
 // js/rate-limit/lease.js). When Redis fails or does not answer within
-// `timeoutMs`, leases come from a local limiter holding `outageShare` of the limit until a probe
+// `commandTimeoutMs`, leases come from a local limiter holding `outageShare` of the limit until a probe
 // finds Redis again.
 
 const { EventEmitter } = require('node:events')
@@ -23,9 +23,9 @@ const { commandClient } = require('./commands')
 const { LEASE_SCRIPT, LEASE_SCRIPT_SHA, BATCH_KEYS, intervalArg } = require('./lease-script')
 const { answerWithin } = require('./answer-within')
 const { RenewalCadence } = require('./renewal-cadence')
-const { readLimit, readStoreOptions, ATTACH_OPTIONS, ATTACH_SPEC } = require('./options')
+const { readLimit, readStoreOptions, ATTACH_OPTIONS } = require('./options')
 const { Attachment } = require('./attachment')
-const { typeError, rangeError } = require('../../js/error')
+const { typeError, rangeError, codedError: storeError } = require('../../js/error')
 const { checkNotElsewhere, recordStore, storeSeam } = require('./attached')
 // Revocations are shared by their own object, RevocationFeed (lib/store/revocations.js, also
 // exported by auth-shield/redis): it loads the whole set into every authenticator attached
@@ -45,12 +45,6 @@ const MAX_IN_FLIGHT_BATCHES = 4
 // store is not marked down, which would refuse every other key until a probe.
 function scriptFailed(err) {
   return /@user_script:/.test(String(err && err.message))
-}
-
-function storeError(code, message, cause) {
-  const err = new Error(message, cause === undefined ? undefined : { cause })
-  err.code = code
-  return err
 }
 
 class RedisStore extends EventEmitter {
@@ -115,7 +109,7 @@ class RedisStore extends EventEmitter {
    * Shares `authenticator`'s rate limit (either engine) through Redis from now on. Options
    * override the store's for this authenticator: `lease`, `strict`, `maxKeys`, `outageShare`,
    * and `name` (the Redis key space of this limit; authenticators with equal `name` share
-   * buckets and must have equal limits; default `<rateLimitMax>/<rateLimitRefill>`). Attaching
+   * buckets and must have equal limits; default `<rateLimitMax>/<rateLimitRefillPerSec>`). Attaching
    * the same authenticator again returns the store without change. Returns the store.
    */
   attach(authenticator, options) {
@@ -131,12 +125,12 @@ class RedisStore extends EventEmitter {
     if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 128)) {
       throw typeError('attach options.name must be a non-empty string of at most 128 characters')
     }
-    const own = readStoreOptions(rest, ATTACH_SPEC, 'attach options')
+    const own = readStoreOptions(rest, ATTACH_OPTIONS, 'attach options')
     const merged = { ...this.options }
     for (const n of ATTACH_OPTIONS) if (rest[n] !== undefined) merged[n] = own[n]
     const attachment = new Attachment(authenticator, {
       ...merged,
-      name: name === undefined ? `${authenticator.rateLimitMax}/${authenticator.rateLimitRefill}` : name,
+      name: name === undefined ? `${authenticator.rateLimitMax}/${authenticator.rateLimitRefillPerSec}` : name,
     }, this)
     attachment.seam.enableSharedLimit(authenticator, attachment.lease, attachment.strict, merged.maxKeys)
     recordStore(authenticator, this)
@@ -385,7 +379,7 @@ class RedisStore extends EventEmitter {
   /** One command with its own time-out (lib/store/answer-within.js). */
   #roundTrip(command, key) {
     this.stats.roundTrips++
-    const ms = this.options.timeoutMs
+    const ms = this.options.commandTimeoutMs
     return answerWithin(() => this.#commands.send(command, key), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
   }
 
@@ -410,7 +404,7 @@ class RedisStore extends EventEmitter {
   #maybeProbe() {
     if (this.#probe !== null || Date.now() - this.#lastProbe < this.options.retryIntervalMs) return
     this.#lastProbe = Date.now()
-    const ms = this.options.timeoutMs
+    const ms = this.options.commandTimeoutMs
     const key = this.#probeKey
     const probe = key === null ? ['PING'] : ['EXISTS', key]
     this.#probe = answerWithin(() => this.#commands.send(probe, key ?? undefined), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
@@ -432,7 +426,7 @@ class RedisStore extends EventEmitter {
    * `{ allowed, remaining, retryAfterMs }` like `RateLimiter.consume`. The bucket is
    * `limit` ({ capacity, refillPerSec }) or the store's `limit` option. Rejects (never throws)
    * with ERR_INVALID_ARG_TYPE / ERR_OUT_OF_RANGE on bad input and ERR_AUTH_SHIELD_STORE_UNAVAILABLE
-   * when Redis is down or does not answer within `timeoutMs`.
+   * when Redis is down or does not answer within `commandTimeoutMs`.
    */
   consume(key, cost, limit) {
     return Promise.resolve().then(() => this.#consume(key, cost, limit))

@@ -22,7 +22,8 @@
 const { randomUUID } = require('node:crypto')
 const { commandClient } = require('./commands')
 const { answerWithin } = require('./answer-within')
-const { typeError } = require('../../js/error')
+const { typeError, codedError: storeError } = require('../../js/error')
+const { renameDeprecated } = require('../../js/deprecation')
 const { readFeedOptions } = require('./revocation-options')
 const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
 const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
@@ -43,24 +44,18 @@ const STALL_MS = 1000
 const CHECK_MS = 1000
 
 /**
- * The cut-off a subject revocation is written with: `options.before`, else now (NumericDate
- * seconds). Fixed once, by the revoking process, so every process applies the same one; a bad
- * `options` is left for the authenticator to refuse with its usual error.
+ * The cut-off a subject revocation is written with: `options.issuedBeforeSec`, else now
+ * (NumericDate seconds). Fixed once, by the revoking process, so every process applies the same
+ * one; a bad `options` is left for the authenticator to refuse with its usual error.
  */
 function subjectCutoff(options) {
-  const before = typeof options === 'object' && options !== null ? options.before : undefined
+  const before = typeof options === 'object' && options !== null ? options.issuedBeforeSec : undefined
   // Default: the millisecond after now, as Authenticator#revokeSubject (docs/revocation.md). The
   // cut-off is fixed here, so every process applies the same one.
   return before ?? (Date.now() + 1) / 1000
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref())
-
-function storeError(message, code, cause) {
-  const err = new Error(message, cause === undefined ? undefined : { cause })
-  err.code = code
-  return err
-}
 
 /**
  * `promise`, or a rejection when Redis gave no answer within `ms` of the command being written
@@ -72,7 +67,7 @@ function withTimeout(promise, ms, what) {
   return answerWithin(
     () => promise,
     ms,
-    () => storeError(`${what} got no answer from Redis within ${ms} ms`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT'),
+    () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `${what} got no answer from Redis within ${ms} ms`),
   )
 }
 
@@ -129,7 +124,7 @@ class RevocationFeed {
       throw typeError('attach needs an auth-shield Authenticator (native or auth-shield/js)')
     }
     if (this.#targets.some((t) => t.authenticator === authenticator)) return this
-    if (this.#running) throw storeError('attach every Authenticator before start(), which loads the set into them', 'ERR_AUTH_SHIELD_ALREADY_STARTED')
+    if (this.#running) throw storeError('ERR_AUTH_SHIELD_ALREADY_STARTED', 'attach every Authenticator before start(), which loads the set into them')
     const target = {
       authenticator,
       seam: storeSeam(authenticator),
@@ -172,22 +167,23 @@ class RevocationFeed {
     return this.#write('t', (t) => t.revokeToken(jti, expiresAtSec, options), [options?.iss ?? null, jti], expiresAtSec)
   }
 
-  /** Revokes the tokens of `sub` issued before `options.before` (default now), everywhere; as `revokeToken`. */
+  /** Revokes the tokens of `sub` issued before `options.issuedBeforeSec` (default now), everywhere; as `revokeToken`. */
   revokeSubject(sub, options) {
+    if (typeof options === 'object' && options !== null) options = renameDeprecated(options, 'RevokeSubjectOptions', 'options')
     const before = subjectCutoff(options)
-    const local = options === undefined || options === null ? { before } : typeof options === 'object' ? { ...options, before } : options
+    const local = options === undefined || options === null ? { issuedBeforeSec: before } : typeof options === 'object' ? { ...options, issuedBeforeSec: before } : options
     return this.#write('s', (t) => t.revokeSubject(sub, local), [options?.iss ?? null, sub], before)
   }
 
   /** Synchronous up to the queue: every refusal is a throw, before anything is written. */
   #write(kind, applyLocally, member, score) {
-    if (this.#targets.length === 0) throw storeError('attach an Authenticator before revoking', 'ERR_AUTH_SHIELD_NOT_ATTACHED')
+    if (this.#targets.length === 0) throw storeError('ERR_AUTH_SHIELD_NOT_ATTACHED', 'attach an Authenticator before revoking')
     const m = JSON.stringify(member)
     const key = kind + m
     if (!this.#outbox.accepts(key)) {
       throw storeError(
-        `${this.#outbox.size} revocations (maxQueued) are already waiting for Redis: this one was not made; retry once Redis is back`,
         'ERR_AUTH_SHIELD_REVOCATION_QUEUE_FULL',
+        `${this.#outbox.size} revocations (maxQueued) are already waiting for Redis: this one was not made; retry once Redis is back`,
       )
     }
     if (!this.#known.accepts(key)) {
@@ -243,7 +239,7 @@ class RevocationFeed {
   /** Loads the current set, then follows the stream in the background. Resolves once loaded. */
   async start() {
     if (this.#running) return
-    if (this.#targets.length === 0) throw storeError('attach an Authenticator before start()', 'ERR_AUTH_SHIELD_NOT_ATTACHED')
+    if (this.#targets.length === 0) throw storeError('ERR_AUTH_SHIELD_NOT_ATTACHED', 'attach an Authenticator before start()')
     this.#running = true
     try {
       const opening = Promise.resolve(this.#commands.duplicate())
@@ -285,7 +281,7 @@ class RevocationFeed {
     const undelivered = this.#outbox.clear()
     if (undelivered > 0) {
       this.#stats.undelivered += undelivered
-      this.#report(storeError(`close() dropped ${undelivered} revocations Redis had not acknowledged: other processes may not know them`, 'ERR_AUTH_SHIELD_STORE_TIMEOUT'))
+      this.#report(storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `close() dropped ${undelivered} revocations Redis had not acknowledged: other processes may not know them`))
     }
     this.#known.clear()
     await this.#closeReader()
@@ -350,7 +346,7 @@ class RevocationFeed {
     const live = this.#known.live()
     for (let i = 0; i < live.length; i += BATCH) {
       const batch = live.slice(i, i + BATCH)
-      if (!(await this.#send(this.#commands, batch))) throw storeError('re-publishing the revocations failed', 'ERR_AUTH_SHIELD_STORE_TIMEOUT')
+      if (!(await this.#send(this.#commands, batch))) throw storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', 're-publishing the revocations failed')
     }
     this.#stats.rebuilds++
     this.#stats.republished += live.length
@@ -369,7 +365,7 @@ class RevocationFeed {
     for (const target of this.#targets) {
       try {
         if (kind === 't') target.revokeToken(id, score, options)
-        else target.revokeSubject(id, { ...options, before: score })
+        else target.revokeSubject(id, { ...options, issuedBeforeSec: score })
         this.#stats.applied++
         held = true
       } catch (err) {

@@ -233,7 +233,8 @@ pub fn known_options(obj: &Object, type_name: &str, name: &str) -> CallResult<()
     for i in 0..count {
         let key: Unknown = keys.get_element(i).map_err(|_| unreadable())?;
         let key = string(&key, name, usize::MAX).map_err(|_| unreadable())?;
-        if !known.contains(&key) {
+        let renamed = || crate::schema::schema().renamed(type_name, &key).is_some();
+        if !known.contains(&key) && !renamed() {
             return Err(CallError::unknown_option(name, &key));
         }
     }

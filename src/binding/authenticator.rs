@@ -109,7 +109,7 @@ impl Authenticator {
         Ok(generation.min(u32::MAX as u64) as u32)
     }
 
-    /// Tokens held by the verified-token cache (at most `verifiedTokenCacheSize`).
+    /// Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`).
     #[napi(catch_unwind, getter)]
     pub fn verified_token_cache_entries(&self) -> u32 {
         self.core.verified_token_cache_len() as u32
@@ -232,9 +232,19 @@ impl Authenticator {
         self.core.settings().rate_limit_max()
     }
 
-    /// Tokens added back per second (`rateLimitRefill`).
+    /// Tokens added back per second (`rateLimitRefillPerSec`).
     #[napi(catch_unwind, getter)]
-    pub fn rate_limit_refill(&self) -> f64 {
+    pub fn rate_limit_refill_per_sec(&self) -> f64 {
+        self.core.settings().rate_limit_refill()
+    }
+
+    /// @deprecated The old name of `rateLimitRefillPerSec` (a one-time DeprecationWarning,
+    /// `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`).
+    #[napi(catch_unwind, getter)]
+    pub fn rate_limit_refill(&self, env: Env) -> f64 {
+        if let Some(renamed) = crate::schema::schema().renamed("Authenticator", "rateLimitRefill") {
+            super::deprecation::warn(env.raw(), renamed, "authenticator");
+        }
         self.core.settings().rate_limit_refill()
     }
 
@@ -277,8 +287,8 @@ impl Authenticator {
         )
     }
 
-    /// Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before `options.before`
-    /// (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
+    /// Refuses the tokens of `sub` (and `options.iss`) whose `iat` is before
+    /// `options.issuedBeforeSec` (NumericDate seconds, default now), and those without `iat`, with `token_revoked`, for
     /// the longest token lifetime (`max(accessTtlSec, refreshTtlSec) + clockToleranceSec`).
     /// Returns as `revokeToken`.
     #[napi(
@@ -287,7 +297,10 @@ impl Authenticator {
         ts_return_type = "void | Promise<'delivered' | 'queued'>"
     )]
     pub fn revoke_subject(&self, env: Env, sub: Unknown, options: Option<Unknown>) -> Result<()> {
-        to_js(&env, revocation::revoke_subject(&self.core, sub, options))
+        to_js(
+            &env,
+            revocation::revoke_subject(&env, &self.core, sub, options),
+        )
     }
 
     /// Live revocations held (expired ones are dropped first).

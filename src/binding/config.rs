@@ -36,6 +36,11 @@ pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
             .map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
         let value = read_value(value, Level::Option)
             .map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
+        if !matches!(value, RawValue::Absent) {
+            if let Some(renamed) = crate::schema::schema().renamed("options", &name) {
+                super::deprecation::warn(config.value().env, renamed, "config");
+            }
+        }
         raw.push(name, value);
     }
     Ok(raw)

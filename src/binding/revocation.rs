@@ -7,7 +7,9 @@ use napi::{JsValue, ValueType};
 use super::args::{self, is_nullish, kind};
 use super::js_error::{CallError, CallResult};
 use crate::authenticator::Authenticator as Core;
+use crate::call_error::ErrorClass;
 use crate::revocation::MAX_PART_BYTES;
+use napi::Env;
 
 /// `revokeToken(jti, expiresAtSec, options?)`.
 pub fn revoke_token(
@@ -25,10 +27,15 @@ pub fn revoke_token(
 }
 
 /// `revokeSubject(sub, options?)`.
-pub fn revoke_subject(core: &Core, sub: Unknown, options: Option<Unknown>) -> CallResult<()> {
+pub fn revoke_subject(
+    env: &Env,
+    core: &Core,
+    sub: Unknown,
+    options: Option<Unknown>,
+) -> CallResult<()> {
     let sub = args::string(&sub, "sub", MAX_PART_BYTES)?;
     let options = read_options(&options, "RevokeSubjectOptions")?;
-    let before = options.number("before")?;
+    let before = options.renamed_number(env, "RevokeSubjectOptions", "issuedBeforeSec")?;
     let iss = options.string("iss")?;
     core.revoke_subject(&sub, before, iss.as_deref())
 }
@@ -70,5 +77,31 @@ impl Options {
 
     fn number(&self, name: &str) -> CallResult<Option<f64>> {
         args::number(&self.field(name)?, &format!("options.{name}"))
+    }
+
+    /// `name`, or its deprecated name in `bag` (`renamed` in the schema) with a one-time
+    /// warning; both given is a type error.
+    fn renamed_number(&self, env: &Env, bag: &str, name: &str) -> CallResult<Option<f64>> {
+        let value = self.number(name)?;
+        let schema = crate::schema::schema();
+        let Some(renamed) = schema
+            .renamed
+            .iter()
+            .find(|r| r.bag == bag && r.use_name == name)
+        else {
+            return Ok(value);
+        };
+        let Some(old) = self.number(&renamed.name)? else {
+            return Ok(value);
+        };
+        if value.is_some() {
+            return Err(CallError::new(
+                ErrorClass::Type,
+                "ERR_INVALID_ARG_TYPE",
+                renamed.both_message("options"),
+            ));
+        }
+        super::deprecation::warn(env.raw(), renamed, "options");
+        Ok(Some(old))
     }
 }

@@ -16,7 +16,7 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
     Some(match name {
         "clockToleranceSec" => json!(s.clock_tolerance_sec()),
         "rateLimitMax" => json!(s.rate_limit_max() as f64),
-        "rateLimitRefill" => json!(s.rate_limit_refill()),
+        "rateLimitRefillPerSec" => json!(s.rate_limit_refill()),
         "rateLimitMaxKeys" => json!(s.rate_limit_max_keys() as f64),
         "enforceTenantMatch" => json!(s.enforce_tenant_match()),
         "accessTtlSec" => json!(s.ttl_sec(crate::jwt::TokenKind::Access)),
@@ -32,7 +32,7 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "clockTimestamp" => json!(s.clock_timestamp()),
         "maxRevocations" => json!(s.max_revocations() as f64),
         "keys" => json!(s.access_secret().is_none().then_some("set")),
-        "verifiedTokenCacheSize" => json!(s.verified_token_cache_size().map(|n| n as f64)),
+        "verifiedTokenCacheMaxEntries" => json!(s.verified_token_cache_size().map(|n| n as f64)),
         "signingKey" => json!(s.signing_key().map(|k| k.kid())),
         _ => return None,
     })

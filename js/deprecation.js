@@ -1,0 +1,61 @@
+'use strict'
+
+// Options renamed before 1.0 (`renamed` in js/schema.json, the one list of them): the old name
+// still works, with a one-time DeprecationWarning as Node's own deprecations give, and giving
+// both names is a TypeError. The native core reads the same list (src/binding/deprecation.rs,
+// src/config.rs) with the same words.
+
+const { typeError } = require('./error')
+
+const RENAMED = require('../contract/options.json').renamed
+
+// The deprecation codes already warned about in this process.
+const warned = new Set()
+
+/** The renamed options of one bag (`options`, a callOptions type, `storeOptions`, …). */
+function renamedIn(bag) {
+  return RENAMED.filter((r) => r.bag === bag)
+}
+
+/** The entry for the old name `name` in `bag`, or undefined. */
+function renamedName(bag, name) {
+  return RENAMED.find((r) => r.bag === bag && r.name === name)
+}
+
+function warnDeprecated(renamed, label) {
+  if (warned.has(renamed.code)) return
+  warned.add(renamed.code)
+  process.emitWarning(`${label}.${renamed.name} is deprecated: use ${label}.${renamed.use} (the same option)`, {
+    type: 'DeprecationWarning',
+    code: renamed.code,
+  })
+}
+
+const given = (value) => value !== undefined && value !== null
+
+/**
+ * `options` with each deprecated name of `bag` read under its new name (`label` names the
+ * object in the warning and the error): `options` itself when no old name is present, else a
+ * copy of its enumerable keys (own and inherited, as `for...in` and the native reader see them).
+ */
+function renameDeprecated(options, bag, label) {
+  let copy = null
+  for (const r of renamedIn(bag)) {
+    if (!(r.name in options)) continue
+    if (copy === null) {
+      copy = {}
+      for (const name in options) copy[name] = options[name]
+    }
+    const old = copy[r.name]
+    delete copy[r.name]
+    if (!given(old)) continue
+    warnDeprecated(r, label)
+    if (given(copy[r.use])) {
+      throw typeError(`${label}.${r.name} and ${label}.${r.use} are the same option (${r.name} is its deprecated name): give only ${r.use}`)
+    }
+    copy[r.use] = old
+  }
+  return copy === null ? options : copy
+}
+
+module.exports = { RENAMED, renamedIn, renamedName, renameDeprecated, warnDeprecated }
