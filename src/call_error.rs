@@ -35,7 +35,10 @@ impl ArgError {
     #[cfg(any(test, feature = "internals"))]
     pub fn message(&self) -> &str {
         match self {
-            ArgError::Type(m) | ArgError::Value(m) | ArgError::Range(m) | ArgError::DuplicateKid(m) => m,
+            ArgError::Type(m)
+            | ArgError::Value(m)
+            | ArgError::Range(m)
+            | ArgError::DuplicateKid(m) => m,
         }
     }
 }

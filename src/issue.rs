@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::contract::messages;
 use crate::call_error::ArgError;
+use crate::contract::messages;
 use crate::jwt::sign::sign_payload;
 use crate::jwt::{HmacKey, TokenKind};
 use crate::settings::Settings;

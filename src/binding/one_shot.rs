@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::js_error::{ErrorClass, CallError};
+use super::js_error::{CallError, ErrorClass};
 use crate::authenticator::Authenticator;
 use crate::settings::Settings;
 

@@ -8,7 +8,7 @@ use napi_derive::napi;
 
 use super::args;
 use super::authenticator::Authenticator;
-use super::js_error::{self, to_js, ArgError, ErrorClass, CallError, CallResult};
+use super::js_error::{self, to_js, ArgError, CallError, CallResult, ErrorClass};
 use crate::rate_limit::{check_grant, check_lease_options, monotonic_nanos};
 use napi::bindgen_prelude::*;
 
