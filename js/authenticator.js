@@ -20,7 +20,8 @@ const { TenantRules } = require('./tenant')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
 const { randomSeeds, seedsFromSecret } = require('./rate-limit/debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
-const { Revocations } = require('./revocation')
+const { Revocations, LIMIT_CODE } = require('./revocation')
+const { Metrics } = require('./metrics')
 const { splitStore, attachStore } = require('../lib/store/attached')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/authenticator.rs).
@@ -91,6 +92,18 @@ class Core {
     const retentionSec = Math.max(settings.accessTtlSec, settings.refreshTtlSec) + settings.clockToleranceSec
     this.revocations = new Revocations(settings.maxRevocations, settings.clockToleranceSec, retentionSec)
     this.defaultIssuer = settings.issuers.length > 0 ? settings.issuers[0] : ''
+    // Counters of the calls and their verdicts, read by metrics() (js/metrics.js).
+    this.metrics = new Metrics()
+  }
+
+  /** Runs a revocation, counting one refused at the maxRevocations bound (src/authenticator.rs). */
+  revoke(run) {
+    try {
+      run()
+    } catch (err) {
+      if (err !== null && typeof err === 'object' && err.code === LIMIT_CODE) this.metrics.revocationsRefused++
+      throw err
+    }
   }
 
   /** Whole milliseconds since the epoch, or the fixed test clock's (src/authenticator.rs `now_ms`). */
@@ -111,8 +124,11 @@ class Core {
     const h = readHeaderArg(host, 'host', HOST_CAP)
     const requestId = randomUUID()
     const limit = this.limiter === null ? undefined : this.settings.rateLimitMax
+    const start = performance.now()
     const outcome = this.runChain(a, t, h)
-    if (outcome instanceof Failure) return failureResult(outcome, requestId, limit)
+    const failed = outcome instanceof Failure
+    this.metrics.record(failed ? outcome.code : undefined, !failed && outcome.remaining !== undefined, (performance.now() - start) * 1e6)
+    if (failed) return failureResult(outcome, requestId, limit)
     const result = { ...SUCCESS }
     result.userId = outcome.userId
     result.email = outcome.email
@@ -361,6 +377,15 @@ class Authenticator {
     return this.#core.cache === null ? 0 : this.#core.cache.size
   }
 
+  /**
+   * The counters of this authenticator, read now (docs/observability.md): verdicts by error
+   * code, rate-limit decisions, verified-token cache lookups, revocations, call durations.
+   */
+  metrics() {
+    const core = this.#core
+    return core.metrics.snapshot(core.cache, core.revocations, core.now())
+  }
+
   /** Counts key-set replacements: 0 after construction, +1 per setKeys. */
   get keySetGeneration() {
     return this.#core.accessKeys.generation
@@ -395,7 +420,7 @@ class Authenticator {
   /** Refuses the token `(options.iss, jti)` until `expiresAtSec` (docs/revocation.md). */
   revokeToken(jti, expiresAtSec, options) {
     const core = this.#core
-    core.revocations.revokeToken(jti, expiresAtSec, options, core.defaultIssuer, core.now())
+    core.revoke(() => core.revocations.revokeToken(jti, expiresAtSec, options, core.defaultIssuer, core.now()))
   }
 
   /**
@@ -404,7 +429,7 @@ class Authenticator {
    */
   revokeSubject(sub, options) {
     const core = this.#core
-    core.revocations.revokeSubject(sub, options, core.defaultIssuer, core.nowMs())
+    core.revoke(() => core.revocations.revokeSubject(sub, options, core.defaultIssuer, core.nowMs()))
   }
 
   get revocationCount() {

@@ -14,6 +14,7 @@ pub mod helpers;
 pub mod input;
 pub mod issue;
 pub mod jwt;
+pub mod metrics;
 pub mod rate_limit;
 pub mod refresh_key;
 pub mod request_id;

@@ -115,6 +115,15 @@ impl Authenticator {
         self.core.verified_token_cache_len() as u32
     }
 
+    /// The counters of this authenticator, read now: verdicts by error code, rate-limit
+    /// decisions, verified-token cache lookups, revocations and the call-duration histogram
+    /// (docs/observability.md). Counting costs a few relaxed atomic increments per call;
+    /// authenticators made by `shared` from equal settings share their counters.
+    #[napi(catch_unwind, ts_return_type = "AuthenticatorMetrics")]
+    pub fn metrics(&self, env: Env) -> Result<Object<'static>> {
+        super::metrics::snapshot(&env, &self.core)
+    }
+
     /// Counts key-set replacements: 0 after construction, +1 per `setKeys`.
     #[napi(catch_unwind, getter)]
     pub fn key_set_generation(&self) -> u32 {
