@@ -73,6 +73,18 @@ export interface SharedLimitAuthenticator {
   grantLease(key: string, tokens: number, sharedRemaining: number, retryAfterMs: number): void
 }
 
+/** What `RedisStore#metrics()` returns (docs/observability.md). */
+export interface RedisStoreMetrics {
+  roundTrips: number
+  failedRoundTrips: number
+  /** Outages begun (Redis unreachable). */
+  outages: number
+  /** True while Redis is unreachable and limits are local (`!available`). */
+  fallback: boolean
+  /** Seconds spent on the local fallback, the outage under way included. */
+  fallbackSeconds: number
+}
+
 export declare class RedisStore extends EventEmitter {
   readonly options: Readonly<Required<Omit<RedisStoreOptions, 'lease' | 'limit'>>> & Pick<RedisStoreOptions, 'lease' | 'limit'>
   readonly stats: RedisStoreStats
@@ -80,6 +92,8 @@ export declare class RedisStore extends EventEmitter {
   readonly clientKind: 'node-redis' | 'ioredis'
   /** False while Redis is unreachable and limits are local. */
   readonly available: boolean
+  /** Counters read now (docs/observability.md); `stats` is deprecated in favour of this. */
+  metrics(): RedisStoreMetrics
   /** `'rate_limit_pending'`: what `authenticate()` returns for an identity without a lease yet. */
   readonly pendingCode: 'rate_limit_pending'
   /** The middleware's recovery: fetches the waiting leases, then resolves to true. */

@@ -59,6 +59,9 @@ class RedisStore extends EventEmitter {
   #timer = null
   #cadence
   #down = false
+  // Milliseconds spent on the fallback in outages that ended, and when the current one began.
+  #fallbackMs = 0
+  #downSinceMs = 0
   #probe = null
   #lastProbe = 0
   #closed = false
@@ -92,6 +95,21 @@ class RedisStore extends EventEmitter {
   /** `'node-redis'` or `'ioredis'`. */
   get clientKind() {
     return this.#commands.kind
+  }
+
+  /**
+   * Counters of this store, read now (docs/observability.md): round trips, failed ones,
+   * outages begun, whether it is on the fallback now, and the seconds spent on it.
+   */
+  metrics() {
+    const fallbackMs = this.#fallbackMs + (this.#down ? Date.now() - this.#downSinceMs : 0)
+    return {
+      roundTrips: this.stats.roundTrips,
+      failedRoundTrips: this.stats.failedRoundTrips,
+      outages: this.stats.outages,
+      fallback: this.#down,
+      fallbackSeconds: Math.max(0, fallbackMs) / 1000,
+    }
   }
 
   /** False while Redis is unreachable and limits are local (see `outageShare`). */
@@ -365,6 +383,7 @@ class RedisStore extends EventEmitter {
     if (this.#down) return
     this.#down = true
     this.#lastProbe = Date.now()
+    this.#downSinceMs = this.#lastProbe
     this.stats.outages++
     this.emit('outage', err)
   }
@@ -379,6 +398,7 @@ class RedisStore extends EventEmitter {
         () => {
           if (this.#down && !this.#closed) {
             this.#down = false
+            this.#fallbackMs += Date.now() - this.#downSinceMs
             this.emit('recovered')
           }
         },
