@@ -12,8 +12,8 @@ use crate::helpers::error::HelperError;
 use crate::input::InputError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
-use crate::metrics::{Metrics, Snapshot};
 use crate::jwt::{signed_with, Alg, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
+use crate::metrics::{Metrics, Snapshot};
 use crate::rate_limit::{
     monotonic_nanos, random_seeds, seeds_from_secret, Decision, LeaseDecision, LeaseTable,
     RateLimiter,

@@ -14,8 +14,20 @@ use crate::error::AuthError;
 /// histograms from different processes add up. An `authenticate` call is microseconds; the
 /// upper buckets catch a stalled process.
 pub const DURATION_BOUNDS_NANOS: [u64; 14] = [
-    1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000,
-    2_500_000, 5_000_000, 10_000_000, 100_000_000,
+    1_000,
+    2_500,
+    5_000,
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    2_500_000,
+    5_000_000,
+    10_000_000,
+    100_000_000,
 ];
 
 const CODES: usize = AuthError::ALL.len();
@@ -82,7 +94,11 @@ impl Metrics {
                 .collect(),
             rate_limit_allowed: self.rate_limit_allowed.load(Relaxed),
             revocations_refused: self.revocations_refused.load(Relaxed),
-            duration_buckets: self.duration_buckets.iter().map(|c| c.load(Relaxed)).collect(),
+            duration_buckets: self
+                .duration_buckets
+                .iter()
+                .map(|c| c.load(Relaxed))
+                .collect(),
             duration_sum_nanos: self.duration_sum_nanos.load(Relaxed),
         }
     }

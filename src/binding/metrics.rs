@@ -46,7 +46,10 @@ pub fn snapshot(env: &Env, core: &Core) -> Result<Object<'static>> {
     let buckets: Vec<f64> = counts.duration_buckets.iter().map(|&n| n as f64).collect();
     let mut duration = Object::new(env)?;
     duration.set_named_property("count", buckets.iter().sum::<f64>())?;
-    duration.set_named_property("sumSeconds", counts.duration_sum_nanos as f64 / NANOS_PER_SEC)?;
+    duration.set_named_property(
+        "sumSeconds",
+        counts.duration_sum_nanos as f64 / NANOS_PER_SEC,
+    )?;
     duration.set_named_property("boundsSeconds", bounds)?;
     duration.set_named_property("buckets", buckets)?;
 
