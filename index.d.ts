@@ -397,6 +397,12 @@ export declare class Authenticator {
    * authenticators made by `shared` from equal settings share their counters.
    */
   metrics(): AuthenticatorMetrics
+  /**
+   * Times every later `authenticate` call into `metrics().duration`, or stops. Off by
+   * default: the second clock read per call costs more than every counter together on
+   * machines without a fast clock (docs/observability.md).
+   */
+  setDurationMetrics(enabled: boolean): void
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
   get keySetGeneration(): number
   /**

@@ -85,6 +85,8 @@ export declare class Authenticator {
   get verifiedTokenCacheEntries(): number
   /** The counters of this authenticator, read now (docs/observability.md). */
   metrics(): AuthenticatorMetrics
+  /** Times every later `authenticate` call into `metrics().duration`, or stops (off by default). */
+  setDurationMetrics(enabled: boolean): void
   /** The public JWKS of the asymmetric verification keys (never an HMAC secret). */
   jwks(): PublicJwks
 }

@@ -22,11 +22,13 @@ class Metrics {
     this.failed = Object.fromEntries(CODES.map((code) => [code, 0]))
     this.rateLimitAllowed = 0
     this.revocationsRefused = 0
+    // Whether calls are timed (setDurationMetrics); off by default, as in the native engine.
+    this.timing = false
     this.durationBuckets = new Array(DURATION_BOUNDS_NANOS.length + 1).fill(0)
     this.durationSumNanos = 0
   }
 
-  /** One authenticate call: its error code (undefined on success), whether the limiter admitted it, its duration. */
+  /** One authenticate call: its error code (undefined on success), whether the limiter admitted it, its duration (undefined when not timed). */
   record(code, limited, nanos) {
     if (code === undefined) {
       this.succeeded++
@@ -34,6 +36,7 @@ class Metrics {
     } else {
       this.failed[code]++
     }
+    if (nanos === undefined) return
     let bucket = 0
     while (bucket < DURATION_BOUNDS_NANOS.length && DURATION_BOUNDS_NANOS[bucket] < nanos) bucket++
     this.durationBuckets[bucket]++

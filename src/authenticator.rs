@@ -382,7 +382,8 @@ impl Authenticator {
         key: &mut Vec<u8>,
         f: impl FnOnce(&Outcome<'_>) -> R,
     ) -> R {
-        // One clock read serves the expiry checks, the rate limiter and the call duration.
+        // One clock read serves the expiry checks, the rate limiter and (when timed) the call
+        // duration.
         let mono = monotonic_nanos();
         let outcome = Outcome {
             request_id: new_request_id(),
@@ -394,7 +395,9 @@ impl Authenticator {
                 Ok(identity) => Ok(identity.rate_limit_remaining.is_some()),
                 Err(failure) => Err(failure.error),
             },
-            monotonic_nanos().saturating_sub(mono),
+            self.metrics
+                .timing()
+                .then(|| monotonic_nanos().saturating_sub(mono)),
         );
         f(&outcome)
     }
@@ -556,6 +559,11 @@ impl Authenticator {
         if matches!(done, Err(e) if e.code == crate::revocation::LIMIT_CODE) {
             self.metrics.revocation_refused();
         }
+    }
+
+    /// Times every later call into the duration histogram, or stops (off by default).
+    pub fn set_duration_metrics(&self, on: bool) {
+        self.metrics.set_timing(on);
     }
 
     /// The counters of this authenticator (src/metrics.rs) and of its verified-token cache

@@ -5,7 +5,7 @@
 //! Bounded by construction: one counter per error code, one per duration bucket, a handful of
 //! others; nothing is keyed on request content (user, tenant, token).
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use crate::error::AuthError;
 
@@ -42,6 +42,9 @@ pub struct Metrics {
     rate_limit_allowed: AtomicU64,
     /// `revokeToken` / `revokeSubject` calls refused at the `maxRevocations` bound.
     revocations_refused: AtomicU64,
+    /// Whether calls are timed (`setDurationMetrics`): off by default, since the second clock
+    /// read per call costs more than every counter together on machines without a fast clock.
+    timing: AtomicBool,
     duration_buckets: [AtomicU64; BUCKETS],
     duration_sum_nanos: AtomicU64,
 }
@@ -64,7 +67,7 @@ impl Metrics {
     /// One `authenticate` call: its verdict, whether the rate limiter admitted it, and how long
     /// it took.
     #[inline]
-    pub fn record(&self, verdict: Result<bool, AuthError>, nanos: u64) {
+    pub fn record(&self, verdict: Result<bool, AuthError>, nanos: Option<u64>) {
         match verdict {
             Ok(limited) => {
                 self.succeeded.fetch_add(1, Relaxed);
@@ -76,9 +79,21 @@ impl Metrics {
                 self.failed[err as usize].fetch_add(1, Relaxed);
             }
         }
-        let bucket = DURATION_BOUNDS_NANOS.partition_point(|&bound| bound < nanos);
-        self.duration_buckets[bucket].fetch_add(1, Relaxed);
-        self.duration_sum_nanos.fetch_add(nanos, Relaxed);
+        if let Some(nanos) = nanos {
+            let bucket = DURATION_BOUNDS_NANOS.partition_point(|&bound| bound < nanos);
+            self.duration_buckets[bucket].fetch_add(1, Relaxed);
+            self.duration_sum_nanos.fetch_add(nanos, Relaxed);
+        }
+    }
+
+    /// Whether calls are timed.
+    #[inline]
+    pub fn timing(&self) -> bool {
+        self.timing.load(Relaxed)
+    }
+
+    pub fn set_timing(&self, on: bool) {
+        self.timing.store(on, Relaxed);
     }
 
     pub fn revocation_refused(&self) {
@@ -111,13 +126,14 @@ mod tests {
     #[test]
     fn counts_each_verdict_under_its_code() {
         let m = Metrics::default();
-        m.record(Ok(true), 500);
-        m.record(Ok(false), 1_000);
-        m.record(Err(AuthError::RateLimited), 1_001);
-        m.record(Err(AuthError::KeysUnavailable), u64::MAX / 4);
+        m.record(Ok(true), Some(500));
+        m.record(Ok(false), Some(1_000));
+        m.record(Err(AuthError::RateLimited), Some(1_001));
+        m.record(Err(AuthError::KeysUnavailable), Some(u64::MAX / 4));
+        m.record(Ok(false), None);
         m.revocation_refused();
         let s = m.snapshot();
-        assert_eq!(s.succeeded, 2);
+        assert_eq!(s.succeeded, 3);
         assert_eq!(s.rate_limit_allowed, 1);
         assert_eq!(s.revocations_refused, 1);
         assert_eq!(s.failed.len(), AuthError::ALL.len());

@@ -345,9 +345,9 @@ export interface AuthenticatorMetrics {
     /** `revocationUnavailable`. */
     unavailable: boolean
   }
-  /** Histogram of `authenticate` call durations, fixed buckets. */
+  /** Histogram of `authenticate` call durations, fixed buckets; empty until `setDurationMetrics(true)`. */
   duration: {
-    /** Calls counted (`succeeded + failed`). */
+    /** Calls timed (every call while `setDurationMetrics(true)` is on). */
     count: number
     sumSeconds: number
     /** Inclusive upper bounds of the buckets, in seconds; the last bucket is unbounded. */

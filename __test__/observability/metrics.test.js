@@ -15,6 +15,7 @@ const OTHER = 'another-secret-of-sufficient-length-0123456789'
 /** Runs the script; returns what it did, by outcome. */
 function workload(engine) {
   const auth = new engine.Authenticator({ accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 3, rateLimitRefill: 0.001, verifiedTokenCacheSize: 16, maxRevocations: 1 })
+  auth.setDurationMetrics(true)
   const call = (authorization) => auth.authenticate(authorization)
   for (let i = 0; i < 3; i++) call(undefined) // missing_authorization x3
   call('Basic abc') // invalid_authorization_format
@@ -64,6 +65,22 @@ test('the snapshot is a fresh plain object each time, and bounded: one counter p
     assert.equal(b.duration.buckets.length, a.duration.buckets.length)
     b.authentication.failures.malformed_token = -1
     assert.notEqual(auth.metrics().authentication.failures.malformed_token, -1)
+  }
+})
+
+test('the duration histogram is off until setDurationMetrics(true), and stops again with false', () => {
+  for (const engine of [native, js]) {
+    const auth = new engine.Authenticator({ accessSecret: SECRET })
+    auth.authenticate(undefined)
+    assert.equal(auth.metrics().duration.count, 0)
+    auth.setDurationMetrics(true)
+    auth.authenticate(undefined)
+    auth.setDurationMetrics(false)
+    auth.authenticate(undefined)
+    const m = auth.metrics()
+    assert.equal(m.duration.count, 1)
+    assert.equal(m.authentication.failures.missing_authorization, 3)
+    assert.throws(() => auth.setDurationMetrics('yes'), { name: 'TypeError', message: 'enabled must be a boolean' })
   }
 })
 

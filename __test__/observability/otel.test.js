@@ -53,6 +53,7 @@ for (const [name, engine] of [['native', native], ['js', js]]) {
   test(`every instrument equals what a scripted workload did (${name} engine)`, async () => {
     const auth = new engine.Authenticator({ accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 2, rateLimitRefill: 0.001, verifiedTokenCacheSize: 8, maxRevocations: 1 })
     const other = new engine.Authenticator({ accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 0 })
+    auth.setDurationMetrics(true)
     const { reader, provider, meter } = meterWith()
     const registration = registerMetrics(meter, { authenticators: { api: auth, admin: other } })
     for (let i = 0; i < 4; i++) auth.authenticate(undefined)

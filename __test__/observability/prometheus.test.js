@@ -42,6 +42,7 @@ function samples(text) {
 
 function workload(engine) {
   const auth = new engine.Authenticator({ accessSecret: SECRET, clockTimestamp: NOW, rateLimitMax: 2, rateLimitRefill: 0.001 })
+  auth.setDurationMetrics(true)
   for (let i = 0; i < 3; i++) auth.authenticate(undefined)
   auth.authenticate('Bearer not.a.token')
   const good = `Bearer ${token({ sub: 'alice', exp: NOW + 600 }, SECRET)}`

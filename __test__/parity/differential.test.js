@@ -82,7 +82,9 @@ function sameMetrics(pair) {
 }
 
 function pairOf(config) {
-  return { n: new native.Authenticator(config), j: new js.Authenticator(config) }
+  const pair = { n: new native.Authenticator(config), j: new js.Authenticator(config) }
+  for (const engine of [pair.n, pair.j]) engine.setDurationMetrics(true)
+  return pair
 }
 
 /** Runs one request through both engines and records any difference. */

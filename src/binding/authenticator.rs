@@ -124,6 +124,20 @@ impl Authenticator {
         super::metrics::snapshot(&env, &self.core)
     }
 
+    /// Times every later `authenticate` call into `metrics().duration`, or stops. Off by
+    /// default: the second clock read per call costs more than every counter together on
+    /// machines without a fast clock (docs/observability.md).
+    #[napi(catch_unwind, ts_args_type = "enabled: boolean")]
+    pub fn set_duration_metrics(&self, env: Env, enabled: Option<Unknown>) -> Result<()> {
+        let flag = to_js(&env, super::args::boolean(&enabled, "enabled"))?;
+        let flag = to_js(
+            &env,
+            flag.ok_or_else(|| super::js_error::HelperError::arg_type("enabled", "a boolean")),
+        )?;
+        self.core.set_duration_metrics(flag);
+        Ok(())
+    }
+
     /// Counts key-set replacements: 0 after construction, +1 per `setKeys`.
     #[napi(catch_unwind, getter)]
     pub fn key_set_generation(&self) -> u32 {
