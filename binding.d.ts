@@ -319,6 +319,51 @@ export type ResolvedTenant =
   | { tenantId: undefined; tenantSource: undefined; error: string; errorCode: 'invalid_tenant' }
 
 /**
+ * What `Authenticator#metrics()` returns: the counters of one authenticator, read now
+ * (docs/observability.md). Every counter only grows; both engines return the same shape and,
+ * for the same calls, the same counts (durations aside).
+ */
+export interface AuthenticatorMetrics {
+  /** `authenticate` calls by verdict. */
+  authentication: {
+    succeeded: number
+    /** The sum of `failures`. */
+    failed: number
+    /** Refusals by `errorCode`; every code is present (0 when never seen). */
+    failures: Record<ErrorCode, number>
+  }
+  /** Rate-limit decisions (all 0 with `rateLimitMax: 0`). */
+  rateLimit: {
+    /** Requests that took a token (or a leased credit). */
+    allowed: number
+    /** Refused with `rate_limited` (429). */
+    limited: number
+    /** Refused with `rate_limit_pending` (503) while a shared-limit lease is fetched. */
+    pending: number
+  }
+  /** Lookups of the verified-token cache (`authenticate` and `verifyAccessToken`). */
+  verifiedTokenCache: { hits: number; misses: number; entries: number }
+  revocations: {
+    /** Live revocations held (`revocationCount`). */
+    held: number
+    /** `revokeToken` / `revokeSubject` calls refused at `maxRevocations`. */
+    refusedAtLimit: number
+    /** `revocationUnavailable`. */
+    unavailable: boolean
+  }
+  /** Histogram of `authenticate` call durations, fixed buckets; empty until `setDurationMetrics(true)`. */
+  duration: {
+    /** Calls timed (every call while `setDurationMetrics(true)` is on). */
+    count: number
+    sumSeconds: number
+    /** Inclusive upper bounds of the buckets, in seconds; the last bucket is unbounded. */
+    boundsSeconds: number[]
+    /** Count per bucket (`boundsSeconds.length + 1` entries, not cumulative). */
+    buckets: number[]
+  }
+}
+
+/**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
  * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
@@ -351,6 +396,19 @@ export declare class Authenticator {
   setKeys(keys: ReadonlyArray<KeyInput>): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
+  /**
+   * The counters of this authenticator, read now: verdicts by error code, rate-limit
+   * decisions, verified-token cache lookups, revocations and the call-duration histogram
+   * (docs/observability.md). Counting costs a few relaxed atomic increments per call;
+   * authenticators made by `shared` from equal settings share their counters.
+   */
+  metrics(): AuthenticatorMetrics
+  /**
+   * Times every later `authenticate` call into `metrics().duration`, or stops. Off by
+   * default: the second clock read per call costs more than every counter together on
+   * machines without a fast clock (docs/observability.md).
+   */
+  setDurationMetrics(enabled: boolean): void
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
   get keySetGeneration(): number
   /**

@@ -20,7 +20,8 @@ const { TenantRules } = require('./tenant')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
 const { randomSeeds, seedsFromSecret } = require('./rate-limit/debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
-const { Revocations } = require('./revocation')
+const { Revocations, LIMIT_CODE } = require('./revocation')
+const { Metrics } = require('./metrics')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
 const { warnDeprecated, renamedName } = require('./deprecation')
 
@@ -90,6 +91,18 @@ class Core {
     const retentionSec = Math.max(settings.accessTtlSec, settings.refreshTtlSec) + settings.clockToleranceSec
     this.revocations = new Revocations(settings.maxRevocations, settings.clockToleranceSec, retentionSec)
     this.defaultIssuer = settings.issuers.length > 0 ? settings.issuers[0] : ''
+    // Counters of the calls and their verdicts, read by metrics() (js/metrics.js).
+    this.metrics = new Metrics()
+  }
+
+  /** Runs a revocation, counting one refused at the maxRevocations bound (src/authenticator.rs). */
+  revoke(run) {
+    try {
+      run()
+    } catch (err) {
+      if (err !== null && typeof err === 'object' && err.code === LIMIT_CODE) this.metrics.revocationsRefused++
+      throw err
+    }
   }
 
   /** Whole milliseconds since the epoch, or the fixed test clock's (src/authenticator.rs `now_ms`). */
@@ -110,8 +123,12 @@ class Core {
     const h = readHeaderArg(host, 'host', HOST_CAP)
     const requestId = randomUUID()
     const limit = this.limiter === null ? undefined : this.settings.rateLimitMax
+    const metrics = this.metrics
+    const start = metrics.timing ? performance.now() : 0
     const outcome = this.runChain(a, t, h)
-    if (outcome instanceof Failure) return failureResult(outcome, requestId, limit)
+    const failed = outcome instanceof Failure
+    metrics.record(failed ? outcome.code : undefined, !failed && outcome.remaining !== undefined, metrics.timing ? (performance.now() - start) * 1e6 : undefined)
+    if (failed) return failureResult(outcome, requestId, limit)
     const result = { ...SUCCESS }
     result.userId = outcome.userId
     result.email = outcome.email
@@ -352,6 +369,21 @@ class Authenticator {
     return this.#core.cache === null ? 0 : this.#core.cache.size
   }
 
+  /**
+   * The counters of this authenticator, read now (docs/observability.md): verdicts by error
+   * code, rate-limit decisions, verified-token cache lookups, revocations, call durations.
+   */
+  metrics() {
+    const core = this.#core
+    return core.metrics.snapshot(core.cache, core.revocations, core.now())
+  }
+
+  /** Times every later authenticate call into metrics().duration, or stops (off by default). */
+  setDurationMetrics(enabled) {
+    if (typeof enabled !== 'boolean') throw typeError('enabled must be a boolean')
+    this.#core.metrics.timing = enabled
+  }
+
   /** Counts key-set replacements: 0 after construction, +1 per setKeys. */
   get keySetGeneration() {
     return this.#core.accessKeys.generation
@@ -386,7 +418,7 @@ class Authenticator {
   /** Refuses the token `(options.iss, jti)` until `expiresAtSec` (docs/revocation.md). */
   revokeToken(jti, expiresAtSec, options) {
     const core = this.#core
-    core.revocations.revokeToken(jti, expiresAtSec, options, core.defaultIssuer, core.now())
+    core.revoke(() => core.revocations.revokeToken(jti, expiresAtSec, options, core.defaultIssuer, core.now()))
   }
 
   /**
@@ -395,7 +427,7 @@ class Authenticator {
    */
   revokeSubject(sub, options) {
     const core = this.#core
-    core.revocations.revokeSubject(sub, options, core.defaultIssuer, core.nowMs())
+    core.revoke(() => core.revocations.revokeSubject(sub, options, core.defaultIssuer, core.nowMs()))
   }
 
   get revocationCount() {

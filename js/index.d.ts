@@ -5,11 +5,13 @@ import type { AuthConfig, AuthenticatorConfig, AuthResult, AuthSuccess, AuthFail
 import type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant } from '../index'
 import type { RateLimiterOptions, RateLimitDecision } from '../index'
 import type { RevokeTokenOptions, RevokeSubjectOptions } from '../index'
+import type { AuthenticatorMetrics } from '../index'
 
 export type { AuthConfig, AuthenticatorConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, TenantSource, TokenClaims }
 export type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant }
 export type { RateLimiterOptions, RateLimitDecision }
 export type { RevokeTokenOptions, RevokeSubjectOptions }
+export type { AuthenticatorMetrics }
 
 /**
  * The auth chain in plain JavaScript (node:crypto HMAC-SHA256 and randomUUID, a Map token bucket):
@@ -73,6 +75,10 @@ export declare class Authenticator {
   get keySetGeneration(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
+  /** The counters of this authenticator, read now (docs/observability.md). */
+  metrics(): AuthenticatorMetrics
+  /** Times every later `authenticate` call into `metrics().duration`, or stops (off by default). */
+  setDurationMetrics(enabled: boolean): void
   /** The public JWKS of the asymmetric verification keys (never an HMAC secret). */
   jwks(): PublicJwks
 }

@@ -19,14 +19,20 @@ class VerifiedCache {
   constructor(capacity) {
     this.capacity = capacity
     this.entries = new Map()
+    // Lookups answered from the cache, and the others (metrics(), js/metrics.js).
+    this.hits = 0
+    this.misses = 0
   }
 
   /** Whether `digest` was verified under `generation` and has not expired at `now`. */
   hit(digest, generation, now) {
     const entry = this.entries.get(digest)
-    if (entry === undefined) return false
-    if (entry.generation === generation && now < entry.exp) return true
-    this.entries.delete(digest)
+    if (entry !== undefined && entry.generation === generation && now < entry.exp) {
+      this.hits++
+      return true
+    }
+    if (entry !== undefined) this.entries.delete(digest)
+    this.misses++
     return false
   }
 

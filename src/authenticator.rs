@@ -13,6 +13,7 @@ use crate::error::AuthError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
 use crate::jwt::{signed_with, Alg, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
+use crate::metrics::{Metrics, Snapshot};
 use crate::rate_limit::{
     monotonic_nanos, random_seeds, seeds_from_secret, Decision, LeaseDecision, LeaseTable,
     RateLimiter,
@@ -130,6 +131,8 @@ pub struct Authenticator {
     /// local buckets from then on.
     leases: OnceLock<LeaseTable>,
     revocations: Revocations,
+    /// Counters of the calls and their verdicts, read by `metrics()` (src/metrics.rs).
+    metrics: Metrics,
 }
 
 /// The longest a signature waits for the clock to pass a subject revocation's cut-off (it is
@@ -204,6 +207,7 @@ impl Authenticator {
             cache_hmac: settings.verified_token_cache_size().is_some(),
             signing,
             settings,
+            metrics: Metrics::default(),
         }
     }
 
@@ -373,11 +377,23 @@ impl Authenticator {
         key: &mut Vec<u8>,
         f: impl FnOnce(&Outcome<'_>) -> R,
     ) -> R {
+        // One clock read serves the expiry checks, the rate limiter and (when timed) the call
+        // duration.
+        let mono = monotonic_nanos();
         let outcome = Outcome {
             request_id: new_request_id(),
             rate_limit_limit: self.limiter.as_ref().map(RateLimiter::capacity),
-            result: self.run_chain(authorization, tenant_header, host, payload, key),
+            result: self.run_chain(authorization, tenant_header, host, payload, key, mono),
         };
+        self.metrics.record(
+            match &outcome.result {
+                Ok(identity) => Ok(identity.rate_limit_remaining.is_some()),
+                Err(failure) => Err(failure.error),
+            },
+            self.metrics
+                .timing()
+                .then(|| monotonic_nanos().saturating_sub(mono)),
+        );
         f(&outcome)
     }
 
@@ -388,10 +404,9 @@ impl Authenticator {
         host: Option<&[u8]>,
         payload: &'a mut Vec<u8>,
         key: &mut Vec<u8>,
+        mono: u64,
     ) -> Result<Identity<'a>, Failure> {
         let token = extract_bearer(authorization, self.settings.max_token_bytes())?;
-        // One clock read serves the expiry checks and the rate limiter.
-        let mono = monotonic_nanos();
         let keys = self
             .access_keys
             .read()
@@ -509,8 +524,11 @@ impl Authenticator {
         iss: Option<&str>,
     ) -> Result<(), CallError> {
         let iss = iss.unwrap_or_else(|| self.default_issuer());
-        self.revocations
-            .revoke_token(iss, jti, expires_at_sec, self.now_sec())
+        let done = self
+            .revocations
+            .revoke_token(iss, jti, expires_at_sec, self.now_sec());
+        self.count_refused_revocation(&done);
+        done
     }
 
     /// Refuses the tokens of `(iss, sub)` issued before `before`; by default every token
@@ -525,8 +543,31 @@ impl Authenticator {
         let now_ms = self.now_ms();
         let iss = iss.unwrap_or_else(|| self.default_issuer());
         let before = before.unwrap_or_else(|| self.revocations.default_cutoff(now_ms));
-        self.revocations
-            .revoke_subject(iss, sub, before, now_ms / 1000.0)
+        let done = self
+            .revocations
+            .revoke_subject(iss, sub, before, now_ms / 1000.0);
+        self.count_refused_revocation(&done);
+        done
+    }
+
+    fn count_refused_revocation(&self, done: &Result<(), CallError>) {
+        if matches!(done, Err(e) if e.code == crate::revocation::LIMIT_CODE) {
+            self.metrics.revocation_refused();
+        }
+    }
+
+    /// Times every later call into the duration histogram, or stops (off by default).
+    pub fn set_duration_metrics(&self, on: bool) {
+        self.metrics.set_timing(on);
+    }
+
+    /// The counters of this authenticator (src/metrics.rs) and of its verified-token cache
+    /// (`(hits, misses)`, zero when the cache is off).
+    pub fn metrics(&self) -> (Snapshot, (u64, u64)) {
+        (
+            self.metrics.snapshot(),
+            self.cache.as_ref().map_or((0, 0), VerifiedCache::lookups),
+        )
     }
 
     /// Live revocations held, after dropping the expired ones.

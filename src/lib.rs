@@ -29,6 +29,7 @@ mod error;
 mod helpers;
 mod issue;
 mod jwt;
+mod metrics;
 mod rate_limit;
 mod refresh_key;
 mod request_id;

@@ -15,6 +15,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
 /// SHA-256 of a token.
@@ -26,6 +27,9 @@ pub const DEFAULT_CAPACITY: usize = 1000;
 pub struct VerifiedCache {
     capacity: usize,
     inner: Mutex<Inner>,
+    /// Lookups answered from the cache, and the others (`metrics()`, src/metrics.rs).
+    hits: AtomicU64,
+    misses: AtomicU64,
 }
 
 #[derive(Default)]
@@ -47,6 +51,8 @@ impl VerifiedCache {
         (capacity > 0).then(|| VerifiedCache {
             capacity,
             inner: Mutex::new(Inner::default()),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
         })
     }
 
@@ -65,14 +71,22 @@ impl VerifiedCache {
     /// (a stale entry is dropped).
     pub fn hit(&self, digest: &Digest, generation: u64, now: f64) -> bool {
         let mut inner = self.inner();
-        match inner.entries.get(digest) {
+        let hit = match inner.entries.get(digest) {
             None => false,
             Some(e) if e.generation == generation && now < e.exp => true,
             Some(_) => {
                 inner.entries.remove(digest);
                 false
             }
-        }
+        };
+        drop(inner);
+        if hit { &self.hits } else { &self.misses }.fetch_add(1, Relaxed);
+        hit
+    }
+
+    /// `(hits, misses)` since the cache was made (`clear` keeps them).
+    pub fn lookups(&self) -> (u64, u64) {
+        (self.hits.load(Relaxed), self.misses.load(Relaxed))
     }
 
     /// Remembers a token that passed every check under `generation`.
@@ -142,6 +156,7 @@ mod tests {
         cache.insert(d, 0, Some(100.0));
         assert!(!cache.hit(&d, 0, 100.0), "expired");
         assert!(cache.is_empty());
+        assert_eq!(cache.lookups(), (1, 4));
         assert_ne!(d, VerifiedCache::digest(b"a.b.d"));
     }
 

@@ -317,3 +317,48 @@ export type ResolvedTenant =
   | { tenantId: string; tenantSource: 'header' | 'host'; error: undefined; errorCode: undefined }
   | { tenantId: undefined; tenantSource: undefined; error: undefined; errorCode: undefined }
   | { tenantId: undefined; tenantSource: undefined; error: string; errorCode: 'invalid_tenant' }
+
+/**
+ * What `Authenticator#metrics()` returns: the counters of one authenticator, read now
+ * (docs/observability.md). Every counter only grows; both engines return the same shape and,
+ * for the same calls, the same counts (durations aside).
+ */
+export interface AuthenticatorMetrics {
+  /** `authenticate` calls by verdict. */
+  authentication: {
+    succeeded: number
+    /** The sum of `failures`. */
+    failed: number
+    /** Refusals by `errorCode`; every code is present (0 when never seen). */
+    failures: Record<ErrorCode, number>
+  }
+  /** Rate-limit decisions (all 0 with `rateLimitMax: 0`). */
+  rateLimit: {
+    /** Requests that took a token (or a leased credit). */
+    allowed: number
+    /** Refused with `rate_limited` (429). */
+    limited: number
+    /** Refused with `rate_limit_pending` (503) while a shared-limit lease is fetched. */
+    pending: number
+  }
+  /** Lookups of the verified-token cache (`authenticate` and `verifyAccessToken`). */
+  verifiedTokenCache: { hits: number; misses: number; entries: number }
+  revocations: {
+    /** Live revocations held (`revocationCount`). */
+    held: number
+    /** `revokeToken` / `revokeSubject` calls refused at `maxRevocations`. */
+    refusedAtLimit: number
+    /** `revocationUnavailable`. */
+    unavailable: boolean
+  }
+  /** Histogram of `authenticate` call durations, fixed buckets; empty until `setDurationMetrics(true)`. */
+  duration: {
+    /** Calls timed (every call while `setDurationMetrics(true)` is on). */
+    count: number
+    sumSeconds: number
+    /** Inclusive upper bounds of the buckets, in seconds; the last bucket is unbounded. */
+    boundsSeconds: number[]
+    /** Count per bucket (`boundsSeconds.length + 1` entries, not cumulative). */
+    buckets: number[]
+  }
+}

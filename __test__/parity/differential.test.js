@@ -67,8 +67,25 @@ const HOSTS = [
   'Acme.example.com:80:90',
 ]
 
+/** A metrics() snapshot without what depends on each engine's speed (duration buckets and sum). */
+function countsOf(m) {
+  const { buckets, sumSeconds, ...duration } = m.duration
+  assert.equal(buckets.reduce((a, b) => a + b, 0), duration.count)
+  assert.ok(sumSeconds >= 0)
+  return { ...m, duration }
+}
+
+/** Both engines' metrics() agree, counter for counter. */
+function sameMetrics(pair) {
+  const a = countsOf(pair.n.metrics())
+  assert.deepStrictEqual(countsOf(pair.j.metrics()), a)
+  return a
+}
+
 function pairOf(config) {
-  return { n: new native.Authenticator(config), j: new js.Authenticator(config) }
+  const pair = { n: new native.Authenticator(config), j: new js.Authenticator(config) }
+  for (const engine of [pair.n, pair.j]) engine.setDurationMetrics(true)
+  return pair
 }
 
 /** Runs one request through both engines and records any difference. */
@@ -288,6 +305,14 @@ test('both engines give identical results on >= 10,000 generated requests', () =
 
   assert.deepEqual(checker.mismatches, [])
   assert.ok(checker.count >= 10000, `only ${checker.count} requests`)
+  // Both engines counted the same verdicts, and the counters add up to the requests made.
+  let counted = 0
+  for (const pair of pairs) {
+    const m = sameMetrics(pair)
+    assert.equal(m.duration.count, m.authentication.succeeded + m.authentication.failed)
+    counted += m.duration.count
+  }
+  assert.equal(counted, 6000)
   // The generator reaches every outcome but rate limiting and shared-limit leases (tested by
   // sequences below).
   const reached = [...checker.codes.keys()].sort()
@@ -596,12 +621,19 @@ test('revocations give the same verdicts in both engines: jti, subject cut-off, 
     if (i % 10 === 0) verdicts()
   }
   verdicts()
-  for (const t of tokens) codes.add(pair.n.authenticate(`Bearer ${t}`).errorCode)
+  for (const t of tokens) {
+    codes.add(pair.n.authenticate(`Bearer ${t}`).errorCode)
+    pair.j.authenticate(`Bearer ${t}`) // the same calls in both, for metrics() below
+  }
   assert.ok(codes.has('token_revoked') && codes.has(undefined), [...codes].join())
   // Past maxRevocations both refuse the same way, and keep what they hold.
   assert.equal(pair.n.revocationCount, 40)
   assert.equal(both((e) => e.revokeToken('one-more', NOW + 60)).code, 'ERR_AUTH_SHIELD_REVOCATION_LIMIT')
   verdicts()
+  const m = sameMetrics(pair)
+  assert.ok(m.revocations.refusedAtLimit >= 1) // the random revocations above reach the bound too
+  assert.equal(m.revocations.held, 40)
+  assert.ok(m.authentication.failures.token_revoked > 0)
   // Bad arguments: the same class, code and message.
   const BAD = [
     (e) => e.revokeToken(1, NOW),

@@ -6,6 +6,7 @@
 const express = require('express')
 const { OtpStore } = require('auth-shield')
 const authShield = require('auth-shield/express')
+const { prometheusHandler } = require('auth-shield/prometheus')
 const { connectStore } = require('./shared-store')
 const { openDatabase } = require('./database')
 const { createPasswords } = require('./passwords')
@@ -31,7 +32,7 @@ function me(req, res) {
   })
 }
 
-function createApp({ config, db, authenticate, otpStore, passwords, log, throttles = createThrottles() }) {
+function createApp({ config, db, authenticate, otpStore, passwords, log, throttles = createThrottles(), store = null }) {
   const app = express()
   app.disable('x-powered-by')
   // Tokens are signed and checked by the middleware's own authenticator: one set of secrets.
@@ -39,6 +40,12 @@ function createApp({ config, db, authenticate, otpStore, passwords, log, throttl
   const signedIn = [authenticate, currentUser(db)]
   const body = jsonBody(config.bodyLimit)
 
+  // Counters for Prometheus (docs/observability.md): refusals by reason, rate limiting, the
+  // shared store's outages, the auth call's duration. Serve it where only the scraper reaches
+  // (an internal port or a network policy) in production.
+  // The call-duration histogram costs a clock read per call: the example pays it for its p99.
+  authenticator.setDurationMetrics(true)
+  app.get('/metrics', prometheusHandler({ authenticators: { api: authenticator }, stores: store === null ? {} : { shared: store } }))
   app.get('/health', requestId, (req, res) => {
     res.json({ status: 'ok', database: db.ping() ? 'ok' : 'error', engine: authenticate.engine, pid: process.pid })
   })
@@ -70,7 +77,7 @@ async function startService(config, log) {
   const otpStore = new OtpStore({ ttlSec: config.otp.ttlSec, maxAttempts: config.otp.maxAttempts })
   const passwords = await createPasswords(config.argon2)
   const db = openDatabase(config.dataDir)
-  const app = createApp({ config, db, authenticate, otpStore, passwords, log })
+  const app = createApp({ config, db, authenticate, otpStore, passwords, log, store: shared === null ? null : shared.store })
 
   const prune = setInterval(() => db.refreshTokens.pruneExpired(), 3600e3).unref()
   db.refreshTokens.pruneExpired()

@@ -50,6 +50,16 @@ export interface KeyedAuthenticator {
   setKeys(keys: readonly JwksKey[]): void
 }
 
+/** What `RemoteJwks#metrics()` returns (docs/observability.md). */
+export interface RemoteJwksMetrics {
+  /** Fetches completed, failed ones included. */
+  fetches: number
+  failures: number
+  /** Seconds since the key set in force was read; null when none is in force. */
+  keyAgeSeconds: number | null
+  keysAvailable: boolean
+}
+
 /** Error codes of `lastError`, of a `ready()` rejection and of the source's events. */
 export type JwksErrorCode =
   | 'ERR_AUTH_SHIELD_JWKS_INVALID'
@@ -81,6 +91,8 @@ export declare class RemoteJwks extends EventEmitter {
   readonly updatedAtMs: number | null
   /** Why the last fetch failed, or null after a success. */
   readonly lastError: JwksError | null
+  /** Counters read now (docs/observability.md). */
+  metrics(): RemoteJwksMetrics
   /** Feeds an Authenticator the current and every later key set; returns a detach function. */
   attach(authenticator: KeyedAuthenticator): () => void
   /** Refetches unless within the cooldown (then once at its end); true when a different key set was installed. Never rejects. */

@@ -73,6 +73,9 @@ class RemoteJwks extends EventEmitter {
   #updatedAtMs = null
   #lastError = null
   #failures = 0
+  // Fetches completed and failed since construction (metrics(), docs/observability.md).
+  #fetches = 0
+  #fetchFailures = 0
   #inFlight = null
   #lastFetchStartMs = -Infinity
   #timer = null
@@ -117,6 +120,20 @@ class RemoteJwks extends EventEmitter {
   /** When the last good document was read (ms since the epoch), or null. */
   get updatedAtMs() {
     return this.#updatedAtMs
+  }
+
+  /**
+   * Counters of this source, read now (docs/observability.md): `fetches` completed, `failures`
+   * among them, `keyAgeSeconds` since the key set in force was read (null without one),
+   * `keysAvailable`.
+   */
+  metrics() {
+    return {
+      fetches: this.#fetches,
+      failures: this.#fetchFailures,
+      keyAgeSeconds: this.#updatedAtMs === null || this.#keys === null ? null : Math.max(0, Date.now() - this.#updatedAtMs) / 1000,
+      keysAvailable: this.#keys !== null,
+    }
   }
 
   /** Why the last fetch failed (an Error with an ERR_AUTH_SHIELD_JWKS_* code), or null after a success. */
@@ -192,11 +209,14 @@ class RemoteJwks extends EventEmitter {
       (changed) => {
         this.#lastError = null
         this.#failures = 0
+        this.#fetches++
         return changed
       },
       (err) => {
         this.#lastError = err
         this.#failures++
+        this.#fetches++
+        this.#fetchFailures++
         return false
       },
     )

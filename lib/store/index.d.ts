@@ -72,6 +72,18 @@ export interface RedisStoreStats {
  */
 export type SharedLimitAuthenticator = import('../../index').Authenticator | import('../../js/index').Authenticator
 
+/** What `RedisStore#metrics()` returns (docs/observability.md). */
+export interface RedisStoreMetrics {
+  roundTrips: number
+  failedRoundTrips: number
+  /** Outages begun (Redis unreachable). */
+  outages: number
+  /** True while Redis is unreachable and limits are local (`!available`). */
+  fallback: boolean
+  /** Seconds spent on the local fallback, the outage under way included. */
+  fallbackSeconds: number
+}
+
 export declare class RedisStore extends EventEmitter {
   readonly options: Readonly<Required<Omit<RedisStoreOptions, 'lease' | 'limit'>>> & Pick<RedisStoreOptions, 'lease' | 'limit'>
   readonly stats: RedisStoreStats
@@ -81,6 +93,8 @@ export declare class RedisStore extends EventEmitter {
   readonly topology: 'single' | 'sentinel' | 'cluster'
   /** False while Redis is unreachable and limits are local. */
   readonly available: boolean
+  /** Counters read now (docs/observability.md); `stats` is deprecated in favour of this. */
+  metrics(): RedisStoreMetrics
   /** `'rate_limit_pending'`: what `authenticate()` returns for an identity without a lease yet. */
   readonly pendingCode: 'rate_limit_pending'
   /** The middleware's recovery: fetches the waiting leases, then resolves to true. */

@@ -53,6 +53,9 @@ class RedisStore extends EventEmitter {
   #timer = null
   #cadence
   #down = false
+  // Milliseconds spent on the fallback in outages that ended, and when the current one began.
+  #fallbackMs = 0
+  #downSinceMs = 0
   #probe = null
   #lastProbe = 0
   // The key of the command that found Redis down (a cluster's unreachable slot), for the probe.
@@ -93,6 +96,21 @@ class RedisStore extends EventEmitter {
   /** `'single'`, `'sentinel'` or `'cluster'`: the client's topology (docs/scale-out.md, "Topologies"). */
   get topology() {
     return this.#commands.topology
+  }
+
+  /**
+   * Counters of this store, read now (docs/observability.md): round trips, failed ones,
+   * outages begun, whether it is on the fallback now, and the seconds spent on it.
+   */
+  metrics() {
+    const fallbackMs = this.#fallbackMs + (this.#down ? Date.now() - this.#downSinceMs : 0)
+    return {
+      roundTrips: this.stats.roundTrips,
+      failedRoundTrips: this.stats.failedRoundTrips,
+      outages: this.stats.outages,
+      fallback: this.#down,
+      fallbackSeconds: Math.max(0, fallbackMs) / 1000,
+    }
   }
 
   /** False while Redis is unreachable and limits are local (see `outageShare`). */
@@ -396,6 +414,7 @@ class RedisStore extends EventEmitter {
     if (this.#down) return
     this.#down = true
     this.#lastProbe = Date.now()
+    this.#downSinceMs = this.#lastProbe
     this.stats.outages++
     this.emit('outage', err)
   }
@@ -413,6 +432,7 @@ class RedisStore extends EventEmitter {
           if (this.#down && !this.#closed) {
             this.#down = false
             this.#probeKey = null
+            this.#fallbackMs += Date.now() - this.#downSinceMs
             this.emit('recovered')
           }
         },

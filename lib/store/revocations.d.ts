@@ -69,6 +69,18 @@ export interface RevocationFeedStats {
 }
 
 /** Follows the shared revocations of one Redis and applies them to the attached authenticators. */
+/** What `RevocationFeed#metrics()` returns (docs/observability.md). */
+export interface RevocationFeedMetrics {
+  applied: number
+  refused: number
+  readErrors: number
+  writeErrors: number
+  queued: number
+  /** Seconds since the last successful read of the stream; null before the first. */
+  lagSeconds: number | null
+  stale: boolean
+}
+
 export declare class RevocationFeed {
   /** `client`: a connected node-redis (v4+) or ioredis client. */
   constructor(client: object, options?: RevocationFeedOptions)
@@ -89,5 +101,7 @@ export declare class RevocationFeed {
   revokeSubject(sub: string, options?: RevokeSubjectOptions | null): Promise<RevocationDelivery>
   /** Past `maxRevocationLagMs` without a successful read. */
   readonly stale: boolean
+  /** Counters read now (docs/observability.md); `stats()` is deprecated in favour of this. */
+  metrics(): RevocationFeedMetrics
   stats(): RevocationFeedStats
 }

@@ -152,6 +152,24 @@ class RevocationFeed {
     return this.#stale
   }
 
+  /**
+   * Counters read now (docs/observability.md): revocations applied from the stream and refused
+   * at maxRevocations, read and write errors, revocations waiting for Redis, `lagSeconds` since
+   * the last successful read (null before the first), and `stale`.
+   */
+  metrics() {
+    const s = this.#stats
+    return {
+      applied: s.applied,
+      refused: s.refused,
+      readErrors: s.readErrors,
+      writeErrors: s.writeErrors,
+      queued: this.#outbox.size,
+      lagSeconds: this.#lastReadAt === 0 ? null : Math.max(0, Date.now() - this.#lastReadAt) / 1000,
+      stale: this.#stale,
+    }
+  }
+
   /** Counters (docs/revocation.md), the revocations waiting for Redis, staleness, the last id. */
   stats() {
     return { ...this.#stats, queued: this.#outbox.size, known: this.#known.size, stale: this.#stale, lastId: this.#lastId }

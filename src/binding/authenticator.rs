@@ -115,6 +115,29 @@ impl Authenticator {
         self.core.verified_token_cache_len() as u32
     }
 
+    /// The counters of this authenticator, read now: verdicts by error code, rate-limit
+    /// decisions, verified-token cache lookups, revocations and the call-duration histogram
+    /// (docs/observability.md). Counting costs a few relaxed atomic increments per call;
+    /// authenticators made by `shared` from equal settings share their counters.
+    #[napi(catch_unwind, ts_return_type = "AuthenticatorMetrics")]
+    pub fn metrics(&self, env: Env) -> Result<Object<'static>> {
+        super::metrics::snapshot(&env, &self.core)
+    }
+
+    /// Times every later `authenticate` call into `metrics().duration`, or stops. Off by
+    /// default: the second clock read per call costs more than every counter together on
+    /// machines without a fast clock (docs/observability.md).
+    #[napi(catch_unwind, ts_args_type = "enabled: boolean")]
+    pub fn set_duration_metrics(&self, env: Env, enabled: Option<Unknown>) -> Result<()> {
+        let flag = to_js(&env, super::args::boolean(&enabled, "enabled"))?;
+        let flag = to_js(
+            &env,
+            flag.ok_or_else(|| super::js_error::CallError::arg_type("enabled", "a boolean")),
+        )?;
+        self.core.set_duration_metrics(flag);
+        Ok(())
+    }
+
     /// Counts key-set replacements: 0 after construction, +1 per `setKeys`.
     #[napi(catch_unwind, getter)]
     pub fn key_set_generation(&self) -> u32 {

@@ -10,6 +10,7 @@ pub mod factories;
 pub mod fast_call;
 pub mod helpers;
 pub mod js_error;
+pub mod metrics;
 pub mod one_shot;
 pub mod rate_limiter;
 pub mod request;

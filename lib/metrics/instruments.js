@@ -1,0 +1,141 @@
+'use strict'
+
+// The instruments auth-shield reports (docs/observability.md) and how each is read from the
+// sources' metrics() snapshots: one table for auth-shield/otel and auth-shield/prometheus.
+// Cardinality is bounded by construction: attribute values are result names, error codes from
+// js/error-codes.json, `le` bounds, and the names the application gives its sources (1 to 64
+// characters, at most 256 per kind); never a user, a tenant or anything from a token.
+
+const MAX_NAME_LENGTH = 64
+const MAX_SOURCES = 256
+
+const A = Object.freeze({
+  authenticator: 'auth_shield.authenticator',
+  result: 'auth_shield.authentication.result',
+  errorType: 'error.type',
+  rateLimitResult: 'auth_shield.rate_limiting.result',
+  cacheResult: 'auth_shield.verified_token_cache.result',
+  store: 'auth_shield.store',
+  storeResult: 'auth_shield.store.result',
+  jwks: 'auth_shield.jwks',
+  jwksResult: 'auth_shield.jwks.result',
+  feed: 'auth_shield.revocation_feed',
+  feedOperation: 'auth_shield.revocation_feed.operation',
+  le: 'le',
+})
+
+/** `{ name: source }` checked: at most MAX_SOURCES entries, names 1..64 chars, each with metrics(). */
+function readSources(label, sources) {
+  if (sources === undefined || sources === null) return []
+  if (typeof sources !== 'object' || Array.isArray(sources)) throw new TypeError(`${label} must be an object of { name: source }`)
+  const entries = Object.entries(sources)
+  if (entries.length > MAX_SOURCES) throw new RangeError(`${label} must have at most ${MAX_SOURCES} entries, got ${entries.length}`)
+  for (const [name, source] of entries) {
+    if (name.length === 0 || name.length > MAX_NAME_LENGTH) throw new RangeError(`${label} names must be 1 to ${MAX_NAME_LENGTH} characters`)
+    if (source === null || typeof source !== 'object' || typeof source.metrics !== 'function') {
+      throw new TypeError(`${label}.${name} must have a metrics() method`)
+    }
+  }
+  return entries
+}
+
+/** One snapshot, or null when a source throws or answers something else (it is skipped, never fatal). */
+function read(source) {
+  try {
+    const m = source.metrics()
+    return m !== null && typeof m === 'object' ? m : null
+  } catch {
+    return null
+  }
+}
+
+/** Instrument key -> { name (OpenTelemetry), kind (counter | gauge), unit (UCUM), description }. */
+const INSTRUMENTS = Object.freeze({
+  requests: { name: 'auth_shield.authentication.requests', kind: 'counter', unit: '{request}', description: 'Requests authenticated, by result and error code' },
+  rateLimit: { name: 'auth_shield.rate_limiting.requests', kind: 'counter', unit: '{request}', description: 'Rate-limit decisions: acquired, rejected (429), pending (503)' },
+  cache: { name: 'auth_shield.verified_token_cache.lookups', kind: 'counter', unit: '{lookup}', description: 'Verified-token cache lookups, hit or miss' },
+  revocationsHeld: { name: 'auth_shield.revocations.held', kind: 'gauge', unit: '{revocation}', description: 'Live revocations held' },
+  revocationsRefused: { name: 'auth_shield.revocations.refused', kind: 'counter', unit: '{revocation}', description: 'Revocations refused at maxRevocations' },
+  revocationsUnavailable: { name: 'auth_shield.revocations.unavailable', kind: 'gauge', unit: '1', description: '1 while unrevoked tokens are refused with revocation_unavailable' },
+  durationCount: { name: 'auth_shield.authentication.duration.count', kind: 'counter', unit: '{call}', description: 'authenticate calls timed' },
+  durationSum: { name: 'auth_shield.authentication.duration.sum', kind: 'counter', unit: 's', description: 'Total time in authenticate' },
+  durationBucket: { name: 'auth_shield.authentication.duration.bucket', kind: 'counter', unit: '{call}', description: 'authenticate calls of at most `le` seconds (cumulative)' },
+  storeRoundTrips: { name: 'auth_shield.store.round_trips', kind: 'counter', unit: '{round_trip}', description: 'Store round trips, by result' },
+  storeOutages: { name: 'auth_shield.store.outages', kind: 'counter', unit: '{outage}', description: 'Store outages begun' },
+  storeFallback: { name: 'auth_shield.store.fallback', kind: 'gauge', unit: '1', description: '1 while the store is unreachable and limits are local' },
+  storeFallbackTime: { name: 'auth_shield.store.fallback.time', kind: 'counter', unit: 's', description: 'Time spent on the local fallback' },
+  jwksFetches: { name: 'auth_shield.jwks.fetches', kind: 'counter', unit: '{fetch}', description: 'JWKS fetches, by result' },
+  feedLag: { name: 'auth_shield.revocation_feed.lag', kind: 'gauge', unit: 's', description: 'Time since the last successful read of the revocation stream' },
+  feedStale: { name: 'auth_shield.revocation_feed.stale', kind: 'gauge', unit: '1', description: '1 while the feed is past maxRevocationLagMs' },
+  feedErrors: { name: 'auth_shield.revocation_feed.errors', kind: 'counter', unit: '{error}', description: 'Revocation stream commands that failed, by operation' },
+  jwksKeyAge: { name: 'auth_shield.jwks.key_age', kind: 'gauge', unit: 's', description: 'Age of the key set in force (absent without one)' },
+})
+
+/** Checks `{ authenticators, stores, jwks, feeds }` once; returns the lists to read. */
+function readAllSources(sources) {
+  if (sources === null || typeof sources !== 'object') throw new TypeError('sources must be an object')
+  return {
+    authenticators: readSources('authenticators', sources.authenticators),
+    stores: readSources('stores', sources.stores),
+    jwks: readSources('jwks', sources.jwks),
+    feeds: readSources('feeds', sources.feeds),
+  }
+}
+
+/** Reads every source once and calls `emit(instrumentKey, value, attributes)` per point. */
+function observe({ authenticators, stores, jwks, feeds }, emit) {
+  for (const [name, auth] of authenticators) {
+    const m = read(auth)
+    if (m === null) continue
+    const who = { [A.authenticator]: name }
+    emit('requests', m.authentication.succeeded, { ...who, [A.result]: 'success' })
+    for (const [code, n] of Object.entries(m.authentication.failures)) {
+      if (n > 0) emit('requests', n, { ...who, [A.result]: 'failure', [A.errorType]: code })
+    }
+    emit('rateLimit', m.rateLimit.allowed, { ...who, [A.rateLimitResult]: 'acquired' })
+    emit('rateLimit', m.rateLimit.limited, { ...who, [A.rateLimitResult]: 'rejected' })
+    emit('rateLimit', m.rateLimit.pending, { ...who, [A.rateLimitResult]: 'pending' })
+    emit('cache', m.verifiedTokenCache.hits, { ...who, [A.cacheResult]: 'hit' })
+    emit('cache', m.verifiedTokenCache.misses, { ...who, [A.cacheResult]: 'miss' })
+    emit('revocationsHeld', m.revocations.held, who)
+    emit('revocationsRefused', m.revocations.refusedAtLimit, who)
+    emit('revocationsUnavailable', m.revocations.unavailable ? 1 : 0, who)
+    const d = m.duration
+    emit('durationCount', d.count, who)
+    emit('durationSum', d.sumSeconds, who)
+    let cumulative = 0
+    d.buckets.forEach((n, k) => {
+      cumulative += n
+      emit('durationBucket', cumulative, { ...who, [A.le]: k < d.boundsSeconds.length ? String(d.boundsSeconds[k]) : '+Inf' })
+    })
+  }
+  for (const [name, store] of stores) {
+    const m = read(store)
+    if (m === null) continue
+    const who = { [A.store]: name }
+    emit('storeRoundTrips', m.roundTrips - m.failedRoundTrips, { ...who, [A.storeResult]: 'success' })
+    emit('storeRoundTrips', m.failedRoundTrips, { ...who, [A.storeResult]: 'failure' })
+    emit('storeOutages', m.outages, who)
+    emit('storeFallback', m.fallback ? 1 : 0, who)
+    emit('storeFallbackTime', m.fallbackSeconds, who)
+  }
+  for (const [name, source] of jwks) {
+    const m = read(source)
+    if (m === null) continue
+    const who = { [A.jwks]: name }
+    emit('jwksFetches', m.fetches - m.failures, { ...who, [A.jwksResult]: 'success' })
+    emit('jwksFetches', m.failures, { ...who, [A.jwksResult]: 'failure' })
+    if (m.keyAgeSeconds !== null) emit('jwksKeyAge', m.keyAgeSeconds, who)
+  }
+  for (const [name, feed] of feeds) {
+    const m = read(feed)
+    if (m === null) continue
+    const who = { [A.feed]: name }
+    if (m.lagSeconds !== null) emit('feedLag', m.lagSeconds, who)
+    emit('feedStale', m.stale ? 1 : 0, who)
+    emit('feedErrors', m.readErrors, { ...who, [A.feedOperation]: 'read' })
+    emit('feedErrors', m.writeErrors, { ...who, [A.feedOperation]: 'write' })
+  }
+}
+
+module.exports = { INSTRUMENTS, ATTRIBUTES: A, readAllSources, observe }

@@ -1,0 +1,78 @@
+'use strict'
+
+// auth-shield/prometheus: the instruments of docs/observability.md as Prometheus text
+// exposition (format 0.0.4), for applications without OpenTelemetry. Names follow Prometheus
+// conventions: the OpenTelemetry name with `_` for `.`, base units in the name (`_seconds`),
+// `_total` on counters, and the call duration as a real histogram (`_bucket` with `le`, `_sum`,
+// `_count`). Reading is one metrics() snapshot per source per scrape.
+
+const { INSTRUMENTS, readAllSources, observe } = require('./instruments')
+
+const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+const DURATION_KEYS = new Set(['durationCount', 'durationSum', 'durationBucket'])
+const DURATION = 'auth_shield_authentication_duration_seconds'
+
+/** The Prometheus name of an instrument (without `_total`). */
+function baseName({ name, unit }) {
+  const base = name.replace(/\./g, '_')
+  return unit === 's' && !base.endsWith('_seconds') ? `${base}_seconds` : base
+}
+
+function labels(attributes) {
+  const parts = Object.entries(attributes).map(([k, v]) => `${k.replace(/\./g, '_')}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
+  return parts.length === 0 ? '' : `{${parts.join(',')}}`
+}
+
+function number(v) {
+  if (Number.isNaN(v)) return 'NaN'
+  if (v === Infinity) return '+Inf'
+  if (v === -Infinity) return '-Inf'
+  return String(v)
+}
+
+/**
+ * The text exposition of `{ authenticators, stores, jwks, feeds }` (each `{ name: source }`,
+ * as for registerMetrics), read now.
+ */
+function toPrometheus(sources = {}) {
+  const lists = readAllSources(sources)
+  // Family name -> { help, type, lines }, in the order of INSTRUMENTS.
+  const families = new Map()
+  const family = (name, type, help) => {
+    let f = families.get(name)
+    if (f === undefined) families.set(name, (f = { type, help, lines: [] }))
+    return f
+  }
+  for (const [key, spec] of Object.entries(INSTRUMENTS)) {
+    if (DURATION_KEYS.has(key)) family(DURATION, 'histogram', 'Duration of authenticate calls')
+    else family(`${baseName(spec)}${spec.kind === 'counter' ? '_total' : ''}`, spec.kind, spec.description)
+  }
+  observe(lists, (key, value, attributes) => {
+    const spec = INSTRUMENTS[key]
+    if (DURATION_KEYS.has(key)) {
+      const suffix = key === 'durationBucket' ? '_bucket' : key === 'durationSum' ? '_sum' : '_count'
+      families.get(DURATION).lines.push(`${DURATION}${suffix}${labels(attributes)} ${number(value)}`)
+      return
+    }
+    const name = `${baseName(spec)}${spec.kind === 'counter' ? '_total' : ''}`
+    families.get(name).lines.push(`${name}${labels(attributes)} ${number(value)}`)
+  })
+  let out = ''
+  for (const [name, { type, help, lines }] of families) {
+    if (lines.length === 0) continue
+    out += `# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}\n# TYPE ${name} ${type}\n${lines.join('\n')}\n`
+  }
+  return out
+}
+
+/** A Node `(req, res)` handler answering every request with `toPrometheus(sources)`. */
+function prometheusHandler(sources) {
+  readAllSources(sources)
+  return (req, res) => {
+    const body = toPrometheus(sources)
+    res.writeHead(200, { 'content-type': CONTENT_TYPE, 'content-length': Buffer.byteLength(body) })
+    res.end(body)
+  }
+}
+
+module.exports = { toPrometheus, prometheusHandler, CONTENT_TYPE }
