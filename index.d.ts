@@ -6,7 +6,7 @@
 
 export type {
   ApiKeyErrorCode, ApiKeySecretOptions, AuthConfig, AuthConfigOptions, AuthenticatorConfig,
-  AuthenticatorEntryOptions, AuthFailure, AuthResult, AuthResultFields, AuthSuccess, ErrorCode,
+  AuthenticatorEntryOptions, AuthenticatorMetrics, AuthFailure, AuthResult, AuthResultFields, AuthSuccess, ErrorCode,
   GenerateApiKeyOptions, GeneratedApiKey, HmacKeyInput, JwkInput, KeyInput, OtpErrorCode,
   OtpMatch, OtpOptions, OtpStoreOptions, OtpVerifyResult, ParsedApiKey, PasswordOptions,
   PublicJwk, PublicJwks, PublicKeyInput, RateLimitDecision, RateLimiterOptions, ResolvedTenant,

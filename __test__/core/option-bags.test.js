@@ -161,14 +161,14 @@ function members(file, name) {
 test('the declared types of every bag name exactly its options (and their deprecated names), all optional', () => {
   const expected = (bag) =>
     [...SCHEMA[bag].map((o) => o.name), ...SCHEMA.renamed.filter((r) => r.bag === bag).map((r) => r.name)].map((n) => `${n}?`).sort()
-  assert.deepEqual(members('redis.d.ts', 'RedisStoreOptions').sort(), expected('storeOptions'))
-  assert.deepEqual(members('jwks.d.ts', 'RemoteJwksOptions').sort(), expected('jwksOptions'))
-  assert.deepEqual(members('js/store/revocations.d.ts', 'RevocationFeedOptions').sort(), expected('feedOptions'))
+  assert.deepEqual(members('lib/store/index.d.ts', 'RedisStoreOptions').sort(), expected('storeOptions'))
+  assert.deepEqual(members('lib/jwks/index.d.ts', 'RemoteJwksOptions').sort(), expected('jwksOptions'))
+  assert.deepEqual(members('lib/store/revocations.d.ts', 'RevocationFeedOptions').sort(), expected('feedOptions'))
   // onError's parameters are each framework's own: it is declared per adapter.
-  const middleware = [...members('js/middleware.d.ts', 'CommonOptions'), 'onError?'].sort()
+  const middleware = [...members('lib/http/middleware.d.ts', 'CommonOptions'), 'onError?'].sort()
   assert.deepEqual(middleware, expected('middlewareOptions'))
-  for (const file of ['express.d.ts', 'fastify.d.ts']) assert.match(fs.readFileSync(path.join(root, file), 'utf8'), /^\s+onError\?[:(]/m, file)
-  const attach = members('redis.d.ts', 'AttachOptions').filter((n) => n !== 'name?')
+  for (const file of ['adapters/express.d.ts', 'adapters/fastify.d.ts', 'adapters/koa.d.ts']) assert.match(fs.readFileSync(path.join(root, file), 'utf8'), /^\s+onError\?[:(]/m, file)
+  const attach = members('lib/store/index.d.ts', 'AttachOptions').filter((n) => n !== 'name?')
   assert.deepEqual(attach.sort(), ['lease?', 'strict?', 'maxKeys?', 'outageShare?'].sort())
 })
 

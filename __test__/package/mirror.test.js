@@ -17,7 +17,7 @@ const ROOT = path.join(__dirname, '..', '..')
 // Core modules whose rules live in another JS file (a JS twin under another name): the file
 // must exist. Kept short: a new module gets its own twin.
 const TWIN_ELSEWHERE = {
-  input: ['js/error.js', 'bad caller input is a TypeError / RangeError made by typeError / rangeError'],
+  call_error: ['js/error.js', 'bad caller input is a TypeError / RangeError made by typeError / rangeError'],
   contract: ['contract/index.js', 'both engines read the contract: Rust through build.rs, JS through contract/index.js'],
   settings: ['js/config.js', 'readSettings returns the validated settings object'],
   refresh_key: ['js/authenticator.js', 'the refresh keys are chosen in the Core constructor'],

@@ -15,6 +15,7 @@ const native = require('../..')
 const js = require('../../js')
 const { LIMITS, message } = require('../../contract')
 const { token } = require('../support/tokens')
+const { plumbing } = require('../support/store-seam')
 
 const DIR = path.join(__dirname, '../..', 'contract')
 const CODES = require('../../contract/error-codes.json')
@@ -163,8 +164,8 @@ const callers = {
   integerOutOfRange: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: 1.5, refillPerSec: 1 })),
   outOfRange: ({ Authenticator }) => {
     const auth = new Authenticator({ accessSecret: SECRET })
-    auth.enableSharedLimit(5, false, 100)
-    return thrown(() => auth.grantLease('k', 1, 1, 1e300))
+    plumbing(auth).enableSharedLimit(5, false, 100)
+    return thrown(() => plumbing(auth).grantLease('k', 1, 1, 1e300))
   },
   refillOutOfRange: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: 1, refillPerSec: Infinity })),
   costOutOfRange: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: 3, refillPerSec: 1 }).consume('k', 3.5)),
@@ -226,8 +227,8 @@ test('both engines write any number in a range message the same way', () => {
 
 const RESULTS = require('../../contract/results.json')
 
-test('the result shapes of the contract are the Fields interfaces of index.d.ts, names and types', () => {
-  const dts = fs.readFileSync(path.join(__dirname, '../..', 'index.d.ts'), 'utf8')
+test('the result shapes of the contract are the Fields interfaces of binding.d.ts, names and types', () => {
+  const dts = fs.readFileSync(path.join(__dirname, '../..', 'binding.d.ts'), 'utf8')
   const members = (name) => {
     const start = dts.indexOf(`export interface ${name} {`)
     assert.notEqual(start, -1, name)
@@ -263,7 +264,7 @@ test('both engines return every TokenVerification field of the contract, in its 
 })
 
 test('the narrowed result types fix the values the contract fixes per outcome', () => {
-  const dts = fs.readFileSync(path.join(__dirname, '../..', 'index.d.ts'), 'utf8')
+  const dts = fs.readFileSync(path.join(__dirname, '../..', 'binding.d.ts'), 'utf8')
   const members = (name) => {
     const start = dts.indexOf(`export interface ${name} extends `)
     assert.notEqual(start, -1, name)

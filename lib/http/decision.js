@@ -34,7 +34,11 @@ const ERROR_MODES = ['respond', 'next']
 function readOptions(options, ignored = new Set(), errorModes = ERROR_MODES) {
   // Unknown names, kinds, enums and bounds: the schema's. The checks below are the ones the
   // schema cannot state (two options together, the realm's characters, the rule forms).
-  const read = readOptionBag(options, 'middlewareOptions', { ignored })
+  // The schema lists Express's and Fastify's modes; an adapter with others (Koa's 'throw')
+  // checks `errors` itself.
+  const own = errorModes !== ERROR_MODES && typeof options === 'object' && options !== null ? options.errors : undefined
+  const read = readOptionBag(own === undefined ? options : { ...options, errors: undefined }, 'middlewareOptions', { ignored })
+  if (own !== undefined) read.errors = own
   if (options === undefined || options === null) options = {}
   // Every callback of the application is called through the fence (lib/http/callback-fence.js).
   const fence = new CallbackFence(read.callbackTimeoutMs)

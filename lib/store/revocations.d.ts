@@ -14,7 +14,7 @@ export type RevocationDelivery = 'delivered' | 'queued'
  * Anything `attach` accepts: an Authenticator of `auth-shield` or `auth-shield/js` (the feed sets
  * `revocationUnavailable` through their private store seam, lib/store/attached.js).
  */
-export type RevocableAuthenticator = import('../../index').Authenticator | import('../index').Authenticator
+export type RevocableAuthenticator = import('../../index').Authenticator | import('../../js/index').Authenticator
 
 export interface RevocationFeedOptions {
   /** Key prefix of the sets and the stream. Default `'auth-shield:revocations'`. */
