@@ -265,7 +265,7 @@ test('interoperates with jsonwebtoken both ways', () => {
 })
 
 test('verifies the RFC 7515 A.1 example with the clock set before its expiry', () => {
-  const { vectors } = require('../fixtures/jwt_rfc_examples.json')
+  const { vectors } = require('../../contract/vectors/jwt_rfc_examples.json')
   const a1 = vectors.find((v) => v.name === 'rfc7515-a1-hs256')
   const key = Buffer.from(a1.key.raw_hex, 'hex')
   const auth = new Authenticator({ accessSecret: key, clockTimestamp: 1300819000, requireSubject: false })

@@ -1,7 +1,7 @@
 'use strict'
 
 // `keys`, `setKeys` and `jwks()` in both engines, against material no one here wrote: the
-// RFC 7515 / RFC 8037 examples (fixtures/jwt_rfc_examples.json) and tokens signed by jose; and
+// RFC 7515 / RFC 8037 examples (contract/vectors/jwt_rfc_examples.json) and tokens signed by jose; and
 // the attacks on key selection (algorithm confusion, a kid of the wrong key, DER and zero ECDSA
 // signatures, hostile kids, none).
 
@@ -12,7 +12,7 @@ const native = require('../..')
 const js = require('../../js')
 const { b64url } = require('../support/tokens')
 const { ALL_ALGS, ASYMMETRIC, keyPair, keyEntry, joseToken } = require('../support/keys')
-const { vectors } = require('../fixtures/jwt_rfc_examples.json')
+const { vectors } = require('../../contract/vectors/jwt_rfc_examples.json')
 
 const ENGINES = [
   ['native', native],

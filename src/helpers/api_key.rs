@@ -282,7 +282,7 @@ mod tests {
     #[test]
     fn hmac_matches_rfc4231() {
         let vectors: serde_json::Value =
-            serde_json::from_str(include_str!("../../__test__/fixtures/hmac_sha256.json")).unwrap();
+            serde_json::from_str(include_str!("../../contract/vectors/hmac_sha256.json")).unwrap();
         for v in vectors["vectors"].as_array().unwrap() {
             let hex = |s: &str| {
                 (0..s.len())

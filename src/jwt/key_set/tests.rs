@@ -8,7 +8,7 @@ use crate::jwt::{HmacKey, KeyLookup};
 use ring::rand::SystemRandom;
 use ring::signature::{self as sig, KeyPair};
 
-const VECTORS: &str = include_str!("../../../__test__/fixtures/jwt_rfc_examples.json");
+const VECTORS: &str = include_str!("../../../contract/vectors/jwt_rfc_examples.json");
 
 fn vector(name: &str) -> serde_json::Value {
     let all: serde_json::Value = serde_json::from_str(VECTORS).unwrap();
