@@ -54,7 +54,14 @@ test('contract/ holds the files the engines read, each JSON well-formed', () => 
     assert.doesNotThrow(() => JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8')), file)
   }
   const readme = fs.readFileSync(path.join(DIR, 'README.md'), 'utf8')
-  for (const file of files.filter((f) => f !== 'README.md')) assert.ok(readme.includes(`\`${file}\``), `README.md describes ${file}`)
+  for (const file of files.filter((f) => f !== 'README.md')) {
+    // A folder (vectors/) is named with its slash.
+    const name = fs.statSync(path.join(DIR, file)).isDirectory() ? `${file}/` : file
+    assert.ok(readme.includes(`\`${name}\``), `README.md describes ${name}`)
+  }
+  for (const file of fs.readdirSync(path.join(DIR, 'vectors'))) {
+    assert.doesNotThrow(() => JSON.parse(fs.readFileSync(path.join(DIR, 'vectors', file), 'utf8')), `vectors/${file}`)
+  }
 })
 
 test('every failure code has exactly an HTTP error status and a message without placeholders', () => {
