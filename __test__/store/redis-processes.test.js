@@ -9,41 +9,17 @@
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn } = require('node:child_process')
-const path = require('node:path')
 const { redisSkip, startRedis } = require('../support/redis-server')
 const { CLIENT_KINDS } = require('../support/redis-clients')
+const { sharedLimitRun, sleep } = require('../support/topology-run')
 const { token } = require('../support/tokens')
 
-const WORKER = path.join(__dirname, '..', 'support', 'shared-limit-worker.js')
 const SECRET = 'redis-processes-test-secret-0123456789ab'
 const PROCESSES = 4
 const MAX = 200
 const REFILL = 50
 const LEASE = 10
 const DURATION_MS = 1500
-
-/** Starts a worker; resolves to `{ go(), result }` once it is connected and ready. */
-function startWorker(options) {
-  const child = spawn(process.execPath, [WORKER, JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stderr.on('data', (c) => (stderr += c))
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  const ready = new Promise((resolve, reject) => {
-    child.stdout.on('data', (c) => {
-      stdout += c
-      if (stdout.startsWith('ready\n')) resolve()
-    })
-    exited.then((code) => reject(new Error(`worker exited (${code}) before it was ready: ${stderr}`)))
-  })
-  const result = exited.then((code) => {
-    if (code !== 0) throw new Error(`worker failed (${code}): ${stderr}`)
-    return JSON.parse(stdout.trim().split('\n').pop())
-  })
-  result.catch(() => {})
-  return ready.then(() => ({ go: () => child.stdin.end('go\n'), result }))
-}
 
 describe('a limit shared by 4 processes through Redis', { skip: redisSkip() }, () => {
   let redis
@@ -54,16 +30,9 @@ describe('a limit shared by 4 processes through Redis', { skip: redisSkip() }, (
     for (const engine of ['native', 'js']) {
       it(`admits between the capacity and the lease bound (${kind}, ${engine} engine)`, async (t) => {
         const authorization = `Bearer ${token({ sub: `shared-${kind}-${engine}`, exp: Math.floor(Date.now() / 1000) + 600 }, SECRET)}`
-        const options = { url: redis.url, kind, engine, prefix: 'procs:', lease: LEASE, secret: SECRET, max: MAX, refill: REFILL, durationMs: DURATION_MS, authorization }
         // Every worker loaded and connected before any starts: they compete for the whole run.
-        const workers = await Promise.all(Array.from({ length: PROCESSES }, () => startWorker(options)))
-        for (const w of workers) w.go()
-        const results = await Promise.all(workers.map((w) => w.result))
-        const admitted = results.reduce((n, r) => n + r.admitted, 0)
-        const first = Math.min(...results.map((r) => r.first))
-        const last = Math.max(...results.map((r) => r.last))
-        // 100 ms of slack for where each process read its clock around the window.
-        const elapsedSec = (last - first + 100) / 1000
+        const mix = Array.from({ length: PROCESSES }, () => ({ kind, engine }))
+        const { results, admitted, elapsedSec } = await sharedLimitRun({ mix, url: redis.url, prefix: 'procs:', lease: LEASE, secret: SECRET, max: MAX, refill: REFILL, durationMs: DURATION_MS, authorization })
         const bound = MAX + REFILL * elapsedSec + PROCESSES * LEASE
         t.diagnostic(`admitted ${admitted} in ${elapsedSec.toFixed(2)} s (capacity ${MAX}, bound ${bound.toFixed(1)}), waits ${results.map((r) => r.waits).join('/')}`)
         assert.ok(admitted >= MAX, `admitted ${admitted} < capacity ${MAX}`)
@@ -78,8 +47,6 @@ describe('a limit shared by 4 processes through Redis', { skip: redisSkip() }, (
     const authorization = `Bearer ${token({ sub: 'outage', exp: Math.floor(Date.now() / 1000) + 600 }, SECRET)}`
     const options = {
       url: redis.url,
-      kind: 'ioredis',
-      engine: 'native',
       prefix: 'outage:',
       lease: 10,
       secret: SECRET,
@@ -89,13 +56,17 @@ describe('a limit shared by 4 processes through Redis', { skip: redisSkip() }, (
       authorization,
       storeOptions: { commandTimeoutMs: 200, retryIntervalMs: 100, outageShare: 0.25 },
     }
-    const workers = await Promise.all(Array.from({ length: PROCESSES }, (_, i) => startWorker({ ...options, kind: CLIENT_KINDS[i % 2], engine: i < 2 ? 'native' : 'js' })))
-    for (const w of workers) w.go()
-    await new Promise((r) => setTimeout(r, 800))
-    await redis.kill()
-    await new Promise((r) => setTimeout(r, 800))
-    await redis.restart()
-    const results = await Promise.all(workers.map((w) => w.result))
+    const mix = Array.from({ length: PROCESSES }, (_, i) => ({ kind: CLIENT_KINDS[i % 2], engine: i < 2 ? 'native' : 'js' }))
+    const { results } = await sharedLimitRun({
+      ...options,
+      mix,
+      during: async () => {
+        await sleep(800)
+        await redis.kill()
+        await sleep(800)
+        await redis.restart()
+      },
+    })
     for (const r of results) {
       assert.ok(r.outages >= 1, `no outage seen: ${JSON.stringify(r)}`)
       assert.ok(r.recoveries >= 1, `no recovery seen: ${JSON.stringify(r)}`)

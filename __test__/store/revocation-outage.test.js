@@ -45,6 +45,8 @@ const CLIENTS = {
 const iatOf = (token) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url')).iat
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+// A time limit raced against a child's exit: unref'd, so it does not hold the process open after.
+const limit = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref())
 
 const unhandled = []
 const onUnhandled = (err) => unhandled.push(err)
@@ -80,7 +82,7 @@ async function follower(redis, clientName, engineName, prefix) {
     if (child.exitCode !== null || child.signalCode !== null) return
     const exited = new Promise((resolve) => child.once('exit', resolve))
     if (child.connected) child.send({ stop: true })
-    const code = await Promise.race([exited, sleep(10_000).then(() => 'timeout')])
+    const code = await Promise.race([exited, limit(10_000).then(() => 'timeout')])
     if (code === 'timeout') child.kill('SIGKILL')
     assert.equal(code, 0, 'the follower exits cleanly')
   }

@@ -80,7 +80,8 @@ async function startCluster({ masters = 3, replicas = 1, nodeTimeoutMs = 1000 } 
   const count = masters * (1 + replicas)
   const nodes = []
   try {
-    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs)]
+    // No diskless-sync delay (5 s by default): a replica's first full sync starts at once.
+    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs), '--repl-diskless-sync-delay', '0']
     nodes.push(...(await Promise.all(Array.from({ length: count }, () => startRedis({ args })))))
     await cli(nodes[0].port, '--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', replicas, '--cluster-yes')
     const cluster = clusterHandle(nodes)
@@ -165,9 +166,12 @@ function clusterHandle(nodes) {
 async function startSentinel({ name = 'mymaster' } = {}) {
   const servers = []
   try {
-    const master = await startRedis()
+    // No diskless-sync delay (5 s by default) on either: the first sync, and the one after the
+    // failover (the old master becomes a replica of the new one), start at once.
+    const noDelay = ['--repl-diskless-sync-delay', '0']
+    const master = await startRedis({ args: noDelay })
     servers.push(master)
-    const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] })
+    const replica = await startRedis({ args: [...noDelay, '--replicaof', '127.0.0.1', String(master.port)] })
     servers.push(replica)
     const conf = [
       `sentinel monitor ${name} 127.0.0.1 ${master.port} 2`,

@@ -1,6 +1,6 @@
 'use strict'
 
-// One process of the multi-process shared-limit test (__test__/store/redis-processes.test.js): once
+// One process of the multi-process shared-limit tests (started by ./topology-run.js): once
 // connected it prints `ready` and waits for a line on stdin; then for `durationMs` it
 // authenticates one identity as fast as it can through a
 // store of its own, awaiting `store.flush()` when its lease is pending, as the middleware does.

@@ -1,7 +1,7 @@
 'use strict'
 
-// Test support for the topology suites (__test__/redis-cluster.test.js,
-// __test__/redis-sentinel.test.js): processes sharing one identity's limit
+// Test support for the multi-process store suites (__test__/store/redis-processes.test.js,
+// redis-cluster.test.js, redis-sentinel.test.js): processes sharing one identity's limit
 // (./shared-limit-worker.js) and processes following the revocations
 // (./revocation-follower.js), on any Redis target that ./redis-clients.js connects to.
 
@@ -12,6 +12,9 @@ const path = require('node:path')
 const WORKER = path.join(__dirname, 'shared-limit-worker.js')
 const FOLLOWER = path.join(__dirname, 'revocation-follower.js')
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+// For the time limits raced against a child's answer: an unref'd timer, so a limit left running
+// after the answer came does not keep the test process alive for its remaining seconds.
+const limit = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref())
 // A process that has not connected by then will not: fail rather than hang the suite.
 const READY_MS = 30_000
 
@@ -108,7 +111,7 @@ async function follower({ target, kind, engine, config, feedOptions }) {
         ? Promise.resolve(state.times[n - 1])
         : Promise.race([
             new Promise((resolve) => state.waiters.push({ n, resolve })),
-            sleep(ms).then(() => Promise.reject(new Error(`follower (${kind}, ${engine}) read ${state.applied} of ${n} entries within ${ms} ms`))),
+            limit(ms).then(() => Promise.reject(new Error(`follower (${kind}, ${engine}) read ${state.applied} of ${n} entries within ${ms} ms`))),
           ]),
     check: (token) =>
       new Promise((resolve) => {
@@ -118,7 +121,7 @@ async function follower({ target, kind, engine, config, feedOptions }) {
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode
       if (child.connected) child.send({ stop: true })
-      const code = await Promise.race([exited, sleep(10_000).then(() => 'timeout')])
+      const code = await Promise.race([exited, limit(10_000).then(() => 'timeout')])
       if (code === 'timeout') child.kill('SIGKILL')
       return code
     },
