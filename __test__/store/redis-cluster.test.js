@@ -3,9 +3,9 @@
 // Shared limits and revocations on a real Redis Cluster (3 masters + 3 replicas on loopback,
 // started here: __test__/support/redis-topologies.js), with node-redis' createCluster and ioredis'
 // Cluster, in both engines (docs/scale-out.md, "Redis Cluster"): renewal batches split by shard
-// (no CROSSSLOT), one limit held by 3 processes, revocations reaching 3 follower processes (the
-// p99 is reported, not asserted), a master killed mid-run and its replica promoted, and a slot
-// migrated mid-run. One cluster for the whole file.
+// (no CROSSSLOT), one limit held by 3 processes, revocations reaching 4 follower processes (one
+// per client × engine; the p99 is reported, not asserted), a master killed mid-run and its
+// replica promoted, and a slot migrated mid-run. One cluster for the whole file.
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
@@ -110,32 +110,47 @@ describe('Redis Cluster: 3 masters + 3 replicas', { skip: topologySkip() }, () =
     })
   }
 
-  /** 3 follower processes (both clients, both engines) and a writer feed of `kind` in this process. */
-  async function revocationSetup(prefix, kind) {
+  /**
+   * 4 follower processes (every client × engine) and a writer feed of `kind` (on `engine`) in
+   * this process; `writer(kind, engine)` adds another writer on the same followers.
+   */
+  async function revocationSetup(prefix, kind, engine = 'native') {
     const feedOptions = { prefix, commandTimeoutMs: 1000, maxRevocationLagMs: 2000 }
-    const followers = await Promise.all(
-      MIX.slice(0, 3).map((m) => follower({ target: { cluster: cluster.rootNodes }, ...m, config: CONFIG, feedOptions })),
-    )
-    const conn = await connectClient(kind, { cluster: cluster.rootNodes })
-    const auth = new ENGINES.native.Authenticator(CONFIG)
-    const feed = new RevocationFeed(conn.client, feedOptions).attach(auth)
-    await feed.start()
+    const followers = await Promise.all(MIX.map((m) => follower({ target: { cluster: cluster.rootNodes }, ...m, config: CONFIG, feedOptions })))
+    const writers = []
+    const writer = async (k, e) => {
+      const conn = await connectClient(k, { cluster: cluster.rootNodes })
+      const feed = new RevocationFeed(conn.client, feedOptions).attach(new ENGINES[e].Authenticator(CONFIG))
+      writers.push({ conn, feed })
+      await feed.start()
+      return feed
+    }
+    const feed = await writer(kind, engine)
     const close = async () => {
       const codes = await Promise.all(followers.map((f) => f.stop()))
-      await feed.close()
-      await conn.close()
-      assert.deepEqual(codes, [0, 0, 0], 'every follower exits cleanly')
+      for (const w of writers) {
+        await w.feed.close()
+        await w.conn.close()
+      }
+      assert.deepEqual(codes, [0, 0, 0, 0], 'every follower exits cleanly')
     }
-    return { followers, feed, close }
+    return { followers, feed, writer, close }
   }
 
-  it('a revocation reaches 3 follower processes (propagation p99 reported)', async (t) => {
-    const { followers, feed, close } = await revocationSetup('prop-rev', 'ioredis')
+  const figures = (l) => `p50 ${quantile(l, 0.5)} ms, p99 ${quantile(l, 0.99)} ms, max ${l.at(-1)} ms over ${l.length} reads`
+
+  // The acceptance figure of docs/scale-out.md ("p99 within 50 ms"): reported, not asserted (a
+  // timing on a shared machine); what is asserted is that every follower reads every entry.
+  it('a revocation reaches 4 follower processes, every client × engine, from writers of both clients (propagation p99 reported)', async (t) => {
+    const { followers, feed, writer, close } = await revocationSetup('prop-rev', 'ioredis', 'native')
     try {
-      const latencies = await propagation(feed, followers, 60, 'prop')
-      t.diagnostic(`propagation over ${latencies.length} reads: p50 ${quantile(latencies, 0.5)} ms, p99 ${quantile(latencies, 0.99)} ms, max ${latencies.at(-1)} ms`)
-      const tok = bearer('prop-user', { jti: 'prop-3' })
-      await untilRevokedEverywhere(followers, tok.slice(7), 5000, 'a revoked token')
+      const second = await writer('node-redis', 'js')
+      const byIoredis = await propagation(feed, followers, 50, 'prop-io')
+      const byNodeRedis = await propagation(second, followers, 50, 'prop-nr')
+      const all = [...byIoredis, ...byNodeRedis].sort((a, b) => a - b)
+      t.diagnostic(`propagation, ioredis writer: ${figures(byIoredis)}; node-redis writer: ${figures(byNodeRedis)}; together: ${figures(all)}`)
+      await untilRevokedEverywhere(followers, bearer('prop-user', { jti: 'prop-io-3' }).slice(7), 5000, 'a revoked token')
+      await untilRevokedEverywhere(followers, bearer('prop-user', { jti: 'prop-nr-3' }).slice(7), 5000, 'a revoked token')
     } finally {
       await close()
     }
@@ -177,7 +192,10 @@ describe('Redis Cluster: 3 masters + 3 replicas', { skip: topologySkip() }, () =
       })
       await untilRevokedEverywhere(followers, tokenA, 10_000, 'revoked before the kill, after promotion')
       await untilRevokedEverywhere(followers, tokenB, 10_000, 'revoked after the kill')
+      // Through the promoted replica: every follower reads every new entry.
+      const after = await propagation(feed, followers, 30, 'fo-prop')
       const bound = failoverBound(MIX.length, run.elapsedSec)
+      t.diagnostic(`propagation after the failover: ${figures(after)}`)
       t.diagnostic(`killed :${killed}, replica serving after ${promotedAfterMs} ms; admitted ${run.admitted} in ${run.elapsedSec.toFixed(2)} s (bound ${bound.toFixed(1)}); outages ${run.results.map((r) => r.outages).join('/')}, recoveries ${run.results.map((r) => r.recoveries).join('/')}, admitted while down ${run.results.map((r) => r.admittedWhileDown).join('/')}`)
       assert.ok(run.admitted <= bound, `admitted ${run.admitted} > bound ${bound.toFixed(1)} (${JSON.stringify(run.results)})`)
       assert.ok(run.admitted >= MAX, `admitted ${run.admitted} < capacity ${MAX}`)
