@@ -6,10 +6,12 @@
 // (__test__/support/redis-topologies.js). For each topology and client: one process, the native
 // engine, 50 identities (`rateLimitMax` 1000, refill 1000/s, default lease 100) authenticated at
 // a steady `--rate` requests per second for `--seconds`, after one warm-up pass; counts the
-// store's round trips. Then 200 revocation writes (the feed's write script) one after another,
-// alone and each followed by `WAIT 1 1000`, on the master that holds the feed's keys.
+// store's round trips. With `--rounds=N` every topology stays up and each round measures them
+// one after another (alternating the order), so a busy machine's swings reach all of them; the
+// medians and ranges come last. Then 200 revocation writes (the feed's write script) one after
+// another, alone and each followed by `WAIT 1 1000`, on the master that holds the feed's keys.
 //
-//   node bench/topology-round-trips.js [--rate=2000] [--seconds=5]
+//   node bench/topology-round-trips.js [--rate=2000] [--seconds=5] [--rounds=1]
 
 const { startRedis } = require('../__test__/support/redis-server')
 const { startCluster, startSentinel } = require('../__test__/support/redis-topologies')
@@ -21,6 +23,7 @@ const { revocationKeys } = require('../lib/store/key-layout')
 const arg = (name, dflt) => Number((process.argv.find((a) => a.startsWith(`--${name}=`)) || '').split('=')[1] || dflt)
 const RATE = arg('rate', 2000)
 const SECONDS = arg('seconds', 5)
+const ROUNDS = arg('rounds', 1)
 const IDENTITIES = 50
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -90,6 +93,13 @@ async function waitCost(target, topology) {
   }
 }
 
+/** Median and range of `values`, formatted. */
+function spread(values, fmt) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
+  return sorted.length === 1 ? fmt(median) : `${fmt(median)} (${fmt(sorted[0])}–${fmt(sorted.at(-1))}, ${sorted.length} rounds)`
+}
+
 async function main() {
   const fmt = (n) => n.toFixed(2)
   const setups = [
@@ -97,21 +107,34 @@ async function main() {
     ['Sentinel', 'sentinel', async () => { const s = await startSentinel(); return { target: { sentinel: { name: s.name, sentinels: s.sentinelNodes } }, stop: s.stop, replicated: true } }],
     ['Redis Cluster', 'cluster', async () => { const c = await startCluster(); return { target: { cluster: c.rootNodes }, stop: c.stop, replicated: true } }],
   ]
-  console.log(`${IDENTITIES} identities, ${RATE} req/s for ${SECONDS} s, native engine, one process`)
-  for (const [label, topology, start] of setups) {
-    const setup = await start()
-    try {
-      for (const kind of ['node-redis', 'ioredis']) {
-        const r = await roundTrips(kind, setup.target, topology)
-        console.log(`${label}, ${kind}: ${fmt(r.perThousand)} round trips / 1,000 requests (${r.requests} requests, ${r.refused} refused, ${r.fallbackGrants} fallback grants)`)
+  console.log(`${IDENTITIES} identities, ${RATE} req/s for ${SECONDS} s, native engine, one process, ${ROUNDS} round(s), topologies interleaved within each round`)
+  // Every topology is up for the whole run, and each round measures them one after another
+  // (the order alternating from round to round): a load change on the machine hits all of them.
+  const started = []
+  try {
+    for (const [label, topology, start] of setups) started.push({ label, topology, ...(await start()) })
+    const results = new Map()
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? started : [...started].reverse()
+      for (const setup of order) {
+        for (const kind of ['node-redis', 'ioredis']) {
+          const r = await roundTrips(kind, setup.target, setup.topology)
+          const id = `${setup.label}, ${kind}`
+          if (!results.has(id)) results.set(id, [])
+          results.get(id).push(r)
+          console.log(`round ${round + 1}: ${id}: ${fmt(r.perThousand)} round trips / 1,000 requests (${r.requests} requests, ${r.refused} refused, ${r.fallbackGrants} fallback grants)`)
+        }
       }
-      if (setup.replicated) {
-        const w = await waitCost(setup.target, topology)
-        console.log(`${label}, revocation write: p50 ${fmt(w.alone.p50)} ms, p99 ${fmt(w.alone.p99)} ms; with WAIT 1: p50 ${fmt(w.withWait.p50)} ms, p99 ${fmt(w.withWait.p99)} ms`)
-      }
-    } finally {
-      await setup.stop()
     }
+    console.log('median (min–max) round trips / 1,000 requests:')
+    for (const [id, rs] of results) console.log(`  ${id}: ${spread(rs.map((r) => r.perThousand), fmt)}`)
+    for (const setup of started) {
+      if (!setup.replicated) continue
+      const w = await waitCost(setup.target, setup.topology)
+      console.log(`${setup.label}, revocation write: p50 ${fmt(w.alone.p50)} ms, p99 ${fmt(w.alone.p99)} ms; with WAIT 1: p50 ${fmt(w.withWait.p50)} ms, p99 ${fmt(w.withWait.p99)} ms`)
+    }
+  } finally {
+    for (const setup of started) await setup.stop()
   }
 }
 
