@@ -1,6 +1,6 @@
 'use strict'
 
-// Where the store and the feed put their keys (js/store/key-layout.js, docs/scale-out.md
+// Where the store and the feed put their keys (lib/store/key-layout.js, docs/scale-out.md
 // "Topologies"). One Redis and Sentinel keep the names of every earlier version (an upgrade
 // reads the state the previous version wrote: checked against a real redis-server, both
 // clients); a cluster gets hash tags so each script touches one slot; the shard of an identity

@@ -18,11 +18,11 @@ const BINARY = process.env.REDIS_SERVER || 'redis-server'
 const INSTALL_HINT = 'redis-server not found: install it (Debian/Ubuntu: apt-get install redis-server) or set REDIS_SERVER'
 
 let available
-/** Whether a redis-server binary runs here. */
+/** Whether a redis-server binary (or a Valkey one, REDIS_SERVER=valkey-server) runs here. */
 function redisAvailable() {
   if (available === undefined) {
     const r = spawnSync(BINARY, ['--version'], { encoding: 'utf8' })
-    available = r.status === 0 && /Redis server v=/.test(r.stdout)
+    available = r.status === 0 && /(Redis|Valkey) server v=/.test(r.stdout)
   }
   return available
 }

@@ -25,7 +25,7 @@ class Attachment {
     // The script's bucket arguments, as sent.
     this.capacityArg = String(max)
     this.intervalArg = intervalArg(refill)
-    // The bucket key of each identity, and on a cluster its shard (js/store/key-layout.js).
+    // The bucket key of each identity, and on a cluster its shard (lib/store/key-layout.js).
     this.keys = leaseKeys(store.options.prefix, options.name, store.topology)
     // Outage fallback: a local bucket holding `outageShare` of the shared one.
     this.fallback = new RateLimiter(Math.max(1, Math.floor(max * options.outageShare)), refill * options.outageShare, options.maxKeys)

@@ -321,7 +321,7 @@ class RedisStore extends EventEmitter {
       .catch(() => {})
   }
 
-  /** The indexes of `keys` grouped by their shard (js/store/key-layout.js). */
+  /** The indexes of `keys` grouped by their shard (lib/store/key-layout.js). */
   #byShard(a, n, keys) {
     const groups = new Map()
     for (let i = 0; i < n; i++) {

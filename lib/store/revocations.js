@@ -107,7 +107,7 @@ class RevocationFeed {
   constructor(client, options) {
     this.#commands = client && typeof client.send === 'function' && typeof client.duplicate === 'function' ? client : commandClient(client)
     this.#options = readFeedOptions(options)
-    // One slot on a cluster (js/store/key-layout.js); the names of every earlier version elsewhere.
+    // One slot on a cluster (lib/store/key-layout.js); the names of every earlier version elsewhere.
     this.#keys = revocationKeys(this.#options.prefix, this.#commands.topology)
     this.#outbox = new RevocationOutbox(this.#options.maxQueued)
     this.#known = new KnownRevocations(this.#options.maxKnown)
