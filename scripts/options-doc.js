@@ -2,7 +2,7 @@
 
 // Writes docs/options.md, the option reference, from contract/options.json: every options bag with each
 // option's name, type, default, bounds and description, the helpers' option names and the
-// renamed options. `npm run docs:options` rewrites the file; __test__/options-reference.test.js
+// renamed options. `npm run docs:options` rewrites the file; __test__/package/options-reference.test.js
 // fails while the file differs from what this script makes, so the reference cannot drift from
 // the schema both engines read.
 
@@ -59,7 +59,7 @@ function render() {
     '# Option reference',
     '',
     '<!-- Generated from contract/options.json by `npm run docs:options` (scripts/options-doc.js); edit the',
-    '     schema, not this file. __test__/options-reference.test.js holds the two equal. -->',
+    '     schema, not this file. __test__/package/options-reference.test.js holds the two equal. -->',
     '',
     'Every options object of auth-shield, read by one reader per engine from `contract/options.json`. In',
     'every one, an unknown or misspelt name is a `TypeError` with code `ERR_INVALID_ARG_TYPE`',
