@@ -219,6 +219,23 @@ for (const engine of ['native', 'js']) {
   })
 }
 
+test('the express-jwt compatible middleware (expressjwt) traces the same attributes', async () => {
+  const app = express()
+  app.use(expressAdapter.expressjwt({ secret: SECRET, algorithms: ['HS256'], tracing: { trace } }), (req, res) => res.json({ ok: true }))
+  app.use((err, req, res, next) => res.status(err.status || 500).json({ thrown: err.code ?? null }))
+  const server = await listen(http.createServer((req, res) => inSpan(req, res, () => app(req, res))))
+  try {
+    const ok = await send(server, bearer({ sub: 'compat' }))
+    assert.equal(ok.status, 200)
+    assert.equal(ok.http.attributes['auth_shield.authentication.result'], 'success')
+    const none = await send(server)
+    assert.equal(none.status, 401)
+    assert.deepEqual(authAttributes(none.http), { 'auth_shield.authentication.result': 'failure', 'error.type': 'missing_authorization' })
+  } finally {
+    await server.close()
+  }
+})
+
 // A tracing API or tracer whose every member misbehaves in its own way: each must leave the
 // verdicts as they are without tracing, the limiter charged once per request.
 const throwing = () => {
