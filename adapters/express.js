@@ -43,6 +43,8 @@ function middlewareOf(decision, decide, hooks) {
   const { onError, errors } = decision.options
   const setClaims = claimsSetter(readRequestProperty(decision.adapterOptions.requestProperty))
   const nextError = hooks.nextError || ((d) => decision.unauthorizedError(d))
+  // With the tracing option, the decision's span attributes (lib/metrics/tracing.js); else `decide` as is.
+  decide = decision.traced(decide)
 
   function authShieldMiddleware(req, res, next) {
     // First, so that the decision's reads of the request (headers, method) find the one

@@ -54,8 +54,11 @@ async function authShieldPlugin(fastify, pluginOptions) {
   const info = { engine: engine.name, authenticator: engine.authenticator, stats: engine.stats }
   fastify.decorate('authShield', Object.defineProperty(info, 'decision', { value: decision }))
 
+  // With the tracing option, the decision's span attributes (lib/metrics/tracing.js).
+  const decide = decision.traced((request, path) => decision.decide(request, path))
+
   async function authenticate(request, reply) {
-    return settle(decision.decide(request, pathOf(request.url)), request, reply)
+    return settle(decide(request, pathOf(request.url)), request, reply)
   }
 
   // The hook. The common case, a decision taken at once that passes (without formatUser) or
@@ -63,7 +66,7 @@ async function authShieldPlugin(fastify, pluginOptions) {
   // microtask per request. Anything else is settled as `authenticate` does, and Fastify waits
   // for that Promise (done is never called then).
   function authenticateHook(request, reply, done) {
-    const d = decision.decide(request, pathOf(request.url))
+    const d = decide(request, pathOf(request.url))
     if (shapeUser === undefined && !isPending(d)) {
       if (d.action === 'skip') return done()
       if (d.action === 'pass') {

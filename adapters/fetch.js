@@ -37,6 +37,8 @@ function createVerifier(configOrAuthenticator, options) {
     throw typeError('options.onError is not an option of auth-shield/fetch: answer the refusal (its response) yourself')
   }
   decision.callbacksTake(requestOf)
+  // With the tracing option, the decision's span attributes (lib/metrics/tracing.js).
+  const decide = decision.traced((view, path) => decision.decide(view, path))
 
   /**
    * The decision for `request`, always a Promise: a `Verified` (`ok` true: `action` 'pass' or
@@ -50,7 +52,7 @@ function createVerifier(configOrAuthenticator, options) {
     if (typeof url !== 'string' || request.headers == null || typeof request.headers.get !== 'function') {
       throw typeError('verifyRequest needs a Fetch API Request')
     }
-    let d = decision.decide(new RequestView(request, url), pathOf(pathAndQueryOf(url)))
+    let d = decide(new RequestView(request, url), pathOf(pathAndQueryOf(url)))
     if (isPending(d)) d = await d
     if (d.action === 'skip') return SKIPPED
     return d.action === 'pass' ? new Verified(d) : new Refused(d, decision)

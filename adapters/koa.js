@@ -32,11 +32,13 @@ function authShield(configOrAuthenticator, options) {
   const decision = new AuthDecision(configOrAuthenticator, options, KOA_OPTIONS, KOA_ERROR_MODES)
   const { onError, errors } = decision.options
   const key = readKey(decision.adapterOptions.key)
+  // With the tracing option, the decision's span attributes (lib/metrics/tracing.js).
+  const decide = decision.traced((ctx, path) => decision.decide(ctx, path))
 
   async function authShieldKoa(ctx, next) {
     // Callbacks (getToken, isRevoked, skip) get ctx; what they throw or reject with is already a
     // real Error (js/callback-fence.js) and reaches Koa's error handling: next() is not called.
-    let d = decision.decide(ctx, pathOf(ctx.originalUrl))
+    let d = decide(ctx, pathOf(ctx.originalUrl))
     if (isPending(d)) d = await d
     if (d.action === 'skip') return next()
     const { state } = ctx

@@ -2,7 +2,7 @@
 'use strict'
 // `npm run bench` — see bench/README.md for the method.
 //   --quick            fewer, shorter rounds (CI; under a minute)
-//   --only=a,b         sections: per-call, verify, keys, http, scale-out, helpers
+//   --only=a,b         sections: per-call, verify, keys, http, scale-out, helpers, metrics
 //   --out=DIR          where to write the JSON and SVG (default bench/results)
 
 const fs = require('node:fs')
@@ -21,8 +21,9 @@ const { runHttp } = require('./sections/http')
 const { runArgon2, runUuid } = require('./sections/helpers')
 const { runScaleOut } = require('./sections/scale-out')
 const { runKeys } = require('./sections/keys')
+const { runMetrics } = require('./sections/metrics')
 
-const SECTIONS = ['per-call', 'verify', 'keys', 'http', 'scale-out', 'helpers']
+const SECTIONS = ['per-call', 'verify', 'keys', 'http', 'scale-out', 'helpers', 'metrics']
 
 const MODES = {
   full: {
@@ -46,7 +47,7 @@ function parseArgs(argv) {
     else if (arg.startsWith('--only=')) args.only = arg.slice(7).split(',')
     else if (arg.startsWith('--out=')) args.out = path.resolve(arg.slice(6))
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--only=per-call,verify,keys,http,scale-out,helpers] [--out=DIR]\n')
+      process.stdout.write('usage: npm run bench -- [--quick] [--only=per-call,verify,keys,http,scale-out,helpers,metrics] [--out=DIR]\n')
       process.exit(0)
     } else throw new Error(`unknown argument ${arg} (try --help)`)
   }
@@ -107,6 +108,16 @@ function evaluateTargets(sections) {
       for (const [what, points] of [['req/s', gap.rpsPoints], ['CPU share', gap.cpuPoints]]) {
         targets.push({ name: `${name} vs 3-line middleware, points of no-auth ${what} lost`, measured: `${points.median.toFixed(1)} points`, goal: '≤ 3 points', met: points.median <= 3 })
       }
+    }
+  }
+  // Issue 27: metrics at no per-request cost, snapshots cheap to collect.
+  if (sections.metrics) {
+    for (const [engine, r] of Object.entries(sections.metrics.timedVsCounted)) {
+      targets.push({ name: `${engine} authenticate, duration histogram on vs off`, measured: `${formatRatio(r.median)} (${formatRatio(r.min)}–${formatRatio(r.max)})`, goal: '≤ 1.02×', met: r.median <= 1.02 })
+    }
+    for (const row of sections.metrics.snapshot.rows) {
+      if (!/-otel-callback-10$|-prometheus-10$/.test(row.id)) continue
+      targets.push({ name: `${row.label}`, measured: formatTime(row.nsPerOp.median), goal: '≤ 50 µs', met: row.nsPerOp.median <= 50000 })
     }
   }
   const scaleOut = sections.scaleOut
@@ -194,6 +205,12 @@ async function main() {
     sections.uuid = await runUuid(native, mode.micro)
     progressDone()
     print(sections.uuid.skipped ? `UUID v4: skipped — ${sections.uuid.skipped}` : renderTimed(sections.uuid))
+  }
+
+  if (args.only.includes('metrics')) {
+    sections.metrics = await runMetrics(ours, fx, mode.micro)
+    progressDone()
+    print(`${renderTimed(sections.metrics.authenticate)}\n\n${renderTimed(sections.metrics.snapshot)}`)
   }
 
   const targets = evaluateTargets(sections)

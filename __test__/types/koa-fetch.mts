@@ -4,6 +4,7 @@ import koaShield, { UnauthorizedError, TooManyRequestsError } from 'auth-shield/
 import type { KoaAuthState, KoaContext } from 'auth-shield/koa'
 import fetchEntry, { createVerifier, AuthShieldError } from 'auth-shield/fetch'
 import type { Verification } from 'auth-shield/fetch'
+import { trace } from '@opentelemetry/api'
 
 const config = { accessSecret: 'a-secret-of-at-least-thirty-two-bytes!!' }
 
@@ -27,6 +28,12 @@ const verifyRequest = createVerifier(config, { credentialsRequired: true, getTok
 const same = fetchEntry.createVerifier(config)
 // @ts-expect-error the caller answers refusals: no onError
 createVerifier(config, { onError: () => {} })
+// The tracing option takes @opentelemetry/api's own objects (typed structurally: no dependency).
+createVerifier(config, { tracing: { trace } })
+createVerifier(config, { tracing: { spans: true, tracer: trace.getTracer('app') } })
+koaShield(config, { tracing: { trace, spans: true } })
+// @ts-expect-error spans is a boolean
+createVerifier(config, { tracing: { trace, spans: 'yes' } })
 
 export async function GET(request: Request): Promise<Response> {
   const auth: Verification = await verifyRequest(request)

@@ -18,6 +18,7 @@ const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
 const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
+const { readTracing } = require('../metrics/tracing')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -140,6 +141,16 @@ class AuthDecision {
     const shared = storeOf(this.engine.authenticator)
     if (shared !== undefined) this.recover(shared.pendingCode, shared.recover, STORE_WAITS)
     if (jwks !== null) jwks.useJwksSource(this, options.jwks)
+    // `tracing` (lib/metrics/tracing.js): null without the option, and then traced() adds nothing.
+    this.tracing = readTracing(options === undefined || options === null ? undefined : options.tracing, storeOf(this.engine.authenticator))
+  }
+
+  /**
+   * An adapter's `decide(req, path)` with the decision's span attributes (the `tracing` option),
+   * or `decide` itself without it. Called once, when the adapter is built.
+   */
+  traced(decide) {
+    return this.tracing === null ? decide : this.tracing.wrap(decide)
   }
 
   /**
@@ -212,14 +223,14 @@ class AuthDecision {
     if (result.authenticated) {
       const user = { userId: result.userId, email: result.email, role: result.role }
       const identity = { user, tenantId: result.tenantId, tenantSource: result.tenantSource }
-      return new Pass(requestId, this.headersFor(result, authorization), identity, authorization, this.verifiedClaims)
+      return new Pass(requestId, this.headersFor(result, authorization), identity, authorization, this.verifiedClaims, result)
     }
     // Optional auth: anonymous requests (no credentials, or another scheme's, as express-jwt
     // lets `Basic …` through) pass without a challenge; a bad bearer token is still refused.
     const code = result.errorCode
     const noCredentials = code === 'missing_authorization' || (code === 'invalid_authorization_format' && isOtherScheme(authorization))
     if (!credentialsRequired && noCredentials) {
-      return new Pass(requestId, [['X-Request-Id', requestId]], ANONYMOUS, undefined, null)
+      return new Pass(requestId, [['X-Request-Id', requestId]], ANONYMOUS, undefined, null, result)
     }
     return {
       action: 'fail',
@@ -274,7 +285,7 @@ class AuthDecision {
 
 /** A passing decision; `claims` decodes the verified token's payload on first read. */
 class Pass {
-  constructor(requestId, headers, identity, authorization, verifiedClaims) {
+  constructor(requestId, headers, identity, authorization, verifiedClaims, result) {
     this.action = 'pass'
     this.requestId = requestId
     this.headers = headers
@@ -282,6 +293,8 @@ class Pass {
     this.authorization = authorization
     this.parsed = undefined
     this.verifiedClaims = verifiedClaims
+    // The engine's AuthResult (for tracing: lib/metrics/tracing.js).
+    this.result = result
   }
 
   /**

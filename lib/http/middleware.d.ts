@@ -172,6 +172,43 @@ export interface CommonOptions<Req> {
    * authenticates once more.
    */
   jwks?: RemoteJwks
+  /**
+   * OpenTelemetry tracing: each decision's `auth_shield.authentication.result`
+   * (`success`/`failure`/`none`), `error.type` (the errorCode), `auth_shield.rate_limiting.result`
+   * (`acquired`/`rejected`/`pending`) and, with a store, `auth_shield.store.fallback` are set on
+   * the active span (docs/observability.md#tracing). Absent: nothing is done per request.
+   */
+  tracing?: TracingOptions
+}
+
+/**
+ * The `tracing` middleware option. The members of `@opentelemetry/api` it uses are typed
+ * structurally: auth-shield does not depend on it.
+ */
+export interface TracingOptions {
+  /** `trace` of `@opentelemetry/api` (its `getActiveSpan` and `getTracer` are used). */
+  trace?: { getActiveSpan(): TracingSpan | undefined; getTracer(name: string, version?: string): TracingTracer }
+  /** The Tracer for `spans: true` (default: `trace.getTracer('auth-shield', version)`). */
+  tracer?: TracingTracer
+  /**
+   * A span of our own, `auth_shield.authenticate`, around each decision (active while it is
+   * taken), carrying the attributes instead of the active span. Default false.
+   */
+  spans?: boolean
+}
+
+/** The members of an OpenTelemetry `Span` the `tracing` option calls. */
+export interface TracingSpan {
+  setAttribute(key: string, value: string | boolean): unknown
+  isRecording?(): boolean
+  recordException?(exception: unknown): void
+  setStatus?(status: { code: number; message?: string }): unknown
+  end?(): void
+}
+
+/** The member of an OpenTelemetry `Tracer` the `tracing` option calls. */
+export interface TracingTracer {
+  startActiveSpan(name: string, fn: (span: any) => any): any
 }
 
 /** express-jwt's codes, and ours where it has none (tenant checks). */

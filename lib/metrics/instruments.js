@@ -83,31 +83,40 @@ function readAllSources(sources) {
 }
 
 /** Reads every source once and calls `emit(instrumentKey, value, attributes)` per point. */
-function observe({ authenticators, stores, jwks, feeds }, emit) {
-  for (const [name, auth] of authenticators) {
-    const m = read(auth)
+function observe(lists, emit) {
+  const { authenticators, stores, jwks, feeds } = lists
+  // The attribute sets of the authenticators, made on the first collection and reused by every
+  // later one (a collection allocates no attribute object): bounded by the sources (at most
+  // MAX_SOURCES), the error codes and the fixed bounds.
+  if (lists.authenticatorAttributes === undefined) lists.authenticatorAttributes = authenticators.map(([name]) => new AuthenticatorAttributes(name))
+  for (let i = 0; i < authenticators.length; i++) {
+    const m = read(authenticators[i][1])
     if (m === null) continue
-    const who = { [A.authenticator]: name }
-    emit('requests', m.authentication.succeeded, { ...who, [A.result]: 'success' })
-    for (const [code, n] of Object.entries(m.authentication.failures)) {
-      if (n > 0) emit('requests', n, { ...who, [A.result]: 'failure', [A.errorType]: code })
+    const at = lists.authenticatorAttributes[i]
+    const who = at.who
+    emit('requests', m.authentication.succeeded, at.success)
+    const failures = m.authentication.failures
+    for (const code in failures) {
+      const n = failures[code]
+      if (n > 0) emit('requests', n, at.failure(code))
     }
-    emit('rateLimit', m.rateLimit.allowed, { ...who, [A.rateLimitResult]: 'acquired' })
-    emit('rateLimit', m.rateLimit.limited, { ...who, [A.rateLimitResult]: 'rejected' })
-    emit('rateLimit', m.rateLimit.pending, { ...who, [A.rateLimitResult]: 'pending' })
-    emit('cache', m.verifiedTokenCache.hits, { ...who, [A.cacheResult]: 'hit' })
-    emit('cache', m.verifiedTokenCache.misses, { ...who, [A.cacheResult]: 'miss' })
+    emit('rateLimit', m.rateLimit.allowed, at.acquired)
+    emit('rateLimit', m.rateLimit.limited, at.rejected)
+    emit('rateLimit', m.rateLimit.pending, at.pending)
+    emit('cache', m.verifiedTokenCache.hits, at.hit)
+    emit('cache', m.verifiedTokenCache.misses, at.miss)
     emit('revocationsHeld', m.revocations.held, who)
     emit('revocationsRefused', m.revocations.refusedAtLimit, who)
     emit('revocationsUnavailable', m.revocations.unavailable ? 1 : 0, who)
     const d = m.duration
     emit('durationCount', d.count, who)
     emit('durationSum', d.sumSeconds, who)
+    const { buckets, boundsSeconds } = d
     let cumulative = 0
-    d.buckets.forEach((n, k) => {
-      cumulative += n
-      emit('durationBucket', cumulative, { ...who, [A.le]: k < d.boundsSeconds.length ? String(d.boundsSeconds[k]) : '+Inf' })
-    })
+    for (let k = 0; k < buckets.length; k++) {
+      cumulative += buckets[k]
+      emit('durationBucket', cumulative, at.bucket(k, boundsSeconds))
+    }
   }
   for (const [name, store] of stores) {
     const m = read(store)
@@ -135,6 +144,34 @@ function observe({ authenticators, stores, jwks, feeds }, emit) {
     emit('feedStale', m.stale ? 1 : 0, who)
     emit('feedErrors', m.readErrors, { ...who, [A.feedOperation]: 'read' })
     emit('feedErrors', m.writeErrors, { ...who, [A.feedOperation]: 'write' })
+  }
+}
+
+/** The attribute sets of one authenticator's points, each made once. */
+class AuthenticatorAttributes {
+  constructor(name) {
+    const who = { [A.authenticator]: name }
+    this.who = who
+    this.success = { ...who, [A.result]: 'success' }
+    this.acquired = { ...who, [A.rateLimitResult]: 'acquired' }
+    this.rejected = { ...who, [A.rateLimitResult]: 'rejected' }
+    this.pending = { ...who, [A.rateLimitResult]: 'pending' }
+    this.hit = { ...who, [A.cacheResult]: 'hit' }
+    this.miss = { ...who, [A.cacheResult]: 'miss' }
+    this.failures = new Map()
+    this.buckets = []
+  }
+
+  failure(code) {
+    let at = this.failures.get(code)
+    if (at === undefined) this.failures.set(code, (at = { ...this.who, [A.result]: 'failure', [A.errorType]: code }))
+    return at
+  }
+
+  bucket(k, boundsSeconds) {
+    let at = this.buckets[k]
+    if (at === undefined) at = this.buckets[k] = { ...this.who, [A.le]: k < boundsSeconds.length ? String(boundsSeconds[k]) : '+Inf' }
+    return at
   }
 }
 

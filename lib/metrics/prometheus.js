@@ -30,32 +30,35 @@ function number(v) {
   return String(v)
 }
 
+// The family of each instrument key, named once.
+const FAMILY_OF = new Map(
+  Object.entries(INSTRUMENTS).map(([key, spec]) => [key, DURATION_KEYS.has(key) ? DURATION : `${baseName(spec)}${spec.kind === 'counter' ? '_total' : ''}`]),
+)
+const SUFFIX_OF = { durationBucket: '_bucket', durationSum: '_sum', durationCount: '_count' }
+
 /**
  * The text exposition of `{ authenticators, stores, jwks, feeds }` (each `{ name: source }`,
  * as for registerMetrics), read now.
  */
 function toPrometheus(sources = {}) {
-  const lists = readAllSources(sources)
+  return render(readAllSources(sources))
+}
+
+/** The exposition of sources checked by readAllSources; label texts are kept on `lists` for the next scrape. */
+function render(lists) {
+  if (lists.labels === undefined) lists.labels = new WeakMap()
+  const labelCache = lists.labels
   // Family name -> { help, type, lines }, in the order of INSTRUMENTS.
   const families = new Map()
-  const family = (name, type, help) => {
-    let f = families.get(name)
-    if (f === undefined) families.set(name, (f = { type, help, lines: [] }))
-    return f
-  }
   for (const [key, spec] of Object.entries(INSTRUMENTS)) {
-    if (DURATION_KEYS.has(key)) family(DURATION, 'histogram', 'Duration of authenticate calls')
-    else family(`${baseName(spec)}${spec.kind === 'counter' ? '_total' : ''}`, spec.kind, spec.description)
+    const name = FAMILY_OF.get(key)
+    if (!families.has(name)) families.set(name, DURATION_KEYS.has(key) ? { type: 'histogram', help: 'Duration of authenticate calls', lines: [] } : { type: spec.kind, help: spec.description, lines: [] })
   }
   observe(lists, (key, value, attributes) => {
-    const spec = INSTRUMENTS[key]
-    if (DURATION_KEYS.has(key)) {
-      const suffix = key === 'durationBucket' ? '_bucket' : key === 'durationSum' ? '_sum' : '_count'
-      families.get(DURATION).lines.push(`${DURATION}${suffix}${labels(attributes)} ${number(value)}`)
-      return
-    }
-    const name = `${baseName(spec)}${spec.kind === 'counter' ? '_total' : ''}`
-    families.get(name).lines.push(`${name}${labels(attributes)} ${number(value)}`)
+    const name = FAMILY_OF.get(key)
+    let text = labelCache.get(attributes)
+    if (text === undefined) labelCache.set(attributes, (text = labels(attributes)))
+    families.get(name).lines.push(`${name}${SUFFIX_OF[key] || ''}${text} ${number(value)}`)
   })
   let out = ''
   for (const [name, { type, help, lines }] of families) {
@@ -67,9 +70,10 @@ function toPrometheus(sources = {}) {
 
 /** A Node `(req, res)` handler answering every request with `toPrometheus(sources)`. */
 function prometheusHandler(sources) {
-  readAllSources(sources)
+  // Checked once; the sources are the same for every scrape (as registerMetrics reads them).
+  const lists = readAllSources(sources)
   return (req, res) => {
-    const body = toPrometheus(sources)
+    const body = render(lists)
     res.writeHead(200, { 'content-type': CONTENT_TYPE, 'content-length': Buffer.byteLength(body) })
     res.end(body)
   }
