@@ -61,8 +61,48 @@ class Authenticator extends Native {
     return super.setKeys(rawKeys(normalizeKeys(keys, { label: 'keys', allowShortSecret: this.#allowShortSecret })))
   }
 
+  /** The counters of this authenticator, read now, in the documented shape (docs/observability.md). */
+  metrics() {
+    return countersToSnapshot(super.metrics())
+  }
+
   get [STORE_SEAM]() {
     return NATIVE_SEAM
+  }
+}
+
+// The error codes in the order of contract/error-codes.json, the order of the binding's counters.
+const CODES = Object.keys(require('./contract/error-codes.json'))
+
+/**
+ * The documented snapshot from the one Float64Array of the binding's `metrics()` (its layout is
+ * written in src/binding/metrics.rs): the same shape as the JS engine's (js/metrics.js).
+ */
+function countersToSnapshot(c) {
+  const bounds = c[9]
+  const bucketsAt = 10 + bounds
+  const failedAt = bucketsAt + bounds + 1
+  if (c.length !== failedAt + CODES.length) throw new Error('auth-shield: the binding and contract/error-codes.json disagree on the error codes (rebuild the addon)')
+  const failures = {}
+  let failed = 0
+  for (let i = 0; i < CODES.length; i++) {
+    failures[CODES[i]] = c[failedAt + i]
+    failed += c[failedAt + i]
+  }
+  const boundsSeconds = new Array(bounds)
+  for (let i = 0; i < bounds; i++) boundsSeconds[i] = c[10 + i] / 1e9
+  const buckets = new Array(bounds + 1)
+  let count = 0
+  for (let i = 0; i <= bounds; i++) {
+    buckets[i] = c[bucketsAt + i]
+    count += buckets[i]
+  }
+  return {
+    authentication: { succeeded: c[0], failed, failures },
+    rateLimit: { allowed: c[1], limited: failures.rate_limited, pending: failures.rate_limit_pending },
+    verifiedTokenCache: { hits: c[2], misses: c[3], entries: c[4] },
+    revocations: { held: c[5], refusedAtLimit: c[6], unavailable: c[7] === 1 },
+    duration: { count, sumSeconds: c[8] / 1e9, boundsSeconds, buckets },
   }
 }
 

@@ -120,8 +120,10 @@ impl Authenticator {
     /// (docs/observability.md). Counting costs a few relaxed atomic increments per call;
     /// authenticators made by `shared` from equal settings share their counters.
     #[napi(catch_unwind, ts_return_type = "AuthenticatorMetrics")]
-    pub fn metrics(&self, env: Env) -> Result<Object<'static>> {
-        super::metrics::snapshot(&env, &self.core)
+    pub fn metrics(&self) -> Float64Array {
+        // The counters as one typed array (src/binding/metrics.rs); native.js's subclass
+        // builds the documented object from them, the method users call.
+        super::metrics::counters(&self.core)
     }
 
     /// Times every later `authenticate` call into `metrics().duration`, or stops. Off by
