@@ -40,6 +40,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'rate_limit_pending'
   | 'keys_unavailable'
+  | 'certificate_required'
+  | 'certificate_mismatch'
+  | 'unbound_token'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -192,6 +195,15 @@ export interface AuthConfigOptions {
   clockTimestamp?: number | null | undefined
   /** Accept secrets shorter than 32 bytes (legacy systems only). Default false. */
   allowShortSecret?: boolean | null | undefined
+  /**
+   * Check RFC 8705 certificate-bound tokens: a token whose `cnf` carries `x5t#S256` passes only
+   * with a client certificate of that thumbprint (`authenticate`'s `sender`; the adapters read
+   * the TLS socket): else `certificate_required` or `certificate_mismatch`; a malformed `cnf`
+   * is `invalid_claims`. Default false: `cnf` is not looked at (docs/sender-constrained.md).
+   */
+  certificateBoundTokens?: boolean | null | undefined
+  /** Refuse tokens without `cnf["x5t#S256"]` (`unbound_token`); implies `certificateBoundTokens`. Default false. */
+  requireCertificateBoundTokens?: boolean | null | undefined
   /**
    * Most live revocations (revoked tokens and subjects together) held in memory, 1..10000000.
    * Default 100000. Past it `revokeToken` / `revokeSubject` throw a `RangeError` with code
