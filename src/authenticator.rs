@@ -918,6 +918,42 @@ mod tests {
     }
 
     #[test]
+    fn certificate_binding_runs_after_revocation_and_before_the_tenant() {
+        let thumb = "Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs";
+        let raw = RawConfig::new()
+            .with("accessSecret", ACCESS)
+            .with("rateLimitMax", 0.0)
+            .with("certificateBoundTokens", true);
+        let core = Authenticator::new(Settings::from_config(raw).unwrap());
+        let claims = format!(r#"{{"sub":"u","cnf":{{"x5t#S256":"{thumb}"}}}}"#);
+        let token = core.issue(TokenKind::Access, &claims).unwrap();
+        let header = format!("Bearer {token}");
+        let run = |tenant: Option<&[u8]>, thumbprint: Option<&str>| {
+            let sender = SenderContext {
+                client_cert_thumbprint: thumbprint.map(str::as_bytes),
+            };
+            let headers = (Some(header.as_bytes()), tenant, None);
+            core.authenticate_sender(headers, &sender, |o| {
+                o.result.as_ref().err().map(|f| f.error.code())
+            })
+        };
+        assert_eq!(run(None, Some(thumb)), None);
+        assert_eq!(run(None, None), Some("certificate_required"));
+        // A bad tenant header is not reached without the certificate.
+        assert_eq!(run(Some(b"bad:id"), None), Some("certificate_required"));
+        assert_eq!(run(Some(b"bad:id"), Some(thumb)), Some("invalid_tenant"));
+        let mut scratch = Vec::new();
+        let verified = core.verify(TokenKind::Access, token.as_bytes(), &mut scratch);
+        let claims = verified.unwrap().unwrap();
+        let (jti, exp) = (
+            claims.jti.as_str().unwrap().to_owned(),
+            claims.exp.as_num().unwrap(),
+        );
+        core.revoke_token(&jti, exp, None).unwrap();
+        assert_eq!(run(None, None), Some("token_revoked"));
+    }
+
+    #[test]
     fn rejects_refresh_token_as_access_with_separate_secrets() {
         let core = core(Some(REFRESH));
         let refresh = core.issue(TokenKind::Refresh, r#"{"sub":"u"}"#).unwrap();

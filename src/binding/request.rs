@@ -81,11 +81,11 @@ pub unsafe fn authenticate(
 ///
 /// # Safety
 /// `env` and `sender` must be live handles of the current call.
-unsafe fn read_thumbprint<'b>(
+unsafe fn read_thumbprint(
     env: sys::napi_env,
     sender: sys::napi_value,
-    buf: &'b mut Vec<u8>,
-) -> std::result::Result<Option<&'b [u8]>, CallError> {
+    buf: &mut Vec<u8>,
+) -> std::result::Result<Option<&[u8]>, CallError> {
     let not_object = || ArgError::Type("sender must be an object, null or undefined".into());
     let mut kind = 0;
     // SAFETY: `env` and `sender` are live (caller's contract); `kind` is a valid out slot.
