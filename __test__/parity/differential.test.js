@@ -963,6 +963,8 @@ const SENDERS = [
 ]
 // Wrong types: a TypeError in both engines when a binding mode reads them, ignored otherwise.
 const BAD_SENDERS = ['thumbprint', 7, () => {}, { clientCertThumbprint: 7 }, { clientCertThumbprint: Buffer.from(THUMB) }, { clientCertThumbprint: {} }]
+// JS falsy values other than undefined and null are wrong types too, never "no certificate".
+BAD_SENDERS.push(0, false, '', NaN, 0n, { clientCertThumbprint: 0 }, { clientCertThumbprint: false }, { clientCertThumbprint: NaN })
 
 test('certificate-bound tokens: identical verdicts for every cnf form, sender context and mode', () => {
   const checker = makeChecker()
@@ -1017,4 +1019,22 @@ test('certificate-bound tokens: a bound token passes only with its thumbprint, i
       if (errorCode !== undefined) assert.equal(result.errorStatus, 401)
     }
   }
+})
+
+test('certificate-bound tokens: random thumbprint strings on both sides give identical verdicts', () => {
+  const fc = require('fast-check')
+  const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, certificateBoundTokens: true })
+  const alphabet = fc.constantFrom(...'AQgw09-_+/=.éB'.split(''), ...THUMB.split(''))
+  const thumbLike = fc.oneof(fc.constant(THUMB), fc.string({ unit: alphabet, minLength: 40, maxLength: 46 }), fc.string({ maxLength: 50 }), fc.string({ unit: 'binary', maxLength: 45 }))
+  const checker = makeChecker()
+  fc.assert(
+    fc.property(thumbLike, fc.option(thumbLike, { nil: undefined }), (bound, presented) => {
+      const authorization = `Bearer ${token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': bound } }, ACCESS)}`
+      checker.check(pair, [authorization, undefined, undefined, { clientCertThumbprint: presented }], JSON.stringify([bound, presented]))
+    }),
+    { numRuns: 3000, seed: 8705 },
+  )
+  assert.deepEqual(checker.mismatches, [])
+  assert.ok(checker.codes.get('ok') > 0 && checker.codes.get('invalid_claims') > 0 && checker.codes.get('certificate_mismatch') > 0, [...checker.codes])
+  sameMetrics(pair)
 })
