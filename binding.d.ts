@@ -196,6 +196,12 @@ export interface AuthConfigOptions {
   /** Accept secrets shorter than 32 bytes (legacy systems only). Default false. */
   allowShortSecret?: boolean | null | undefined
   /**
+   * Most live revocations (revoked tokens and subjects together) held in memory, 1..10000000.
+   * Default 100000. Past it `revokeToken` / `revokeSubject` throw a `RangeError` with code
+   * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` (an entry is never evicted before its token expires).
+   */
+  maxRevocations?: number | null | undefined
+  /**
    * Check RFC 8705 certificate-bound tokens: a token whose `cnf` carries `x5t#S256` passes only
    * with a client certificate of that thumbprint (`authenticate`'s `sender`; the adapters read
    * the TLS socket): else `certificate_required` or `certificate_mismatch`; a malformed `cnf`
@@ -204,12 +210,6 @@ export interface AuthConfigOptions {
   certificateBoundTokens?: boolean | null | undefined
   /** Refuse tokens without `cnf["x5t#S256"]` (`unbound_token`); implies `certificateBoundTokens`. Default false. */
   requireCertificateBoundTokens?: boolean | null | undefined
-  /**
-   * Most live revocations (revoked tokens and subjects together) held in memory, 1..10000000.
-   * Default 100000. Past it `revokeToken` / `revokeSubject` throw a `RangeError` with code
-   * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` (an entry is never evicted before its token expires).
-   */
-  maxRevocations?: number | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */
