@@ -40,6 +40,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'rate_limit_pending'
   | 'keys_unavailable'
+  | 'certificate_required'
+  | 'certificate_mismatch'
+  | 'unbound_token'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -198,6 +201,15 @@ export interface AuthConfigOptions {
    * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` (an entry is never evicted before its token expires).
    */
   maxRevocations?: number | null | undefined
+  /**
+   * Check RFC 8705 certificate-bound tokens: a token whose `cnf` carries `x5t#S256` passes only
+   * with a client certificate of that thumbprint (`authenticate`'s `sender`; the adapters read
+   * the TLS socket): else `certificate_required` or `certificate_mismatch`; a malformed `cnf`
+   * is `invalid_claims`. Default false: `cnf` is not looked at (docs/sender-constrained.md).
+   */
+  certificateBoundTokens?: boolean | null | undefined
+  /** Refuse tokens without `cnf["x5t#S256"]` (`unbound_token`); implies `certificateBoundTokens`. Default false. */
+  requireCertificateBoundTokens?: boolean | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */
@@ -417,10 +429,12 @@ export declare class Authenticator {
    */
   jwks(): PublicJwks
   /**
-   * Runs the whole chain for one request. Each argument is a header value, `null` or
-   * `undefined`; nothing a client can send makes it throw.
+   * Runs the whole chain for one request. The first three arguments are header values,
+   * `null` or `undefined`; nothing a client can send makes it throw. `sender` says what the
+   * connection proves about the client (its certificate's thumbprint), read only when
+   * `certificateBoundTokens` or `requireCertificateBoundTokens` is on.
    */
-  authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null): AuthResult
+  authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null, sender?: SenderContext | null): AuthResult
   /**
    * Signs an access token (with `signingKey`, else HS256 with `accessSecret`). `claims.sub` is required; `iat`,
    * `exp` (`accessTtlSec`), `jti`, `type: "access"`, and `iss`/`aud` when configured are added.
@@ -442,6 +456,11 @@ export declare class Authenticator {
    * limiting: the same checks as `authenticate`'s token step.
    */
   verifyAccessToken(token: string): TokenVerification
+  /**
+   * Whether `authenticate` checks certificate-bound tokens (`certificateBoundTokens` or
+   * `requireCertificateBoundTokens`): the adapters read the client certificate only then.
+   */
+  get certificateBoundTokens(): boolean
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
   /** Tokens added back per second (`rateLimitRefillPerSec`). */
@@ -910,6 +929,19 @@ export interface SanitizeHtmlOptions {
   allowedSchemes?: Array<string>
   /** Drop HTML comments. Default true. */
   stripComments?: boolean
+}
+
+/**
+ * What the connection proves about the client, beyond its headers (`authenticate`'s fourth
+ * argument).
+ */
+export interface SenderContext {
+  /**
+   * The client certificate's SHA-256 thumbprint: base64url without padding of the SHA-256 of
+   * its DER (RFC 8705 §3.1). Absent, `null` or `''` when no certificate was presented.
+   * Compared with a token's `cnf["x5t#S256"]` when `certificateBoundTokens` is on.
+   */
+  clientCertThumbprint?: string
 }
 
 /**

@@ -60,12 +60,22 @@ declare namespace fetchEntry {
 
   export type Verification = Verified | Skipped | Refused
 
+  /** What the caller knows of the request beyond the `Request` itself. */
+  export interface VerifyRequestOptions {
+    /**
+     * The TLS client certificate of the request (DER bytes or a node:crypto `X509Certificate`),
+     * for certificate-bound tokens; only one your server verified the handshake of. Hashed only
+     * when the authenticator checks bound tokens.
+     */
+    clientCertificate?: Uint8Array | { readonly raw: Uint8Array } | null
+  }
+
   /**
    * The decision for a Request. Rejects with a real Error when a callback throws, rejects,
    * answers what it may not or outlasts `callbackTimeoutMs` (the request is never passed).
    */
   export interface VerifyRequest {
-    (request: Request): Promise<Verification>
+    (request: Request, options?: VerifyRequestOptions): Promise<Verification>
     /** The engine serving results. */
     readonly engine: middleware.EngineName
     readonly authenticator: middleware.AnyAuthenticator

@@ -20,6 +20,7 @@
 
 const { AuthDecision, isPending, pathOf, ERROR_CLASSES } = require('../lib/http/decision')
 const { typeError } = require('../js/error')
+const { fromCertificate } = require('../lib/http/client-cert')
 
 // No framework error handler to hand failures to: they are always answered (the Response).
 const FETCH_ERROR_MODES = ['respond']
@@ -39,20 +40,32 @@ function createVerifier(configOrAuthenticator, options) {
   decision.callbacksTake(requestOf)
   // With the tracing option, the decision's span attributes (lib/metrics/tracing.js).
   const decide = decision.traced((view, path) => decision.decide(view, path))
+  // No socket here: the caller hands the client certificate to verifyRequest.
+  decision.sendersFrom((view) => view.sender)
 
   /**
    * The decision for `request`, always a Promise: a `Verified` (`ok` true: `action` 'pass' or
    * 'skip') or a `Refused` (`ok` false, with `status`, `code`, `headers` and `response`). What a
    * callback throws or rejects with, or a callback past `callbackTimeoutMs`, rejects it with a
    * real Error (js/callback-fence.js): the request is never let through.
+   * `requestOptions.clientCertificate` is the TLS client certificate of the request (DER bytes
+   * or an X509Certificate) for certificate-bound tokens; give it only when your server verified
+   * the TLS handshake that presented it (docs/sender-constrained.md).
    */
-  async function verifyRequest(request) {
+  async function verifyRequest(request, requestOptions) {
     // `url` is serialised on every read: read once.
     const url = request !== null && typeof request === 'object' ? request.url : undefined
     if (typeof url !== 'string' || request.headers == null || typeof request.headers.get !== 'function') {
       throw typeError('verifyRequest needs a Fetch API Request')
     }
-    let d = decide(new RequestView(request, url), pathOf(pathAndQueryOf(url)))
+    const view = new RequestView(request, url)
+    if (requestOptions !== undefined && requestOptions !== null) {
+      if (typeof requestOptions !== 'object') throw typeError('verifyRequest options must be an object')
+      const given = requestOptions.clientCertificate
+      // Hashed only when the authenticator checks bound tokens.
+      if (decision.senderOf !== null) view.sender = fromCertificate(given, 'options.clientCertificate')
+    }
+    let d = decide(view, pathOf(pathAndQueryOf(url)))
     if (isPending(d)) d = await d
     if (d.action === 'skip') return SKIPPED
     return d.action === 'pass' ? new Verified(d) : new Refused(d, decision)
@@ -78,6 +91,8 @@ class RequestView {
     this.request = request
     this.method = request.method
     this.headers = new HeadersView(request.headers, url)
+    // The sender context of the client certificate the caller gave, if any.
+    this.sender = undefined
   }
 }
 

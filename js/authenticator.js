@@ -21,6 +21,7 @@ const { RateLimiter, monotonicNanos } = require('./rate-limit')
 const { randomSeeds, seedsFromSecret } = require('./rate-limit/debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations, LIMIT_CODE } = require('./revocation')
+const { CertificateBinding, THUMBPRINT_LEN, bindingOf, checkBinding } = require('./cert-binding')
 const { Metrics } = require('./metrics')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
 const { warnDeprecated, renamedName } = require('./deprecation')
@@ -80,6 +81,7 @@ class Core {
     this.accessRules = new ClaimRules(settings, 'access')
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
+    this.certificateBinding = bindingOf(settings)
     this.limiter =
       settings.rateLimitMax > 0
         ? new RateLimiter(settings.rateLimitMax, settings.rateLimitRefillPerSec, settings.rateLimitMaxKeys, sketchSeeds(settings))
@@ -117,15 +119,17 @@ class Core {
     return fixed === null ? Math.floor(Date.now() / 1000) : fixed
   }
 
-  authenticate(authorization, tenantHeader, host) {
+  authenticate(authorization, tenantHeader, host, sender) {
     const a = readHeaderArg(authorization, 'authorization', this.authorizationCap)
     const t = readHeaderArg(tenantHeader, 'tenantHeader', TENANT_HEADER_CAP)
     const h = readHeaderArg(host, 'host', HOST_CAP)
+    // The sender context is read only when a check needs it (src/binding/request.rs).
+    const c = this.certificateBinding === CertificateBinding.OFF ? undefined : readThumbprint(sender)
     const requestId = randomUUID()
     const limit = this.limiter === null ? undefined : this.settings.rateLimitMax
     const metrics = this.metrics
     const start = metrics.timing ? performance.now() : 0
-    const outcome = this.runChain(a, t, h)
+    const outcome = this.runChain(a, t, h, c)
     const failed = outcome instanceof Failure
     metrics.record(failed ? outcome.code : undefined, !failed && outcome.remaining !== undefined, metrics.timing ? (performance.now() - start) * 1e6 : undefined)
     if (failed) return failureResult(outcome, requestId, limit)
@@ -142,13 +146,15 @@ class Core {
     return result
   }
 
-  runChain(authorization, tenantHeader, host) {
+  runChain(authorization, tenantHeader, host, clientCertThumbprint) {
     const token = extractBearer(authorization, this.settings.maxTokenBytes)
     if (token instanceof Failure) return token
     const claims = this.verifyAccess(token, this.now())
     if (claims instanceof Failure) return this.explain('access', token, claims)
     const revoked = this.revocations.check(claims)
     if (revoked !== undefined) return fail(revoked)
+    const unbound = checkBinding(this.certificateBinding, claims.cnf, clientCertThumbprint)
+    if (unbound !== undefined) return fail(unbound)
     const tenant = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
     if (tenant instanceof Failure) return tenant
     const userId = claims.sub === undefined ? '' : claims.sub
@@ -319,6 +325,17 @@ function readHeaderArg(value, name, cap) {
   return bytes.toString('utf8', 0, end)
 }
 
+/**
+ * `sender.clientCertThumbprint`: undefined when `sender` or the field is undefined or null, or
+ * the field is empty (no certificate); cut one past a thumbprint's length as native reads it.
+ */
+function readThumbprint(sender) {
+  if (sender === undefined || sender === null) return undefined
+  if (typeof sender !== 'object') throw typeError('sender must be an object, null or undefined')
+  const value = readHeaderArg(sender.clientCertThumbprint, 'sender.clientCertThumbprint', THUMBPRINT_LEN + 1)
+  return value === '' ? undefined : value
+}
+
 // The second constructor argument of Authenticator.shared: a core from the shared table
 // instead of a config. Module-private, so no caller can hand in a core of its own.
 const SHARED_CORE = Symbol('auth-shield.shared-core')
@@ -395,8 +412,8 @@ class Authenticator {
   }
 
   /** Runs the whole chain for one request; nothing a client sends makes it throw. */
-  authenticate(authorization, tenantHeader, host) {
-    return this.#core.authenticate(authorization, tenantHeader, host)
+  authenticate(authorization, tenantHeader, host, sender) {
+    return this.#core.authenticate(authorization, tenantHeader, host, sender)
   }
 
   signAccessToken(claims) {
@@ -428,6 +445,11 @@ class Authenticator {
   revokeSubject(sub, options) {
     const core = this.#core
     core.revoke(() => core.revocations.revokeSubject(sub, options, core.defaultIssuer, core.nowMs()))
+  }
+
+  /** Whether authenticate checks certificate-bound tokens (the adapters read the client certificate only then). */
+  get certificateBoundTokens() {
+    return this.#core.certificateBinding !== CertificateBinding.OFF
   }
 
   get revocationCount() {

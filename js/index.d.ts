@@ -6,6 +6,7 @@ import type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions,
 import type { RateLimiterOptions, RateLimitDecision } from '../index'
 import type { RevokeTokenOptions, RevokeSubjectOptions } from '../index'
 import type { AuthenticatorMetrics } from '../index'
+import type { SenderContext } from '../index'
 
 export type { AuthConfig, AuthenticatorConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, TenantSource, TokenClaims }
 export type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant }
@@ -31,8 +32,13 @@ export declare class Authenticator {
    * Its `setKeys` throws `ERR_AUTH_SHIELD_SHARED_KEYS`.
    */
   static shared(config: AuthConfig): Authenticator
-  /** Runs the whole chain for one request; nothing a client sends makes it throw. */
-  authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null): AuthResult
+  /**
+   * Runs the whole chain for one request; nothing a client sends makes it throw. `sender` (the
+   * client certificate's thumbprint) is read only when certificate-bound tokens are checked.
+   */
+  authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null, sender?: SenderContext | null): AuthResult
+  /** Whether `authenticate` checks certificate-bound tokens (`certificateBoundTokens` or `requireCertificateBoundTokens`). */
+  get certificateBoundTokens(): boolean
   /** Signs an access token (with `signingKey`, else HS256 with `accessSecret`); `claims.sub` is required. */
   signAccessToken(claims: TokenClaims): string
   /** Signs a refresh token (`type: "refresh"`): HS256 with `refreshSecret`, else with `signingKey`. */

@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use crate::bearer::{extract_bearer, is_b64token};
 use crate::call_error::ArgError;
 use crate::call_error::CallError;
+use crate::cert_binding;
 use crate::clock::{unix_millis, unix_seconds_at};
 use crate::error::AuthError;
 use crate::issue::signing_key::SigningKey;
@@ -32,6 +33,16 @@ pub struct Outcome<'a> {
     /// Bucket capacity, `None` when rate limiting is off.
     pub rate_limit_limit: Option<u32>,
     pub result: Result<Identity<'a>, Failure>,
+}
+
+/// The `Authorization`, tenant and `Host` header values of a request.
+pub type Headers<'a> = (Option<&'a [u8]>, Option<&'a [u8]>, Option<&'a [u8]>);
+
+/// What the request says about its sender beyond its headers (`SenderContext` in JS).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SenderContext<'a> {
+    /// The client certificate's SHA-256 thumbprint, base64url without padding (RFC 8705 §3.1).
+    pub client_cert_thumbprint: Option<&'a [u8]>,
 }
 
 pub struct Identity<'a> {
@@ -344,6 +355,7 @@ impl Authenticator {
     }
 
     /// Runs the whole chain and hands the outcome to `f` while its borrowed strings are alive.
+    #[cfg(any(test, feature = "internals"))]
     pub fn authenticate<R>(
         &self,
         authorization: Option<&[u8]>,
@@ -351,28 +363,32 @@ impl Authenticator {
         host: Option<&[u8]>,
         f: impl FnOnce(&Outcome<'_>) -> R,
     ) -> R {
+        let headers = (authorization, tenant_header, host);
+        self.authenticate_sender(headers, &SenderContext::default(), f)
+    }
+
+    /// [`Authenticator::authenticate`] with what the request says about its sender (the
+    /// client certificate's thumbprint), for sender-constrained tokens.
+    pub fn authenticate_sender<R>(
+        &self,
+        headers: Headers<'_>,
+        sender: &SenderContext<'_>,
+        f: impl FnOnce(&Outcome<'_>) -> R,
+    ) -> R {
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
                 let (payload, key) = &mut *scratch;
-                self.authenticate_with(authorization, tenant_header, host, payload, key, f)
+                self.authenticate_with(headers, sender, payload, key, f)
             }
             // Re-entered from inside `f`: fall back to fresh buffers.
-            Err(_) => self.authenticate_with(
-                authorization,
-                tenant_header,
-                host,
-                &mut Vec::new(),
-                &mut Vec::new(),
-                f,
-            ),
+            Err(_) => self.authenticate_with(headers, sender, &mut Vec::new(), &mut Vec::new(), f),
         })
     }
 
     fn authenticate_with<R>(
         &self,
-        authorization: Option<&[u8]>,
-        tenant_header: Option<&[u8]>,
-        host: Option<&[u8]>,
+        (authorization, tenant_header, host): Headers<'_>,
+        sender: &SenderContext<'_>,
         payload: &mut Vec<u8>,
         key: &mut Vec<u8>,
         f: impl FnOnce(&Outcome<'_>) -> R,
@@ -383,7 +399,13 @@ impl Authenticator {
         let outcome = Outcome {
             request_id: new_request_id(),
             rate_limit_limit: self.limiter.as_ref().map(RateLimiter::capacity),
-            result: self.run_chain(authorization, tenant_header, host, payload, key, mono),
+            result: self.run_chain(
+                (authorization, tenant_header, host),
+                sender,
+                payload,
+                key,
+                mono,
+            ),
         };
         self.metrics.record(
             match &outcome.result {
@@ -399,9 +421,8 @@ impl Authenticator {
 
     fn run_chain<'a>(
         &self,
-        authorization: Option<&[u8]>,
-        tenant_header: Option<&'a [u8]>,
-        host: Option<&[u8]>,
+        (authorization, tenant_header, host): Headers<'a>,
+        sender: &SenderContext<'_>,
         payload: &'a mut Vec<u8>,
         key: &mut Vec<u8>,
         mono: u64,
@@ -422,6 +443,11 @@ impl Authenticator {
             })?;
         drop(keys);
         self.revocations.check(token_ids(&claims))?;
+        cert_binding::check(
+            self.settings.certificate_binding(),
+            &claims.cnf,
+            sender.client_cert_thumbprint,
+        )?;
         let tenant_source = self.tenant_rules.resolve(
             claims.tenant_id.as_str().map(str::as_bytes),
             tenant_header,
@@ -889,6 +915,42 @@ mod tests {
         core.authenticate(Some(header.as_bytes()), None, None, |o| {
             o.result.as_ref().err().map(|f| f.error.code())
         })
+    }
+
+    #[test]
+    fn certificate_binding_runs_after_revocation_and_before_the_tenant() {
+        let thumb = "Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs";
+        let raw = RawConfig::new()
+            .with("accessSecret", ACCESS)
+            .with("rateLimitMax", 0.0)
+            .with("certificateBoundTokens", true);
+        let core = Authenticator::new(Settings::from_config(raw).unwrap());
+        let claims = format!(r#"{{"sub":"u","cnf":{{"x5t#S256":"{thumb}"}}}}"#);
+        let token = core.issue(TokenKind::Access, &claims).unwrap();
+        let header = format!("Bearer {token}");
+        let run = |tenant: Option<&[u8]>, thumbprint: Option<&str>| {
+            let sender = SenderContext {
+                client_cert_thumbprint: thumbprint.map(str::as_bytes),
+            };
+            let headers = (Some(header.as_bytes()), tenant, None);
+            core.authenticate_sender(headers, &sender, |o| {
+                o.result.as_ref().err().map(|f| f.error.code())
+            })
+        };
+        assert_eq!(run(None, Some(thumb)), None);
+        assert_eq!(run(None, None), Some("certificate_required"));
+        // A bad tenant header is not reached without the certificate.
+        assert_eq!(run(Some(b"bad:id"), None), Some("certificate_required"));
+        assert_eq!(run(Some(b"bad:id"), Some(thumb)), Some("invalid_tenant"));
+        let mut scratch = Vec::new();
+        let verified = core.verify(TokenKind::Access, token.as_bytes(), &mut scratch);
+        let claims = verified.unwrap().unwrap();
+        let (jti, exp) = (
+            claims.jti.as_str().unwrap().to_owned(),
+            claims.exp.as_num().unwrap(),
+        );
+        core.revoke_token(&jti, exp, None).unwrap();
+        assert_eq!(run(None, None), Some("token_revoked"));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 mod authenticator;
 mod bearer;
 mod call_error;
+mod cert_binding;
 // napi-derive registers the `#[napi]` exports only outside `cfg(test)`, so in the unit-test build
 // nothing reaches the binding; the addon's build (and clippy's lib pass) still reports its dead code.
 #[cfg_attr(

@@ -48,6 +48,10 @@ pub struct Settings {
     clock_timestamp: Option<f64>,
     /// Most live revocations held (see `crate::revocation`).
     max_revocations: usize,
+    /// RFC 8705 §3: check `cnf["x5t#S256"]` against the client certificate.
+    certificate_bound_tokens: bool,
+    /// Refuse tokens without `cnf["x5t#S256"]`.
+    require_certificate_bound_tokens: bool,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -99,6 +103,8 @@ impl Settings {
             require_subject: false,
             clock_timestamp: None,
             max_revocations: 0,
+            certificate_bound_tokens: false,
+            require_certificate_bound_tokens: false,
         }
     }
 
@@ -131,6 +137,8 @@ impl Settings {
             ("requireSubject", Bool(b)) => self.require_subject = b,
             ("clockTimestamp", Number(n)) => self.clock_timestamp = Some(n),
             ("maxRevocations", Number(n)) => self.max_revocations = n as usize,
+            ("certificateBoundTokens", Bool(b)) => self.certificate_bound_tokens = b,
+            ("requireCertificateBoundTokens", Bool(b)) => self.require_certificate_bound_tokens = b,
             // Read before every other option (it steers the secrets' checks) and kept by
             // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
@@ -148,6 +156,27 @@ impl Settings {
     }
     pub fn access_keys(&self) -> &AccessKeys {
         &self.access_keys
+    }
+    /// How certificate-bound tokens (RFC 8705 §3) are checked.
+    pub fn certificate_binding(&self) -> crate::cert_binding::CertificateBinding {
+        use crate::cert_binding::CertificateBinding;
+        if self.require_certificate_bound_tokens {
+            CertificateBinding::Required
+        } else if self.certificate_bound_tokens {
+            CertificateBinding::Checked
+        } else {
+            CertificateBinding::Off
+        }
+    }
+    /// `certificateBoundTokens` as given.
+    #[cfg(test)]
+    pub fn certificate_bound_tokens(&self) -> bool {
+        self.certificate_bound_tokens
+    }
+    /// `requireCertificateBoundTokens` as given.
+    #[cfg(test)]
+    pub fn require_certificate_bound_tokens(&self) -> bool {
+        self.require_certificate_bound_tokens
     }
     /// The `signingKey`, if configured.
     pub fn signing_key(&self) -> Option<&Arc<SigningKey>> {
@@ -298,6 +327,8 @@ impl Settings {
             self.require_expiration as u8,
             self.require_subject as u8,
             self.allow_short_secret as u8,
+            self.certificate_bound_tokens as u8,
+            self.require_certificate_bound_tokens as u8,
         ]);
         let mut out = [0u8; 32];
         out.copy_from_slice(ctx.finish().as_ref());

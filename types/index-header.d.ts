@@ -40,6 +40,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'rate_limit_pending'
   | 'keys_unavailable'
+  | 'certificate_required'
+  | 'certificate_mismatch'
+  | 'unbound_token'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -198,6 +201,15 @@ export interface AuthConfigOptions {
    * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` (an entry is never evicted before its token expires).
    */
   maxRevocations?: number | null | undefined
+  /**
+   * Check RFC 8705 certificate-bound tokens: a token whose `cnf` carries `x5t#S256` passes only
+   * with a client certificate of that thumbprint (`authenticate`'s `sender`; the adapters read
+   * the TLS socket): else `certificate_required` or `certificate_mismatch`; a malformed `cnf`
+   * is `invalid_claims`. Default false: `cnf` is not looked at (docs/sender-constrained.md).
+   */
+  certificateBoundTokens?: boolean | null | undefined
+  /** Refuse tokens without `cnf["x5t#S256"]` (`unbound_token`); implies `certificateBoundTokens`. Default false. */
+  requireCertificateBoundTokens?: boolean | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */

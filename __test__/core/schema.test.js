@@ -82,6 +82,13 @@ const PROBES = {
     assert.equal(auth.revocationCount, 100000)
     assert.throws(() => auth.revokeToken('one-more', NOW + 60), { name: 'RangeError', code: 'ERR_AUTH_SHIELD_REVOCATION_LIMIT' })
   },
+  // Off by default: cnf is not looked at, so a bound token passes without a certificate.
+  certificateBoundTokens: (auth) => {
+    assert.equal(auth.certificateBoundTokens, false)
+    const bound = token(claims({ cnf: { 'x5t#S256': 'Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs' } }), SECRET)
+    assert.equal(auth.authenticate(`Bearer ${bound}`).authenticated, true)
+  },
+  requireCertificateBoundTokens: (auth) => assert.equal(auth.authenticate(`Bearer ${token(claims(), SECRET)}`).authenticated, true),
   allowShortSecret: (_auth, Authenticator) =>
     assert.throws(() => new Authenticator({ accessSecret: 'x'.repeat(31) }), { name: 'RangeError' }),
 }

@@ -131,7 +131,12 @@ const failing = {
   invalid_tenant: () => [{}, `Bearer ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`, 'bad tenant!'],
   tenant_mismatch: () => [{ enforceTenantMatch: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, tenant_id: 'a' }, SECRET)}`, 'b'],
   rate_limited: () => [{ rateLimitMax: 1 }, `Bearer ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`, undefined, 2],
+  // RFC 8705 certificate-bound tokens; the fifth item is authenticate's sender context.
+  certificate_required: () => [{ certificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': THUMB } }, SECRET)}`, undefined, 1, {}],
+  certificate_mismatch: () => [{ certificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': THUMB } }, SECRET)}`, undefined, 1, { clientCertThumbprint: THUMB.replace(/^./, 'B') }],
+  unbound_token: () => [{ requireCertificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`, undefined, 1, { clientCertThumbprint: THUMB }],
 }
+const THUMB = 'Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs'
 // Codes no single authenticate call of a fresh authenticator produces, and where they are tested.
 const NOT_FROM_ONE_CALL = {
   token_revoked: 'revocation.test.js (after revokeToken)',
@@ -143,11 +148,11 @@ const NOT_FROM_ONE_CALL = {
 test('every failure code comes out of both engines with the status and message of the contract', () => {
   assert.deepEqual(Object.keys({ ...failing, ...NOT_FROM_ONE_CALL }).sort(), Object.keys(CODES).sort())
   for (const [code, make] of Object.entries(failing)) {
-    const [options, authorization, tenant, times = 1] = make()
+    const [options, authorization, tenant, times = 1, sender] = make()
     const result = both(({ Authenticator }) => {
       const auth = new Authenticator({ accessSecret: SECRET, clockTimestamp: NOW, ...options })
       let r
-      for (let i = 0; i < times; i++) r = auth.authenticate(authorization, tenant)
+      for (let i = 0; i < times; i++) r = auth.authenticate(authorization, tenant, undefined, sender)
       return { error: r.error, errorCode: r.errorCode, errorStatus: r.errorStatus }
     })
     assert.deepEqual(result, { error: CODES[code].message, errorCode: code, errorStatus: CODES[code].status }, code)

@@ -317,7 +317,8 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   // sequences below).
   const reached = [...checker.codes.keys()].sort()
   // Codes reached only by the sequences below (or by their own suites), not by the generator.
-  const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending', 'keys_unavailable'])
+  // Certificate-bound tokens' codes need a binding mode and a sender context: the tests at the end.
+  const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending', 'keys_unavailable', 'certificate_required', 'certificate_mismatch', 'unbound_token'])
   const expected = ['ok', ...Object.keys(require('../../contract/error-codes.json'))].filter((c) => !notGenerated.has(c)).sort()
   assert.deepEqual(reached, expected)
   for (const [code, n] of checker.codes) assert.ok(n >= 10, `${code} reached only ${n} times`)
@@ -909,4 +910,131 @@ test('signingKey tokens, access and refresh, agree field for field between engin
   for (const code of ['ok', 'wrong_token_type', 'invalid_signature', 'unsupported_algorithm', 'unknown_key', 'malformed_token', 'token_revoked']) {
     assert.ok(verdictCodes.get(code) >= 3, `${code} reached ${verdictCodes.get(code) || 0} times`)
   }
+})
+
+// Certificate-bound tokens (RFC 8705 §3): every cnf form against every sender context, under
+// each binding mode. A thumbprint is base64url(SHA-256(DER)), 43 characters.
+const THUMB = require('node:crypto').createHash('sha256').update('certificate-a').digest('base64url')
+const OTHER_THUMB = require('node:crypto').createHash('sha256').update('certificate-b').digest('base64url')
+const CNF_PAYLOADS = [
+  null, // no cnf
+  `{"x5t#S256":"${THUMB}"}`,
+  `{"x5t#S256":"${OTHER_THUMB}"}`,
+  `{"jkt":"0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I","x5t#S256":"${THUMB}"}`,
+  `{"x5t\\u0023S256":"${THUMB}"}`,
+  `{"x5t#S256":"${THUMB}","x5t#S256":"${THUMB}"}`,
+  `{"x5t#S256":"${THUMB}","x5t\\u0023S256":"${OTHER_THUMB}"}`,
+  `{"x5t#S256":"${THUMB}="}`,
+  `{"x5t#S256":"${THUMB.slice(0, 42)}"}`,
+  `{"x5t#S256":"${THUMB.slice(0, 42)}B"}`,
+  `{"x5t#S256":"${THUMB.slice(0, 20)}+${THUMB.slice(21)}"}`,
+  `{"x5t#S256":"${Buffer.from(THUMB, 'base64url').toString('hex')}"}`,
+  '{"x5t#S256":""}',
+  '{"x5t#S256":null}',
+  '{"x5t#S256":7}',
+  `{"x5t#S256":["${THUMB}"]}`,
+  `{"x5t#S256":{"v":"${THUMB}"}}`,
+  '{"jkt":"abc"}',
+  '{}',
+  `"${THUMB}"`,
+  'null',
+  '[]',
+  'true',
+  '{"x5t#S256":"\\ud800"}',
+  '{"\\udc00":1}',
+  `{"deep":${'['.repeat(300)}${']'.repeat(300)}}`,
+  '{"x5t#S256":"a"',
+]
+const SENDERS = [
+  undefined,
+  null,
+  {},
+  { clientCertThumbprint: undefined },
+  { clientCertThumbprint: null },
+  { clientCertThumbprint: '' },
+  { clientCertThumbprint: THUMB },
+  { clientCertThumbprint: OTHER_THUMB },
+  { clientCertThumbprint: `${THUMB}=` },
+  { clientCertThumbprint: `${THUMB}${'x'.repeat(5000)}` },
+  { clientCertThumbprint: THUMB.slice(0, 42) },
+  { clientCertThumbprint: `${THUMB.slice(0, 42)}é` },
+  { clientCertThumbprint: THUMB, dpop: 'not read here' },
+  Object.assign(Object.create({ clientCertThumbprint: THUMB }), {}),
+]
+// Wrong types: a TypeError in both engines when a binding mode reads them, ignored otherwise.
+const BAD_SENDERS = ['thumbprint', 7, () => {}, { clientCertThumbprint: 7 }, { clientCertThumbprint: Buffer.from(THUMB) }, { clientCertThumbprint: {} }]
+// JS falsy values other than undefined and null are wrong types too, never "no certificate".
+BAD_SENDERS.push(0, false, '', NaN, 0n, { clientCertThumbprint: 0 }, { clientCertThumbprint: false }, { clientCertThumbprint: NaN })
+
+test('certificate-bound tokens: identical verdicts for every cnf form, sender context and mode', () => {
+  const checker = makeChecker()
+  const modes = [{}, { certificateBoundTokens: true }, { requireCertificateBoundTokens: true }, { certificateBoundTokens: true, requireCertificateBoundTokens: true }]
+  for (const mode of modes) {
+    const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, ...mode })
+    assert.equal(pair.n.certificateBoundTokens, Object.keys(mode).length > 0)
+    assert.equal(pair.j.certificateBoundTokens, pair.n.certificateBoundTokens)
+    for (const cnf of CNF_PAYLOADS) {
+      const payload = `{"sub":"u","exp":${NOW + 60}${cnf === null ? '' : `,"cnf":${cnf}`}}`
+      const authorization = `Bearer ${rawToken(HS256, payload, ACCESS)}`
+      for (const sender of SENDERS) checker.check(pair, [authorization, undefined, undefined, sender], JSON.stringify([mode, cnf, sender]))
+      for (const sender of BAD_SENDERS) {
+        const outcome = (engine) => {
+          try {
+            return withoutRequestId(engine.authenticate(authorization, undefined, undefined, sender))
+          } catch (err) {
+            return { name: err.name, code: err.code, message: err.message }
+          }
+        }
+        const n = outcome(pair.n)
+        assert.deepStrictEqual(outcome(pair.j), n, JSON.stringify([mode, cnf, String(sender)]))
+        if (Object.keys(mode).length > 0) assert.equal(n.code, 'ERR_INVALID_ARG_TYPE', JSON.stringify([mode, cnf, String(sender)]))
+      }
+    }
+    sameMetrics(pair)
+  }
+  assert.deepEqual(checker.mismatches, [])
+  for (const code of [undefined, 'certificate_required', 'certificate_mismatch', 'unbound_token', 'invalid_claims', 'malformed_token']) {
+    assert.ok(checker.codes.has(code || 'ok'), `${code} reached: ${[...checker.codes.keys()]}`)
+  }
+})
+
+test('certificate-bound tokens: a bound token passes only with its thumbprint, in both engines', () => {
+  const bound = `Bearer ${token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': THUMB } }, ACCESS)}`
+  const unbound = `Bearer ${token({ sub: 'u', exp: NOW + 60 }, ACCESS)}`
+  const cases = [
+    // [config, authorization, thumbprint, errorCode]
+    [{}, bound, undefined, undefined],
+    [{ certificateBoundTokens: true }, bound, THUMB, undefined],
+    [{ certificateBoundTokens: true }, bound, OTHER_THUMB, 'certificate_mismatch'],
+    [{ certificateBoundTokens: true }, bound, undefined, 'certificate_required'],
+    [{ certificateBoundTokens: true }, unbound, undefined, undefined],
+    [{ requireCertificateBoundTokens: true }, unbound, THUMB, 'unbound_token'],
+    [{ requireCertificateBoundTokens: true }, bound, THUMB, undefined],
+  ]
+  for (const [mode, authorization, thumbprint, errorCode] of cases) {
+    const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, ...mode })
+    for (const engine of [pair.n, pair.j]) {
+      const result = engine.authenticate(authorization, undefined, undefined, { clientCertThumbprint: thumbprint })
+      assert.equal(result.errorCode, errorCode, JSON.stringify([mode, thumbprint]))
+      if (errorCode !== undefined) assert.equal(result.errorStatus, 401)
+    }
+  }
+})
+
+test('certificate-bound tokens: random thumbprint strings on both sides give identical verdicts', () => {
+  const fc = require('fast-check')
+  const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, certificateBoundTokens: true })
+  const alphabet = fc.constantFrom(...'AQgw09-_+/=.éB'.split(''), ...THUMB.split(''))
+  const thumbLike = fc.oneof(fc.constant(THUMB), fc.string({ unit: alphabet, minLength: 40, maxLength: 46 }), fc.string({ maxLength: 50 }), fc.string({ unit: 'binary', maxLength: 45 }))
+  const checker = makeChecker()
+  fc.assert(
+    fc.property(thumbLike, fc.option(thumbLike, { nil: undefined }), (bound, presented) => {
+      const authorization = `Bearer ${token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': bound } }, ACCESS)}`
+      checker.check(pair, [authorization, undefined, undefined, { clientCertThumbprint: presented }], JSON.stringify([bound, presented]))
+    }),
+    { numRuns: 3000, seed: 8705 },
+  )
+  assert.deepEqual(checker.mismatches, [])
+  assert.ok(checker.codes.get('ok') > 0 && checker.codes.get('invalid_claims') > 0 && checker.codes.get('certificate_mismatch') > 0, [...checker.codes])
+  sameMetrics(pair)
 })

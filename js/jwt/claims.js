@@ -108,6 +108,8 @@ class Claims {
     this.role = undefined
     this.tenant_id = undefined
     this.type = undefined
+    // RFC 7800: undefined, OTHER (not an object) or { x5tS256 } (its x5t#S256 member, RFC 8705).
+    this.cnf = undefined
   }
 
   /**
@@ -138,6 +140,9 @@ class Claims {
         return (this.tenant_id = once(this.tenant_id, r))
       case 'type':
         return (this.type = once(this.type, r))
+      case 'cnf':
+        if (this.cnf !== undefined) throw MALFORMED
+        return (this.cnf = confirmation(r))
       default:
         return r.ignoreValue()
     }
@@ -148,6 +153,21 @@ class Claims {
 function once(previous, r) {
   if (previous !== undefined) throw MALFORMED
   return claimValue(r)
+}
+
+/** The cnf claim's value: its known members once each, the others skipped (src/jwt/claims.rs). */
+function confirmation(r) {
+  r.ws()
+  if (r.b[r.i] !== 0x7b) {
+    r.ignoreValue()
+    return OTHER
+  }
+  const cnf = { x5tS256: undefined }
+  r.members((key) => {
+    if (key === 'x5t#S256') cnf.x5tS256 = once(cnf.x5tS256, r)
+    else r.ignoreValue()
+  })
+  return cnf
 }
 
 /** The known claims of a payload, or null when serde would refuse it. */

@@ -242,6 +242,13 @@ class Reader {
 
   /** Walks a top-level object, handing each decoded key to `onEntry`, which reads the value. */
   topObject(onEntry) {
+    this.members(onEntry)
+    this.ws()
+    if (this.i !== this.b.length) throw MALFORMED
+  }
+
+  /** Walks the object at the cursor, as topObject does for the top level. */
+  members(onEntry) {
     this.ws()
     this.expect(0x7b)
     this.ws()
@@ -260,8 +267,6 @@ class Reader {
         if (c !== 0x2c) throw MALFORMED
       }
     }
-    this.ws()
-    if (this.i !== this.b.length) throw MALFORMED
   }
 }
 

@@ -19,6 +19,7 @@ const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/atta
 const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
+const { clientCertReader } = require('./client-cert')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -129,6 +130,9 @@ class AuthDecision {
     // unknown_key wait for its one shared refresh.
     const jwks = options && options.jwks !== undefined ? require('../jwks/middleware') : null
     this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options, this.options.fence)
+    // The client certificate for certificate-bound tokens, read only when they are checked
+    // (lib/http/client-cert.js); null otherwise.
+    this.senderOf = clientCertReader(options || {}, this.engine.authenticator.certificateBoundTokens === true)
     this.refillPerSec = this.engine.authenticator.rateLimitRefillPerSec
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
@@ -194,7 +198,8 @@ class AuthDecision {
   decideFor(req, authorization, tries) {
     // A hand-built request (serverless adapters, tests) may have no headers at all.
     const headers = req.headers || NO_HEADERS
-    const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
+    const sender = this.senderOf === null ? undefined : this.senderOf(req)
+    const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host), sender)
     // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
     if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, tries, r))
     return this.decideWith(req, authorization, tries, result)
@@ -275,6 +280,15 @@ class AuthDecision {
     if (getToken !== undefined) o.getToken = (view) => getToken(subjectOf(view))
     if (isRevoked !== undefined) o.isRevoked = (view, claims) => isRevoked(subjectOf(view), claims)
     if (skip !== null) o.skip = (view, path) => skip(subjectOf(view), path)
+  }
+
+  /**
+   * For an adapter without a socket (Fetch): `senderOf(view)` gives the request's sender
+   * context instead. Call once, before the first request; ignored when bound tokens are not
+   * checked.
+   */
+  sendersFrom(senderOf) {
+    if (this.senderOf !== null) this.senderOf = senderOf
   }
 
   /** The error `errors: 'next'` hands to the framework for a fail decision. */

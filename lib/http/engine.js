@@ -98,7 +98,7 @@ function engineOf(authenticator) {
 }
 
 /**
- * An engine for the middleware: `{ name, authenticator, authenticate(a, t, h), stats() }`.
+ * An engine for the middleware: `{ name, authenticator, authenticate(a, t, h, sender), stats() }`.
  * `source` is an authenticator config, or an Authenticator of either engine to use as is.
  * In shadow mode `authenticate` gives a Promise of the result while an asynchronous
  * onMismatch runs, and throws (or rejects) when it fails; `options.fence` calls it.
@@ -152,9 +152,9 @@ function createEngine(source, options = {}) {
   const counts = { requests: 0, mismatches: 0, mismatchesByField: {}, onMismatchErrors: 0 }
   const shadowName = name === 'js' ? 'native' : 'js'
 
-  function authenticateInShadow(authorization, tenantHeader, host) {
-    const served = primary.authenticate(authorization, tenantHeader, host)
-    const other = shadow.authenticate(authorization, tenantHeader, host)
+  function authenticateInShadow(authorization, tenantHeader, host, sender) {
+    const served = primary.authenticate(authorization, tenantHeader, host, sender)
+    const other = shadow.authenticate(authorization, tenantHeader, host, sender)
     counts.requests++
     const fields = differingFields(served, other, tolerance)
     if (fields.length > 0) {
@@ -184,9 +184,9 @@ function createEngine(source, options = {}) {
     return served
   }
 
-  function authenticateOnly(authorization, tenantHeader, host) {
+  function authenticateOnly(authorization, tenantHeader, host, sender) {
     counts.requests++
-    return primary.authenticate(authorization, tenantHeader, host)
+    return primary.authenticate(authorization, tenantHeader, host, sender)
   }
 
   return {

@@ -113,6 +113,18 @@ export interface CommonOptions<Req> {
    */
   skipPreflight?: boolean
   /**
+   * Behind a TLS-terminating proxy only: the lowercase name of the header in which the proxy
+   * passes the client certificate for certificate-bound tokens (RFC 9440 `Client-Cert`,
+   * `:` base64 DER `:`); the socket is then not read. Never set it unless the proxy always
+   * overwrites that header. Default: none (the TLS socket's certificate).
+   */
+  clientCertificateHeader?: string
+  /**
+   * Use the TLS socket's client certificate even when Node did not verify its chain
+   * (`socket.authorized` false), as RFC 8705 §2.2 self-signed certificates need. Default false.
+   */
+  acceptUnverifiedClientCertificates?: boolean
+  /**
    * 'respond' (the default; `expressjwt`: 'next') answers failures with `{ error, code }`; 'next'
    * hands an `UnauthorizedError` to the framework (Express `next(err)`, Fastify's error handler),
    * a `TooManyRequestsError` for 429 and a `ServiceUnavailableError` for 503.

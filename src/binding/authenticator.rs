@@ -45,6 +45,20 @@ pub struct PublicJwk {
     pub y: Option<String>,
 }
 
+/// What the connection proves about the client, beyond its headers (`authenticate`'s fourth
+/// argument).
+#[allow(
+    dead_code,
+    reason = "declares the TypeScript type; the hot path reads the fields from the raw handle (request.rs)"
+)]
+#[napi(object)]
+pub struct SenderContext {
+    /// The client certificate's SHA-256 thumbprint: base64url without padding of the SHA-256 of
+    /// its DER (RFC 8705 §3.1). Absent, `null` or `''` when no certificate was presented.
+    /// Compared with a token's `cnf["x5t#S256"]` when `certificateBoundTokens` is on.
+    pub client_cert_thumbprint: Option<String>,
+}
+
 /// `{ keys: [...] }`, ready to serve at `/.well-known/jwks.json`.
 #[napi(object)]
 pub struct PublicJwks {
@@ -178,11 +192,13 @@ impl Authenticator {
         }
     }
 
-    /// Runs the whole chain for one request. Each argument is a header value, `null` or
-    /// `undefined`; nothing a client can send makes it throw.
+    /// Runs the whole chain for one request. The first three arguments are header values,
+    /// `null` or `undefined`; nothing a client can send makes it throw. `sender` says what the
+    /// connection proves about the client (its certificate's thumbprint), read only when
+    /// `certificateBoundTokens` or `requireCertificateBoundTokens` is on.
     #[napi(
         catch_unwind,
-        ts_args_type = "authorization?: string | null, tenantHeader?: string | null, host?: string | null",
+        ts_args_type = "authorization?: string | null, tenantHeader?: string | null, host?: string | null, sender?: SenderContext | null",
         ts_return_type = "AuthResult"
     )]
     pub fn authenticate(
@@ -192,6 +208,7 @@ impl Authenticator {
         authorization: Unknown,
         tenant_header: Unknown,
         host: Unknown,
+        sender: Unknown,
     ) -> Result<Handle> {
         self.install_fast_methods(&env, &this);
         // SAFETY: the handles are the arguments of the call in progress.
@@ -199,7 +216,12 @@ impl Authenticator {
             request::authenticate(
                 env.raw(),
                 &self.core,
-                [authorization.raw(), tenant_header.raw(), host.raw()],
+                [
+                    authorization.raw(),
+                    tenant_header.raw(),
+                    host.raw(),
+                    sender.raw(),
+                ],
             )
         }
         .map(Handle)
@@ -249,6 +271,13 @@ impl Authenticator {
         unsafe { request::verify(env.raw(), &self.core, kind, token.raw()) }
             .map(Handle)
             .map_err(|e| e.throw(&env))
+    }
+
+    /// Whether `authenticate` checks certificate-bound tokens (`certificateBoundTokens` or
+    /// `requireCertificateBoundTokens`): the adapters read the client certificate only then.
+    #[napi(catch_unwind, getter)]
+    pub fn certificate_bound_tokens(&self) -> bool {
+        self.core.settings().certificate_binding() != crate::cert_binding::CertificateBinding::Off
     }
 
     /// Bucket capacity (`rateLimitMax`, 0 when rate limiting is off).

@@ -8,7 +8,8 @@ use std::cell::RefCell;
 use super::args::read_optional_str;
 use super::js_error::{no_refresh_secret, ArgError, CallError};
 use super::result::{build_auth_result, build_verification};
-use crate::authenticator::Authenticator as Core;
+use crate::authenticator::{Authenticator as Core, SenderContext};
+use crate::cert_binding::{CertificateBinding, THUMBPRINT_LEN};
 use crate::contract::limits;
 use crate::jwt::TokenKind;
 
@@ -21,7 +22,7 @@ const HOST_CAP: usize = limits::HOST_CAP as usize;
 const TOKEN_SLACK: usize = 4;
 
 thread_local! {
-    static ARG_BUFFERS: RefCell<[Vec<u8>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
+    static ARG_BUFFERS: RefCell<[Vec<u8>; 4]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new(), Vec::new()]) };
 }
 
 /// A JS value handed back to napi-rs as is.
@@ -34,24 +35,25 @@ impl ToNapiValue for Handle {
 }
 
 /// Runs `f` with the thread's argument buffers (fresh ones when re-entered).
-fn with_buffers<R>(f: impl FnOnce(&mut [Vec<u8>; 3]) -> R) -> R {
+fn with_buffers<R>(f: impl FnOnce(&mut [Vec<u8>; 4]) -> R) -> R {
     ARG_BUFFERS.with(|cell| match cell.try_borrow_mut() {
         Ok(mut bufs) => f(&mut bufs),
         Err(_) => f(&mut Default::default()),
     })
 }
 
-/// Reads the three header arguments, runs the chain and builds the `AuthResult`.
+/// Reads the three header arguments and the sender context, runs the chain and builds the
+/// `AuthResult`.
 ///
 /// # Safety
 /// `env` and `args` must be live handles of the current call.
 pub unsafe fn authenticate(
     env: sys::napi_env,
     core: &Core,
-    [authorization, tenant_header, host]: [sys::napi_value; 3],
+    [authorization, tenant_header, host, sender]: [sys::napi_value; 4],
 ) -> std::result::Result<sys::napi_value, CallError> {
     let auth_cap = core.settings().max_token_bytes() + AUTHORIZATION_SLACK;
-    with_buffers(|[a, t, h]| {
+    with_buffers(|[a, t, h, c]| {
         // SAFETY: the handles are live (caller's contract); each buffer is borrowed once.
         let (authorization, tenant_header, host) = unsafe {
             (
@@ -60,11 +62,60 @@ pub unsafe fn authenticate(
                 read_optional_str(env, host, h, HOST_CAP, "host")?,
             )
         };
-        core.authenticate(authorization, tenant_header, host, |outcome| {
+        // The sender context is read only when a check needs it: nothing to pay otherwise.
+        let mut context = SenderContext::default();
+        if core.settings().certificate_binding() != CertificateBinding::Off {
+            // SAFETY: `sender` is live (caller's contract); `c` is borrowed once.
+            context.client_cert_thumbprint = unsafe { read_thumbprint(env, sender, c)? };
+        }
+        core.authenticate_sender((authorization, tenant_header, host), &context, |outcome| {
             // SAFETY: `env` is the live env of the current call.
             unsafe { build_auth_result(env, outcome) }
         })
     })
+}
+
+/// `sender.clientCertThumbprint`: `None` when `sender` or the field is `undefined` or `null`,
+/// or the field is empty (no certificate). Read up to one byte past a thumbprint's length, so
+/// a longer value stays longer (and matches no token).
+///
+/// # Safety
+/// `env` and `sender` must be live handles of the current call.
+unsafe fn read_thumbprint(
+    env: sys::napi_env,
+    sender: sys::napi_value,
+    buf: &mut Vec<u8>,
+) -> std::result::Result<Option<&[u8]>, CallError> {
+    let not_object = || ArgError::Type("sender must be an object, null or undefined".into());
+    let mut kind = 0;
+    // SAFETY: `env` and `sender` are live (caller's contract); `kind` is a valid out slot.
+    if unsafe { sys::napi_typeof(env, sender, &mut kind) } != sys::Status::napi_ok {
+        return Err(not_object().into());
+    }
+    match kind {
+        sys::ValueType::napi_undefined | sys::ValueType::napi_null => return Ok(None),
+        sys::ValueType::napi_object => {}
+        _ => return Err(not_object().into()),
+    }
+    let mut field = std::ptr::null_mut();
+    // SAFETY: `sender` is a live object handle; the name is a static C string.
+    let status = unsafe {
+        sys::napi_get_named_property(env, sender, c"clientCertThumbprint".as_ptr(), &mut field)
+    };
+    if status != sys::Status::napi_ok {
+        return Err(not_object().into());
+    }
+    // SAFETY: `field` is a live handle just read; `buf` is borrowed once.
+    let thumbprint = unsafe {
+        read_optional_str(
+            env,
+            field,
+            buf,
+            THUMBPRINT_LEN + 1,
+            "sender.clientCertThumbprint",
+        )?
+    };
+    Ok(thumbprint.filter(|t| !t.is_empty()))
 }
 
 /// Verifies a bare token of `kind` and builds the `TokenVerification`.
@@ -85,7 +136,7 @@ pub unsafe fn verify(
         return Err(not_string());
     }
     let cap = core.settings().max_token_bytes() + TOKEN_SLACK;
-    with_buffers(|[buf, scratch, _]| {
+    with_buffers(|[buf, scratch, ..]| {
         // SAFETY: `token` is a live string handle; the buffer is borrowed once.
         let token =
             unsafe { read_optional_str(env, token, buf, cap, "token")? }.ok_or_else(not_string)?;

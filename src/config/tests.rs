@@ -25,6 +25,8 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "requireTokenType" => json!(s.require_token_type()),
         "requireExpiration" => json!(s.require_expiration()),
         "requireSubject" => json!(s.require_subject()),
+        "certificateBoundTokens" => json!(s.certificate_bound_tokens()),
+        "requireCertificateBoundTokens" => json!(s.require_certificate_bound_tokens()),
         "refreshSecret" => json!(s.refresh_secret().map(|_| "set")),
         "issuer" => json!(Some(s.issuers()).filter(|l| !l.is_empty())),
         "audience" => json!(Some(s.audiences()).filter(|l| !l.is_empty())),

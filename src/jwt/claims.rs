@@ -42,6 +42,17 @@ impl<'a> Claim<'a> {
     }
 }
 
+/// The `cnf` claim (RFC 7800), as far as sender-constrained tokens need it.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub enum Confirmation<'a> {
+    #[default]
+    Absent,
+    /// An object; `x5t_s256` is its `x5t#S256` member (RFC 8705 §3.1), of any JSON type.
+    Methods { x5t_s256: Claim<'a> },
+    /// Present but not an object.
+    Other,
+}
+
 #[derive(Debug, Default)]
 pub struct Claims<'a> {
     pub sub: Claim<'a>,
@@ -55,6 +66,7 @@ pub struct Claims<'a> {
     pub role: Claim<'a>,
     pub tenant_id: Claim<'a>,
     pub token_type: Claim<'a>,
+    pub cnf: Confirmation<'a>,
 }
 
 impl<'a> Claims<'a> {
@@ -64,22 +76,17 @@ impl<'a> Claims<'a> {
         let text = std::str::from_utf8(json).ok()?;
         let mut claims = Claims::default();
         Scanner::new(text).object(|key, scanner| {
+            if key == "cnf" {
+                if !matches!(claims.cnf, Confirmation::Absent) {
+                    return None;
+                }
+                claims.cnf = Confirmation::read(scanner)?;
+                return Some(());
+            }
             let Some(slot) = claims.slot(&key) else {
                 return scanner.skip_value();
             };
-            let value = match scanner.value()? {
-                Scalar::Str(s) => Claim::Str(s),
-                Scalar::Num(n) if n.is_finite() => Claim::Num(n),
-                Scalar::Num(_) => return None,
-                Scalar::StrList(list) => Claim::StrList(list),
-                // A JSON null is a present claim of the wrong type, never "absent".
-                Scalar::Other => Claim::Other,
-            };
-            if !slot.is_absent() {
-                return None;
-            }
-            *slot = value;
-            Some(())
+            read_once(slot, scanner)
         })?;
         Some(claims)
     }
@@ -99,6 +106,40 @@ impl<'a> Claims<'a> {
             "type" => &mut self.token_type,
             _ => return None,
         })
+    }
+}
+
+/// Reads a known claim's value into `slot`; `None` when malformed or already present (JSON
+/// parsers disagree on which duplicate wins, an ambiguity attackers exploit).
+fn read_once<'a>(slot: &mut Claim<'a>, scanner: &mut Scanner<'a>) -> Option<()> {
+    let value = match scanner.value()? {
+        Scalar::Str(s) => Claim::Str(s),
+        Scalar::Num(n) if n.is_finite() => Claim::Num(n),
+        Scalar::Num(_) => return None,
+        Scalar::StrList(list) => Claim::StrList(list),
+        // A JSON null is a present claim of the wrong type, never "absent".
+        Scalar::Other => Claim::Other,
+    };
+    if !slot.is_absent() {
+        return None;
+    }
+    *slot = value;
+    Some(())
+}
+
+impl<'a> Confirmation<'a> {
+    /// Reads `cnf`'s value: its known members once each, the others skipped.
+    fn read(scanner: &mut Scanner<'a>) -> Option<Confirmation<'a>> {
+        if !scanner.at_object() {
+            scanner.skip_value()?;
+            return Some(Confirmation::Other);
+        }
+        let mut x5t_s256 = Claim::Absent;
+        scanner.members(|key, scanner| match &*key {
+            "x5t#S256" => read_once(&mut x5t_s256, scanner),
+            _ => scanner.skip_value(),
+        })?;
+        Some(Confirmation::Methods { x5t_s256 })
     }
 }
 
@@ -165,6 +206,44 @@ mod tests {
                 Claims::parse(json).is_none(),
                 "{:?}",
                 String::from_utf8_lossy(json)
+            );
+        }
+    }
+
+    #[test]
+    fn reads_the_certificate_thumbprint_of_cnf_once() {
+        let c = Claims::parse(br#"{"cnf":{"jkt":"k","x5t#S256":"abc"},"sub":"u"}"#).unwrap();
+        assert_eq!(
+            c.cnf,
+            Confirmation::Methods {
+                x5t_s256: Claim::Str("abc".into())
+            }
+        );
+        let c = Claims::parse(br#"{"cnf":{"x5t#S256":{"a":1}}}"#).unwrap();
+        assert_eq!(
+            c.cnf,
+            Confirmation::Methods {
+                x5t_s256: Claim::Other
+            }
+        );
+        for other in [r#""s""#, "null", "[1]", "1"] {
+            let json = format!(r#"{{"cnf":{other}}}"#);
+            assert_eq!(
+                Claims::parse(json.as_bytes()).unwrap().cnf,
+                Confirmation::Other
+            );
+        }
+        assert_eq!(Claims::parse(b"{}").unwrap().cnf, Confirmation::Absent);
+        for twice in [
+            &br#"{"cnf":{"x5t#S256":"a","x5t#S256":"b"}}"#[..],
+            br#"{"cnf":{"x5t#S256":"a","x5t\u0023S256":"b"}}"#,
+            br#"{"cnf":{},"cnf":{}}"#,
+            br#"{"cnf":{"x5t#S256":"a"}"#,
+        ] {
+            assert!(
+                Claims::parse(twice).is_none(),
+                "{}",
+                String::from_utf8_lossy(twice)
             );
         }
     }

@@ -54,8 +54,22 @@ impl<'a> Scanner<'a> {
 
     /// Visits each member of the top-level object: `visit(key, scanner)` must consume the value
     /// (with [`Scanner::value`] or [`Scanner::skip_value`]) and may refuse the object.
-    pub fn object(
-        mut self,
+    pub fn object(mut self, visit: impl FnMut(Cow<'a, str>, &mut Self) -> Scan<()>) -> Scan<()> {
+        self.members(visit)?;
+        self.skip_ws();
+        (self.pos == self.src.len()).then_some(())
+    }
+
+    /// Whether the next value is an object.
+    pub fn at_object(&mut self) -> bool {
+        self.skip_ws();
+        self.peek() == Some(b'{')
+    }
+
+    /// Visits each member of the object at the cursor, as [`Scanner::object`] does for the
+    /// top level (one level only: a nested object's members skip their own values).
+    pub fn members(
+        &mut self,
         mut visit: impl FnMut(Cow<'a, str>, &mut Self) -> Scan<()>,
     ) -> Scan<()> {
         self.eat(b'{')?;
@@ -68,7 +82,7 @@ impl<'a> Scanner<'a> {
                 let key = self.string()?;
                 self.eat(b':')?;
                 self.skip_ws();
-                visit(key, &mut self)?;
+                visit(key, self)?;
                 self.skip_ws();
                 match self.peek()? {
                     b',' => self.pos += 1,
@@ -80,8 +94,7 @@ impl<'a> Scanner<'a> {
                 }
             }
         }
-        self.skip_ws();
-        (self.pos == self.src.len()).then_some(())
+        Some(())
     }
 
     /// Reads a value at the cursor, keeping strings, numbers and arrays of strings.

@@ -15,7 +15,7 @@ pub mod validate;
 pub mod verify;
 
 pub use alg::Alg;
-pub use claims::{Claim, Claims};
+pub use claims::{Claim, Claims, Confirmation};
 pub use key::HmacKey;
 pub use key_set::{KeySet, KeySpec};
 pub use kind::TokenKind;
