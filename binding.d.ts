@@ -40,6 +40,14 @@ export type ErrorCode =
   | 'rate_limited'
   | 'rate_limit_pending'
   | 'keys_unavailable'
+  | 'missing_dpop_proof'
+  | 'invalid_dpop_proof'
+  | 'dpop_proof_mismatch'
+  | 'dpop_proof_stale'
+  | 'dpop_proof_replayed'
+  | 'dpop_replay_cache_full'
+  | 'dpop_key_mismatch'
+  | 'dpop_bound_token_as_bearer'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -198,6 +206,19 @@ export interface AuthConfigOptions {
    * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` (an entry is never evicted before its token expires).
    */
   maxRevocations?: number | null | undefined
+  /**
+   * Accept `Authorization: DPoP <token>` with a DPoP proof (RFC 9449 §4.3), passed to
+   * `authenticate` as its 4th argument (`SenderContext`). Default false. A token bound to a key
+   * (`cnf.jkt`) is refused as Bearer (`dpop_bound_token_as_bearer`) whatever this says.
+   */
+  dpop?: boolean | null | undefined
+  /** Seconds a DPoP proof's `iat` may be from now, either side, 1..3600. Default 60. */
+  dpopIatWindowSec?: number | null | undefined
+  /**
+   * Most DPoP proof `jti`s remembered, 1..10000000. Default 100000. When every one is inside
+   * its window a new proof is refused (503 `dpop_replay_cache_full`), never one forgotten.
+   */
+  dpopMaxReplayEntries?: number | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */
@@ -394,6 +415,8 @@ export declare class Authenticator {
    * turns PEM, JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
    */
   setKeys(keys: ReadonlyArray<KeyInput>): number
+  /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */
+  get dpopReplayEntries(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
   /**
@@ -417,10 +440,11 @@ export declare class Authenticator {
    */
   jwks(): PublicJwks
   /**
-   * Runs the whole chain for one request. Each argument is a header value, `null` or
-   * `undefined`; nothing a client can send makes it throw.
+   * Runs the whole chain for one request. Each of the first three arguments is a header
+   * value, `null` or `undefined`; `sender` (read only when `dpop` is configured) carries the
+   * `DPoP` proof, method and URL. Nothing a client can send makes it throw.
    */
-  authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null): AuthResult
+  authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null, sender?: SenderContext | null): AuthResult
   /**
    * Signs an access token (with `signingKey`, else HS256 with `accessSecret`). `claims.sub` is required; `iat`,
    * `exp` (`accessTtlSec`), `jti`, `type: "access"`, and `iss`/`aud` when configured are added.
@@ -910,6 +934,23 @@ export interface SanitizeHtmlOptions {
   allowedSchemes?: Array<string>
   /** Drop HTML comments. Default true. */
   stripComments?: boolean
+}
+
+/**
+ * What the request says of its sender, beside the Authorization header: `authenticate`'s 4th
+ * argument. Leave it out (or `undefined`) unless `dpop` is configured: it is read only then.
+ */
+export interface SenderContext {
+  /** The `DPoP` request header (one proof JWT; two headers joined by a comma never pass). */
+  dpop?: string
+  /** The request method as the client sent it (`GET`, `POST`…), compared with the proof's `htm`. */
+  method?: string
+  /**
+   * The absolute URL the client addressed (`https://api.example.com/orders?x=1`), from a
+   * configured origin, never from unconfigured `X-Forwarded-*` headers; compared with the
+   * proof's `htu` without query and fragment (RFC 9449 §4.3).
+   */
+  url?: string
 }
 
 /**

@@ -11,7 +11,7 @@ export type {
   OtpMatch, OtpOptions, OtpStoreOptions, OtpVerifyResult, ParsedApiKey, PasswordOptions,
   PublicJwk, PublicJwks, PublicKeyInput, RateLimitDecision, RateLimiterOptions, ResolvedTenant,
   ResolveTenantOptions, RevokeSubjectOptions, RevokeTokenOptions, SanitizeFilenameOptions,
-  SanitizeHtmlOptions, Secret, SigningKeyInput, TenantSource, TokenClaims, TokenInvalid,
+  SanitizeHtmlOptions, Secret, SenderContext, SigningKeyInput, TenantSource, TokenClaims, TokenInvalid,
   TokenValid, TokenVerification, TokenVerificationFields, TotpUriInput, VerifyPasswordOptions,
 } from './binding'
 

@@ -22,6 +22,8 @@ const { randomSeeds, seedsFromSecret } = require('./rate-limit/debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations, LIMIT_CODE } = require('./revocation')
 const { Metrics } = require('./metrics')
+const { dpopScheme, checkProof } = require('./dpop')
+const { ReplayCache } = require('./dpop/replay')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
 const { warnDeprecated, renamedName } = require('./deprecation')
 
@@ -78,6 +80,8 @@ class Core {
     this.cache = cacheSize === 0 ? null : new VerifiedCache(cacheSize === null ? DEFAULT_CAPACITY : cacheSize)
     this.cacheHmac = cacheSize !== null
     this.accessRules = new ClaimRules(settings, 'access')
+    // DPoP proofs seen inside their window (js/dpop/replay.js); null when dpop is off.
+    this.dpopReplay = settings.dpop ? new ReplayCache(settings.dpopMaxReplayEntries) : null
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
     this.limiter =
@@ -117,15 +121,17 @@ class Core {
     return fixed === null ? Math.floor(Date.now() / 1000) : fixed
   }
 
-  authenticate(authorization, tenantHeader, host) {
+  authenticate(authorization, tenantHeader, host, sender) {
     const a = readHeaderArg(authorization, 'authorization', this.authorizationCap)
     const t = readHeaderArg(tenantHeader, 'tenantHeader', TENANT_HEADER_CAP)
     const h = readHeaderArg(host, 'host', HOST_CAP)
+    // Read only when dpop is on (src/binding/sender.rs): nothing to pay otherwise.
+    const s = this.dpopReplay === null ? NO_SENDER : readSender(sender)
     const requestId = randomUUID()
     const limit = this.limiter === null ? undefined : this.settings.rateLimitMax
     const metrics = this.metrics
     const start = metrics.timing ? performance.now() : 0
-    const outcome = this.runChain(a, t, h)
+    const outcome = this.runChain(a, t, h, s)
     const failed = outcome instanceof Failure
     metrics.record(failed ? outcome.code : undefined, !failed && outcome.remaining !== undefined, metrics.timing ? (performance.now() - start) * 1e6 : undefined)
     if (failed) return failureResult(outcome, requestId, limit)
@@ -142,11 +148,31 @@ class Core {
     return result
   }
 
-  runChain(authorization, tenantHeader, host) {
-    const token = extractBearer(authorization, this.settings.maxTokenBytes)
-    if (token instanceof Failure) return token
+  runChain(authorization, tenantHeader, host, sender) {
+    const dpopToken = this.dpopReplay === null ? undefined : dpopScheme(authorization)
+    let token
+    let proof = null
+    if (dpopToken === undefined) {
+      token = extractBearer(authorization, this.settings.maxTokenBytes)
+      if (token instanceof Failure) return token
+    } else {
+      // The same checks as a Bearer token's, before the proof (src/authenticator.rs).
+      token = extractBearer(`Bearer ${dpopToken}`, this.settings.maxTokenBytes)
+      if (token instanceof Failure) return token
+      proof = checkProof(sender, token, this.now(), this.settings.dpopIatWindowSec)
+      if (proof instanceof Failure) return proof
+    }
     const claims = this.verifyAccess(token, this.now())
     if (claims instanceof Failure) return this.explain('access', token, claims)
+    // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer.
+    if (proof === null) {
+      if (claims.cnf_jkt !== undefined) return fail('dpop_bound_token_as_bearer')
+    } else {
+      if (typeof claims.cnf_jkt !== 'string' || claims.cnf_jkt !== proof.thumbprint) return fail('dpop_key_mismatch')
+      const admission = this.dpopReplay.admit(proof.replayKey, proof.expiresAt, this.now())
+      if (admission === 'replayed') return fail('dpop_proof_replayed')
+      if (admission === 'full') return fail('dpop_replay_cache_full')
+    }
     const revoked = this.revocations.check(claims)
     if (revoked !== undefined) return fail(revoked)
     const tenant = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
@@ -308,6 +334,19 @@ function failureResult(failure, requestId, limit) {
  * A header argument: undefined for null/undefined, else a string cut to at most `cap` UTF-8
  * bytes on a character boundary (what the native binding reads of it). Anything else throws.
  */
+const NO_SENDER = Object.freeze({ dpop: undefined, method: undefined, url: undefined })
+
+/** authenticate's 4th argument, each field read as a header argument (src/binding/sender.rs). */
+function readSender(sender) {
+  if (sender === undefined || sender === null) return NO_SENDER
+  if (typeof sender !== 'object') throw typeError('sender must be a SenderContext object, null or undefined')
+  return {
+    dpop: readHeaderArg(sender.dpop, 'sender.dpop', LIMITS.dpopProofCap + 4),
+    method: readHeaderArg(sender.method, 'sender.method', LIMITS.dpopUrlCap + 4),
+    url: readHeaderArg(sender.url, 'sender.url', LIMITS.dpopUrlCap + 4),
+  }
+}
+
 function readHeaderArg(value, name, cap) {
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'string') throw typeError(`${name} must be a string, null or undefined`)
@@ -395,8 +434,13 @@ class Authenticator {
   }
 
   /** Runs the whole chain for one request; nothing a client sends makes it throw. */
-  authenticate(authorization, tenantHeader, host) {
-    return this.#core.authenticate(authorization, tenantHeader, host)
+  authenticate(authorization, tenantHeader, host, sender) {
+    return this.#core.authenticate(authorization, tenantHeader, host, sender)
+  }
+
+  /** DPoP proofs held by the replay cache (at most dpopMaxReplayEntries; 0 without dpop). */
+  get dpopReplayEntries() {
+    return this.#core.dpopReplay === null ? 0 : this.#core.dpopReplay.size
   }
 
   signAccessToken(claims) {

@@ -5,13 +5,13 @@ import type { AuthConfig, AuthenticatorConfig, AuthResult, AuthSuccess, AuthFail
 import type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant } from '../index'
 import type { RateLimiterOptions, RateLimitDecision } from '../index'
 import type { RevokeTokenOptions, RevokeSubjectOptions } from '../index'
-import type { AuthenticatorMetrics } from '../index'
+import type { AuthenticatorMetrics, SenderContext } from '../index'
 
 export type { AuthConfig, AuthenticatorConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, TenantSource, TokenClaims }
 export type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant }
 export type { RateLimiterOptions, RateLimitDecision }
 export type { RevokeTokenOptions, RevokeSubjectOptions }
-export type { AuthenticatorMetrics }
+export type { AuthenticatorMetrics, SenderContext }
 
 /**
  * The auth chain in plain JavaScript (node:crypto HMAC-SHA256 and randomUUID, a Map token bucket):
@@ -32,7 +32,7 @@ export declare class Authenticator {
    */
   static shared(config: AuthConfig): Authenticator
   /** Runs the whole chain for one request; nothing a client sends makes it throw. */
-  authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null): AuthResult
+  authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null, sender?: SenderContext | null): AuthResult
   /** Signs an access token (with `signingKey`, else HS256 with `accessSecret`); `claims.sub` is required. */
   signAccessToken(claims: TokenClaims): string
   /** Signs a refresh token (`type: "refresh"`): HS256 with `refreshSecret`, else with `signingKey`. */
@@ -75,6 +75,8 @@ export declare class Authenticator {
   get keySetGeneration(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
+  /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */
+  get dpopReplayEntries(): number
   /** The counters of this authenticator, read now (docs/observability.md). */
   metrics(): AuthenticatorMetrics
   /** Times every later `authenticate` call into `metrics().duration`, or stops (off by default). */

@@ -9,6 +9,8 @@ use crate::bearer::{extract_bearer, is_b64token};
 use crate::call_error::ArgError;
 use crate::call_error::CallError;
 use crate::clock::{unix_millis, unix_seconds_at};
+use crate::dpop::replay::{Admission, ReplayCache};
+use crate::dpop::{check_proof, dpop_scheme, SenderContext};
 use crate::error::AuthError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
@@ -25,6 +27,10 @@ use crate::secret::Secret;
 use crate::settings::{AccessKeys, Settings};
 use crate::tenant::{HostLabel, TenantRules, TenantSource};
 use crate::verified_cache::{VerifiedCache, DEFAULT_CAPACITY};
+
+/// The header arguments of a call: Authorization, X-Tenant-ID (which the outcome may borrow as
+/// the tenant id, hence its own lifetime) and Host.
+type Headers<'h, 't> = (Option<&'h [u8]>, Option<&'t [u8]>, Option<&'h [u8]>);
 
 /// What one authentication produced. Strings borrow from the request or the decoded token.
 pub struct Outcome<'a> {
@@ -133,6 +139,8 @@ pub struct Authenticator {
     revocations: Revocations,
     /// Counters of the calls and their verdicts, read by `metrics()` (src/metrics.rs).
     metrics: Metrics,
+    /// DPoP proofs seen inside their window (src/dpop/replay.rs); `None` when `dpop` is off.
+    dpop_replay: Option<ReplayCache>,
 }
 
 /// The longest a signature waits for the clock to pass a subject revocation's cut-off (it is
@@ -206,6 +214,9 @@ impl Authenticator {
             ),
             cache_hmac: settings.verified_token_cache_size().is_some(),
             signing,
+            dpop_replay: settings
+                .dpop()
+                .then(|| ReplayCache::new(settings.dpop_max_replay_entries())),
             settings,
             metrics: Metrics::default(),
         }
@@ -269,6 +280,11 @@ impl Authenticator {
             cache.clear();
         }
         generation
+    }
+
+    /// DPoP proofs held by the replay cache (0 when `dpop` is off).
+    pub fn dpop_replay_len(&self) -> usize {
+        self.dpop_replay.as_ref().map_or(0, ReplayCache::len)
     }
 
     /// Tokens held by the verified-token cache.
@@ -351,28 +367,34 @@ impl Authenticator {
         host: Option<&[u8]>,
         f: impl FnOnce(&Outcome<'_>) -> R,
     ) -> R {
+        let sender = SenderContext::default();
+        self.authenticate_sender(authorization, tenant_header, host, &sender, f)
+    }
+
+    /// [`Authenticator::authenticate`] with what the request says of its sender (a DPoP proof).
+    pub fn authenticate_sender<R>(
+        &self,
+        authorization: Option<&[u8]>,
+        tenant_header: Option<&[u8]>,
+        host: Option<&[u8]>,
+        sender: &SenderContext<'_>,
+        f: impl FnOnce(&Outcome<'_>) -> R,
+    ) -> R {
+        let headers = (authorization, tenant_header, host);
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
                 let (payload, key) = &mut *scratch;
-                self.authenticate_with(authorization, tenant_header, host, payload, key, f)
+                self.authenticate_with(headers, sender, payload, key, f)
             }
             // Re-entered from inside `f`: fall back to fresh buffers.
-            Err(_) => self.authenticate_with(
-                authorization,
-                tenant_header,
-                host,
-                &mut Vec::new(),
-                &mut Vec::new(),
-                f,
-            ),
+            Err(_) => self.authenticate_with(headers, sender, &mut Vec::new(), &mut Vec::new(), f),
         })
     }
 
     fn authenticate_with<R>(
         &self,
-        authorization: Option<&[u8]>,
-        tenant_header: Option<&[u8]>,
-        host: Option<&[u8]>,
+        (authorization, tenant_header, host): Headers<'_, '_>,
+        sender: &SenderContext<'_>,
         payload: &mut Vec<u8>,
         key: &mut Vec<u8>,
         f: impl FnOnce(&Outcome<'_>) -> R,
@@ -383,7 +405,13 @@ impl Authenticator {
         let outcome = Outcome {
             request_id: new_request_id(),
             rate_limit_limit: self.limiter.as_ref().map(RateLimiter::capacity),
-            result: self.run_chain(authorization, tenant_header, host, payload, key, mono),
+            result: self.run_chain(
+                (authorization, tenant_header, host),
+                sender,
+                payload,
+                key,
+                mono,
+            ),
         };
         self.metrics.record(
             match &outcome.result {
@@ -399,14 +427,35 @@ impl Authenticator {
 
     fn run_chain<'a>(
         &self,
-        authorization: Option<&[u8]>,
-        tenant_header: Option<&'a [u8]>,
-        host: Option<&[u8]>,
+        (authorization, tenant_header, host): Headers<'_, 'a>,
+        sender: &SenderContext<'_>,
         payload: &'a mut Vec<u8>,
         key: &mut Vec<u8>,
         mono: u64,
     ) -> Result<Identity<'a>, Failure> {
-        let token = extract_bearer(authorization, self.settings.max_token_bytes())?;
+        let max_token_bytes = self.settings.max_token_bytes();
+        let dpop_token = match &self.dpop_replay {
+            Some(_) => dpop_scheme(authorization),
+            None => None,
+        };
+        let (token, proof) = match dpop_token {
+            // The same checks as a Bearer token's, in the JS engine's order, before the proof.
+            Some(token) => {
+                if token.is_empty() {
+                    return Err(AuthError::InvalidAuthorizationFormat.into());
+                }
+                if token.len() > max_token_bytes {
+                    return Err(AuthError::TokenTooLarge.into());
+                }
+                if !is_b64token(token) {
+                    return Err(AuthError::InvalidAuthorizationFormat.into());
+                }
+                let window = self.settings.dpop_iat_window_sec();
+                let proof = check_proof(sender, token, self.now_sec_at(mono), window)?;
+                (token, Some(proof))
+            }
+            None => (extract_bearer(authorization, max_token_bytes)?, None),
+        };
         let keys = self
             .access_keys
             .read()
@@ -421,6 +470,23 @@ impl Authenticator {
                 other => self.explain(TokenKind::Access, token, other),
             })?;
         drop(keys);
+        // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer.
+        match (&proof, &claims.cnf_jkt) {
+            (None, Claim::Absent) => {}
+            (None, _) => return Err(AuthError::DpopBoundTokenAsBearer.into()),
+            (Some(p), Claim::Str(jkt)) if *jkt == p.thumbprint => {
+                let cache = self
+                    .dpop_replay
+                    .as_ref()
+                    .ok_or(AuthError::DpopKeyMismatch)?;
+                match cache.admit(p.replay_key, p.expires_at, self.now_sec_at(mono)) {
+                    Admission::Fresh => {}
+                    Admission::Replayed => return Err(AuthError::DpopProofReplayed.into()),
+                    Admission::Full => return Err(AuthError::DpopReplayCacheFull.into()),
+                }
+            }
+            (Some(_), _) => return Err(AuthError::DpopKeyMismatch.into()),
+        }
         self.revocations.check(token_ids(&claims))?;
         let tenant_source = self.tenant_rules.resolve(
             claims.tenant_id.as_str().map(str::as_bytes),

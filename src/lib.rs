@@ -25,6 +25,7 @@ mod binding;
 mod clock;
 mod config;
 mod contract;
+mod dpop;
 mod error;
 mod helpers;
 mod issue;

@@ -48,6 +48,10 @@ pub struct Settings {
     clock_timestamp: Option<f64>,
     /// Most live revocations held (see `crate::revocation`).
     max_revocations: usize,
+    /// DPoP (RFC 9449): the scheme accepted, its proof window and replay-cache bound.
+    dpop: bool,
+    dpop_iat_window_sec: f64,
+    dpop_max_replay_entries: usize,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -99,6 +103,9 @@ impl Settings {
             require_subject: false,
             clock_timestamp: None,
             max_revocations: 0,
+            dpop: false,
+            dpop_iat_window_sec: 0.0,
+            dpop_max_replay_entries: 0,
         }
     }
 
@@ -131,6 +138,9 @@ impl Settings {
             ("requireSubject", Bool(b)) => self.require_subject = b,
             ("clockTimestamp", Number(n)) => self.clock_timestamp = Some(n),
             ("maxRevocations", Number(n)) => self.max_revocations = n as usize,
+            ("dpop", Bool(b)) => self.dpop = b,
+            ("dpopIatWindowSec", Number(n)) => self.dpop_iat_window_sec = n,
+            ("dpopMaxReplayEntries", Number(n)) => self.dpop_max_replay_entries = n as usize,
             // Read before every other option (it steers the secrets' checks) and kept by
             // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
@@ -215,6 +225,18 @@ impl Settings {
     pub fn max_revocations(&self) -> usize {
         self.max_revocations
     }
+    /// Whether `Authorization: DPoP` is accepted (`dpop`).
+    pub fn dpop(&self) -> bool {
+        self.dpop
+    }
+    /// Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`).
+    pub fn dpop_iat_window_sec(&self) -> f64 {
+        self.dpop_iat_window_sec
+    }
+    /// Most proof `jti`s the replay cache holds (`dpopMaxReplayEntries`).
+    pub fn dpop_max_replay_entries(&self) -> usize {
+        self.dpop_max_replay_entries
+    }
 
     pub fn clock_timestamp(&self) -> Option<f64> {
         self.clock_timestamp
@@ -287,6 +309,8 @@ impl Settings {
             self.max_token_bytes as f64,
             self.clock_timestamp.unwrap_or(f64::NAN),
             self.max_revocations as f64,
+            self.dpop_iat_window_sec,
+            self.dpop_max_replay_entries as f64,
             self.verified_token_cache_size
                 .map_or(f64::NAN, |n| n as f64),
         ] {
@@ -298,6 +322,7 @@ impl Settings {
             self.require_expiration as u8,
             self.require_subject as u8,
             self.allow_short_secret as u8,
+            self.dpop as u8,
         ]);
         let mut out = [0u8; 32];
         out.copy_from_slice(ctx.finish().as_ref());

@@ -40,6 +40,14 @@ export type ErrorCode =
   | 'rate_limited'
   | 'rate_limit_pending'
   | 'keys_unavailable'
+  | 'missing_dpop_proof'
+  | 'invalid_dpop_proof'
+  | 'dpop_proof_mismatch'
+  | 'dpop_proof_stale'
+  | 'dpop_proof_replayed'
+  | 'dpop_replay_cache_full'
+  | 'dpop_key_mismatch'
+  | 'dpop_bound_token_as_bearer'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -198,6 +206,19 @@ export interface AuthConfigOptions {
    * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` (an entry is never evicted before its token expires).
    */
   maxRevocations?: number | null | undefined
+  /**
+   * Accept `Authorization: DPoP <token>` with a DPoP proof (RFC 9449 §4.3), passed to
+   * `authenticate` as its 4th argument (`SenderContext`). Default false. A token bound to a key
+   * (`cnf.jkt`) is refused as Bearer (`dpop_bound_token_as_bearer`) whatever this says.
+   */
+  dpop?: boolean | null | undefined
+  /** Seconds a DPoP proof's `iat` may be from now, either side, 1..3600. Default 60. */
+  dpopIatWindowSec?: number | null | undefined
+  /**
+   * Most DPoP proof `jti`s remembered, 1..10000000. Default 100000. When every one is inside
+   * its window a new proof is refused (503 `dpop_replay_cache_full`), never one forgotten.
+   */
+  dpopMaxReplayEntries?: number | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */

@@ -910,3 +910,54 @@ test('signingKey tokens, access and refresh, agree field for field between engin
     assert.ok(verdictCodes.get(code) >= 3, `${code} reached ${verdictCodes.get(code) || 0} times`)
   }
 })
+
+test('DPoP: both engines agree field for field on generated proofs, mutations, replays and bindings', async () => {
+  const dpopSupport = require('../support/dpop')
+  const { URL, issuer, clientKey, proof, rawProof, proofClaims } = dpopSupport
+  const iss = await issuer()
+  const keys = []
+  for (const alg of ['ES256', 'ES256', 'RS256', 'PS256', 'Ed25519']) keys.push(await clientKey(alg))
+  const tokens = []
+  for (const key of keys) tokens.push({ key, token: await iss.sign({ cnf: { jkt: key.jkt } }) })
+  tokens.push({ key: keys[0], token: await iss.sign({}) })
+  tokens.push({ key: keys[0], token: await iss.sign({ cnf: { jkt: 7 } }) })
+  tokens.push({ key: keys[0], token: await iss.sign({ cnf: 'x' }) })
+  const config = { keys: iss.keys, dpop: true, dpopMaxReplayEntries: 40, dpopIatWindowSec: 120, rateLimitMax: 0 }
+  const pair = { n: new native.Authenticator(config), j: new js.Authenticator(config) }
+  const rng = random(0x9449)
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const mutate = (p) => {
+    const i = rng.int(p.length)
+    if (p[i] === '.') return p.slice(0, i) + p.slice(i + 1)
+    return p.slice(0, i) + rng.pick([...B64, '.', ' ', ',']) + p.slice(i + 1)
+  }
+  const urls = [URL, `${URL}?q=1`, 'https://API.example.com:443/orders#f', 'https://api.example.com/orders/', 'http://api.example.com/orders', 'https://api.example.com:8443/orders', 'https://u@api.example.com/orders', 'not a url', '']
+  const seen = []
+  const codes = new Map()
+  for (let i = 0; i < 400; i++) {
+    const { key, token } = rng.pick(tokens)
+    const signer = rng.next() < 0.1 ? rng.pick(keys) : key
+    let p
+    const kind = rng.int(10)
+    if (kind < 4) p = await proof(signer, { token, url: rng.next() < 0.8 ? URL : rng.pick(urls), method: rng.next() < 0.9 ? 'GET' : 'POST' })
+    else if (kind < 6 && signer.alg === 'ES256') {
+      const claims = { ...proofClaims(token), iat: Math.floor(Date.now() / 1000) + rng.pick([0, -119, 119, -500, 500, 0.5, -0.5]) }
+      const header = { alg: 'ES256', typ: rng.pick(['dpop+jwt', 'dpop+jwt', 'DPoP+jwt', 'JWT']), jwk: rng.next() < 0.9 ? signer.jwk : signer.privateJwk }
+      if (rng.next() < 0.2) delete claims[rng.pick(Object.keys(claims))]
+      p = rawProof(signer, header, claims)
+    } else if (kind < 7 && seen.length > 0) p = rng.pick(seen)
+    else p = mutate(await proof(signer, { token }))
+    seen.push(p)
+    const scheme = rng.pick(['DPoP', 'dpop', 'DPOP', 'Bearer', 'DPoP  '])
+    const sender = { dpop: rng.next() < 0.95 ? p : undefined, method: rng.next() < 0.95 ? 'GET' : 'get', url: rng.pick([URL, URL, URL, `${URL}?x=1`, ...urls]) }
+    const a = pair.n.authenticate(`${scheme} ${token}`, null, null, sender)
+    const b = pair.j.authenticate(`${scheme} ${token}`, null, null, sender)
+    assert.deepStrictEqual(withoutRequestId(b), withoutRequestId(a), `request ${i}: ${scheme} ${p}`)
+    const c = a.authenticated ? 'ok' : a.errorCode
+    codes.set(c, (codes.get(c) || 0) + 1)
+  }
+  assert.equal(pair.n.dpopReplayEntries, pair.j.dpopReplayEntries)
+  for (const c of ['ok', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed', 'dpop_key_mismatch', 'dpop_bound_token_as_bearer', 'missing_dpop_proof']) {
+    assert.ok(codes.get(c) >= 1, `${c} reached ${codes.get(c) || 0} times: ${JSON.stringify([...codes])}`)
+  }
+})

@@ -108,6 +108,10 @@ class Claims {
     this.role = undefined
     this.tenant_id = undefined
     this.type = undefined
+    // cnf.jkt (RFC 9449 §6.1): a string, OTHER (cnf not an object, or jkt not a string), or
+    // undefined without either (src/jwt/claims.rs `cnf_jkt`).
+    this.cnf_jkt = undefined
+    this.cnfSeen = false
   }
 
   /**
@@ -138,10 +142,37 @@ class Claims {
         return (this.tenant_id = once(this.tenant_id, r))
       case 'type':
         return (this.type = once(this.type, r))
+      case 'cnf':
+        if (this.cnfSeen) throw MALFORMED
+        this.cnfSeen = true
+        return (this.cnf_jkt = readCnfJkt(r))
       default:
         return r.ignoreValue()
     }
   }
+}
+
+/** The jkt of the cnf value at the cursor (src/jwt/claims.rs `read_cnf_jkt`). */
+function readCnfJkt(r) {
+  const raw = rawValue(r)
+  if (raw[0] !== 0x7b) return OTHER
+  const inner = new Reader(raw)
+  let jkt
+  inner.topObject((key) => {
+    if (key !== 'jkt') return inner.ignoreValue()
+    if (jkt !== undefined) throw MALFORMED
+    const v = claimValue(inner)
+    jkt = typeof v === 'string' ? v : OTHER
+  })
+  return jkt
+}
+
+/** Skips the value at the cursor and hands back its bytes (src/jwt/json_scan.rs `raw_value`). */
+function rawValue(r) {
+  r.ws()
+  const start = r.i
+  r.ignoreValue()
+  return r.b.subarray(start, r.i)
 }
 
 /** A known claim's value; a known claim twice is ambiguous (parsers disagree on which wins): refused. */
@@ -164,4 +195,4 @@ function parseClaims(buf) {
   return claims
 }
 
-module.exports = { parseHeader, parseClaims, OTHER }
+module.exports = { parseHeader, parseClaims, claimValue, rawValue, OTHER }

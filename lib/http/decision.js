@@ -18,6 +18,7 @@ const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
 const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
+const { senderReader, dpopChallenge } = require('./dpop')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -133,6 +134,8 @@ class AuthDecision {
     this.recoveries = new Map()
     // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).
     this.verifiedClaims = new VerifiedClaims()
+    // DPoP (lib/http/dpop.js): the proof, method and URL of each request, with dpopOrigin only.
+    this.dpopSender = senderReader(options === undefined || options === null ? undefined : options.dpopOrigin)
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
     // both): the limit goes through it, and an identity without a lease yet waits for one round
     // trip (docs/scale-out.md).
@@ -183,7 +186,11 @@ class AuthDecision {
   decideFor(req, authorization, tries) {
     // A hand-built request (serverless adapters, tests) may have no headers at all.
     const headers = req.headers || NO_HEADERS
-    const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host))
+    const tenant = headerValue(headers['x-tenant-id'])
+    const result =
+      this.dpopSender === null
+        ? this.engine.authenticate(authorization, tenant, headerValue(headers.host))
+        : this.engine.authenticate(authorization, tenant, headerValue(headers.host), this.dpopSender(req, headers))
     // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
     if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, tries, r))
     return this.decideWith(req, authorization, tries, result)
@@ -339,7 +346,7 @@ function responseHeaders(result, authorization, rateLimitHeaders, realm) {
   // A 503 that remains with a store (its wait queue full, Redis failing past the fallback):
   // the lease is seconds away at most (RFC 9110 §10.2.3).
   if (result.errorCode === 'rate_limit_pending') headers.push(['Retry-After', '1'])
-  if (result.errorStatus === 401) headers.push(['WWW-Authenticate', challenge(result, authorization, realm)])
+  if (result.errorStatus === 401) headers.push(['WWW-Authenticate', dpopChallenge(result, authorization, realm) ?? challenge(result, authorization, realm)])
   // A 503 for a state the server expects to end (keys_unavailable: a remote key set not in force)
   // says when to try again (RFC 9110 §10.2.3).
   else if (result.errorStatus === 503 && result.errorCode !== 'rate_limit_pending' && result.retryAfterMs > 0) headers.push(['Retry-After', String(Math.ceil(result.retryAfterMs / 1000))])

@@ -152,9 +152,9 @@ function createEngine(source, options = {}) {
   const counts = { requests: 0, mismatches: 0, mismatchesByField: {}, onMismatchErrors: 0 }
   const shadowName = name === 'js' ? 'native' : 'js'
 
-  function authenticateInShadow(authorization, tenantHeader, host) {
-    const served = primary.authenticate(authorization, tenantHeader, host)
-    const other = shadow.authenticate(authorization, tenantHeader, host)
+  function authenticateInShadow(authorization, tenantHeader, host, sender) {
+    const served = primary.authenticate(authorization, tenantHeader, host, sender)
+    const other = shadow.authenticate(authorization, tenantHeader, host, sender)
     counts.requests++
     const fields = differingFields(served, other, tolerance)
     if (fields.length > 0) {
@@ -184,9 +184,9 @@ function createEngine(source, options = {}) {
     return served
   }
 
-  function authenticateOnly(authorization, tenantHeader, host) {
+  function authenticateOnly(authorization, tenantHeader, host, sender) {
     counts.requests++
-    return primary.authenticate(authorization, tenantHeader, host)
+    return primary.authenticate(authorization, tenantHeader, host, sender)
   }
 
   return {

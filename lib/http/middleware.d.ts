@@ -149,6 +149,13 @@ export interface CommonOptions<Req> {
   onMismatch?: (mismatch: ShadowMismatch) => void | Promise<void>
   /** retryAfterMs values within this many ms count as equal in shadow mode. Default 1000. */
   retryAfterToleranceMs?: number
+  /**
+   * The origin clients address (`'https://api.example.com'`: scheme, host and port only). With
+   * it, each request's `DPoP` header, method and this origin plus its path go to `authenticate`
+   * as a `SenderContext`: a config with `dpop: true` checks the proof (docs/dpop.md). Never
+   * built from `Host` or `X-Forwarded-*`, which clients choose.
+   */
+  dpopOrigin?: string
   /** `realm` of the WWW-Authenticate challenge. */
   realm?: string
   /**

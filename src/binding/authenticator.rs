@@ -109,6 +109,12 @@ impl Authenticator {
         Ok(generation.min(u32::MAX as u64) as u32)
     }
 
+    /// DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`).
+    #[napi(catch_unwind, getter)]
+    pub fn dpop_replay_entries(&self) -> u32 {
+        self.core.dpop_replay_len().min(u32::MAX as usize) as u32
+    }
+
     /// Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`).
     #[napi(catch_unwind, getter)]
     pub fn verified_token_cache_entries(&self) -> u32 {
@@ -176,11 +182,12 @@ impl Authenticator {
         }
     }
 
-    /// Runs the whole chain for one request. Each argument is a header value, `null` or
-    /// `undefined`; nothing a client can send makes it throw.
+    /// Runs the whole chain for one request. Each of the first three arguments is a header
+    /// value, `null` or `undefined`; `sender` (read only when `dpop` is configured) carries the
+    /// `DPoP` proof, method and URL. Nothing a client can send makes it throw.
     #[napi(
         catch_unwind,
-        ts_args_type = "authorization?: string | null, tenantHeader?: string | null, host?: string | null",
+        ts_args_type = "authorization?: string | null, tenantHeader?: string | null, host?: string | null, sender?: SenderContext | null",
         ts_return_type = "AuthResult"
     )]
     pub fn authenticate(
@@ -190,6 +197,7 @@ impl Authenticator {
         authorization: Unknown,
         tenant_header: Unknown,
         host: Unknown,
+        sender: Unknown,
     ) -> Result<Handle> {
         self.install_fast_methods(&env, &this);
         // SAFETY: the handles are the arguments of the call in progress.
@@ -197,7 +205,12 @@ impl Authenticator {
             request::authenticate(
                 env.raw(),
                 &self.core,
-                [authorization.raw(), tenant_header.raw(), host.raw()],
+                [
+                    authorization.raw(),
+                    tenant_header.raw(),
+                    host.raw(),
+                    sender.raw(),
+                ],
             )
         }
         .map(Handle)

@@ -94,7 +94,7 @@ unsafe fn install_one(
     }
 }
 
-/// Reads up to three arguments and the core, runs `f`, and turns errors and panics into JS
+/// Reads up to four arguments and the core, runs `f`, and turns errors and panics into JS
 /// exceptions: a panic must never unwind into Node.
 ///
 /// # Safety
@@ -102,11 +102,11 @@ unsafe fn install_one(
 unsafe fn run(
     env: sys::napi_env,
     info: sys::napi_callback_info,
-    f: impl FnOnce(&Core, [sys::napi_value; 3]) -> Result<sys::napi_value, CallError>,
+    f: impl FnOnce(&Core, [sys::napi_value; 4]) -> Result<sys::napi_value, CallError>,
 ) -> sys::napi_value {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let mut argc = 3usize;
-        let mut argv = [ptr::null_mut(); 3];
+        let mut argc = 4usize;
+        let mut argv = [ptr::null_mut(); 4];
         let mut data = ptr::null_mut();
         // SAFETY: `env` and `info` are the live call's (caller's contract); out-pointers are
         // valid locals sized for `argc` values (missing arguments are filled with undefined).

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use super::args::read_optional_str;
 use super::js_error::{no_refresh_secret, ArgError, CallError};
 use super::result::{build_auth_result, build_verification};
+use super::sender::with_sender;
 use crate::authenticator::Authenticator as Core;
 use crate::contract::limits;
 use crate::jwt::TokenKind;
@@ -41,14 +42,15 @@ fn with_buffers<R>(f: impl FnOnce(&mut [Vec<u8>; 3]) -> R) -> R {
     })
 }
 
-/// Reads the three header arguments, runs the chain and builds the `AuthResult`.
+/// Reads the three header arguments and the optional sender (read only when `dpop` is on:
+/// nothing to pay otherwise), runs the chain and builds the `AuthResult`.
 ///
 /// # Safety
 /// `env` and `args` must be live handles of the current call.
 pub unsafe fn authenticate(
     env: sys::napi_env,
     core: &Core,
-    [authorization, tenant_header, host]: [sys::napi_value; 3],
+    [authorization, tenant_header, host, sender]: [sys::napi_value; 4],
 ) -> std::result::Result<sys::napi_value, CallError> {
     let auth_cap = core.settings().max_token_bytes() + AUTHORIZATION_SLACK;
     with_buffers(|[a, t, h]| {
@@ -60,10 +62,20 @@ pub unsafe fn authenticate(
                 read_optional_str(env, host, h, HOST_CAP, "host")?,
             )
         };
-        core.authenticate(authorization, tenant_header, host, |outcome| {
-            // SAFETY: `env` is the live env of the current call.
-            unsafe { build_auth_result(env, outcome) }
-        })
+        if !core.settings().dpop() {
+            return core.authenticate(authorization, tenant_header, host, |outcome| {
+                // SAFETY: `env` is the live env of the current call.
+                unsafe { build_auth_result(env, outcome) }
+            });
+        }
+        let run = |sender: &crate::dpop::SenderContext<'_>| {
+            core.authenticate_sender(authorization, tenant_header, host, sender, |outcome| {
+                // SAFETY: `env` is the live env of the current call.
+                unsafe { build_auth_result(env, outcome) }
+            })
+        };
+        // SAFETY: `sender` is a live handle (caller's contract).
+        unsafe { with_sender(env, sender, run) }?
     })
 }
 

@@ -55,6 +55,9 @@ pub struct Claims<'a> {
     pub role: Claim<'a>,
     pub tenant_id: Claim<'a>,
     pub token_type: Claim<'a>,
+    /// `cnf.jkt` (RFC 9449 §6.1): `Str` when it is a string, `Other` when `cnf` is not an
+    /// object or its `jkt` is not a string, `Absent` without either.
+    pub cnf_jkt: Claim<'a>,
 }
 
 impl<'a> Claims<'a> {
@@ -63,7 +66,16 @@ impl<'a> Claims<'a> {
     pub fn parse(json: &'a [u8]) -> Option<Claims<'a>> {
         let text = std::str::from_utf8(json).ok()?;
         let mut claims = Claims::default();
+        let mut cnf_seen = false;
         Scanner::new(text).object(|key, scanner| {
+            if key == "cnf" {
+                if cnf_seen {
+                    return None;
+                }
+                cnf_seen = true;
+                claims.cnf_jkt = read_cnf_jkt(scanner.raw_value()?)?;
+                return Some(());
+            }
             let Some(slot) = claims.slot(&key) else {
                 return scanner.skip_value();
             };
@@ -100,6 +112,28 @@ impl<'a> Claims<'a> {
             _ => return None,
         })
     }
+}
+
+/// The `jkt` of a `cnf` object (its text), `None` when the object is malformed or repeats `jkt`.
+fn read_cnf_jkt(cnf: &str) -> Option<Claim<'_>> {
+    if !cnf.starts_with('{') {
+        return Some(Claim::Other);
+    }
+    let mut jkt = Claim::Absent;
+    Scanner::new(cnf).object(|key, scanner| {
+        if key != "jkt" {
+            return scanner.skip_value();
+        }
+        if !jkt.is_absent() {
+            return None;
+        }
+        jkt = match scanner.value()? {
+            Scalar::Str(s) => Claim::Str(s),
+            _ => Claim::Other,
+        };
+        Some(())
+    })?;
+    Some(jkt)
 }
 
 #[cfg(test)]

@@ -1,0 +1,50 @@
+'use strict'
+
+// DPoP in the adapters (RFC 9449): the SenderContext of a request (authenticate's 4th
+// argument) and the DPoP challenge (§7.1). The absolute URL a proof's htu is compared with is
+// the configured origin plus the request target: never built from Host or X-Forwarded-*, which
+// a client chooses (a proof made for one URL would then pass on another).
+
+const { typeError } = require('../../js/error')
+const { headerValue } = require('./token-source')
+
+// scheme://host[:port], nothing else: no path, no userinfo, no query.
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+$/i
+// What both engines accept in a proof (src/dpop/proof_key.rs), for the challenge's algs.
+const ALGS = 'ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA Ed25519'
+// Failures of the proof itself: RFC 9449 §7.1's invalid_dpop_proof.
+const PROOF_CODES = new Set(['missing_dpop_proof', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed'])
+const DPOP_SCHEME = /^dpop(?: |$)/i
+
+/**
+ * `(req, headers) => SenderContext` for the middleware option `dpopOrigin`, or null without it
+ * (then nothing is read per request). `req` is what the adapter decides on: its `method`, and
+ * `originalUrl` (Express, Koa, the Fetch view) or `url` (Fastify, Node) for the target.
+ */
+function senderReader(origin) {
+  if (origin === undefined || origin === null) return null
+  if (typeof origin !== 'string' || !ORIGIN.test(origin)) {
+    throw typeError("options.dpopOrigin must be an origin such as 'https://api.example.com' (scheme, host and port only)")
+  }
+  return (req, headers) => {
+    const target = typeof req.originalUrl === 'string' ? req.originalUrl : req.url
+    return {
+      dpop: headerValue(headers.dpop),
+      method: typeof req.method === 'string' ? req.method : undefined,
+      // Origin-form targets only (RFC 9112 §3.2.1); anything else never matches a proof.
+      url: typeof target === 'string' && target.startsWith('/') ? origin + target : undefined,
+    }
+  }
+}
+
+/** The DPoP challenge for a 401 of a DPoP request or a DPoP failure, else undefined. */
+function dpopChallenge(result, authorization, realm) {
+  const code = result.errorCode
+  if (!PROOF_CODES.has(code) && code !== 'dpop_key_mismatch' && !DPOP_SCHEME.test(authorization || '')) return undefined
+  const error = PROOF_CODES.has(code) ? 'invalid_dpop_proof' : code === 'invalid_authorization_format' ? 'invalid_request' : 'invalid_token'
+  const params = realm === undefined ? [] : [`realm="${realm}"`]
+  params.push(`error="${error}"`, `error_description="${result.error}"`, `algs="${ALGS}"`)
+  return `DPoP ${params.join(', ')}`
+}
+
+module.exports = { senderReader, dpopChallenge, DPOP_ALGS: ALGS }
