@@ -48,6 +48,7 @@ export type ErrorCode =
   | 'dpop_replay_cache_full'
   | 'dpop_key_mismatch'
   | 'dpop_bound_token_as_bearer'
+  | 'dpop_required'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'

@@ -103,11 +103,38 @@ for (const engine of ['native', 'js']) {
   }
 }
 
+for (const engine of ['native', 'js']) {
+  describe(`dpopRequired (${engine})`, () => {
+    it('refuses a valid Bearer token with dpop_required and a bare DPoP challenge; a DPoP request passes', async () => {
+      const iss = await issuer()
+      const key = await clientKey('Ed25519')
+      const bound = await iss.sign({ cnf: { jkt: key.jkt } })
+      const unbound = await iss.sign({})
+      for (const [name, start] of ADAPTERS) {
+        const server = await start({ keys: iss.keys, dpop: true, rateLimitMax: 0 }, { engine, dpopOrigin: ORIGIN, dpopRequired: true, realm: 'orders' })
+        try {
+          const send = (headers) => request(`${server.base}/orders`, { headers })
+          const bearer = await send({ authorization: `Bearer ${unbound}` })
+          assert.equal(bearer.status, 401, name)
+          assert.equal(bearer.json.code, 'dpop_required', name)
+          assert.match(bearer.headers['www-authenticate'], /^DPoP realm="orders", algs="[^"]+"$/, name)
+          const dpop = await send({ authorization: `DPoP ${bound}`, dpop: await proof(key, { token: bound, url: HTU }) })
+          assert.equal(dpop.status, 200, `${name}: ${dpop.body}`)
+        } finally {
+          await server.close()
+        }
+      }
+    })
+  })
+}
+
 describe('dpopOrigin', () => {
   it('must be an origin: scheme, host and port only', () => {
     for (const bad of ['api.example.com', 'https://api.example.com/', 'https://u@api.example.com', 'ftp://x', 5, '']) {
       assert.throws(() => expressShield({ accessSecret: 'x'.repeat(32) }, { dpopOrigin: bad }), { name: 'TypeError' }, String(bad))
     }
     expressShield({ accessSecret: 'x'.repeat(32) }, { dpopOrigin: 'http://127.0.0.1:8080' })
+    assert.throws(() => expressShield({ accessSecret: 'x'.repeat(32) }, { dpopRequired: true }), { name: 'TypeError' })
+    assert.throws(() => expressShield({ accessSecret: 'x'.repeat(32) }, { dpopOrigin: ORIGIN, dpopRequired: 'yes' }), { name: 'TypeError' })
   })
 })

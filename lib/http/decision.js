@@ -18,7 +18,7 @@ const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
 const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
-const { senderReader, dpopChallenge } = require('./dpop')
+const { senderReader, dpopChallenge, isDpopScheme, dpopRequiredResult } = require('./dpop')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -136,6 +136,8 @@ class AuthDecision {
     this.verifiedClaims = new VerifiedClaims()
     // DPoP (lib/http/dpop.js): the proof, method and URL of each request, with dpopOrigin only.
     this.dpopSender = senderReader(options === undefined || options === null ? undefined : options.dpopOrigin)
+    this.dpopRequired = options !== undefined && options !== null && options.dpopRequired === true
+    if (this.dpopRequired && this.dpopSender === null) throw typeError('options.dpopRequired needs options.dpopOrigin')
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
     // both): the limit goes through it, and an identity without a lease yet waits for one round
     // trip (docs/scale-out.md).
@@ -209,6 +211,8 @@ class AuthDecision {
           .then((repaired) => (repaired === true ? again() : verdict()), verdict)
       }
     }
+    // A route for DPoP only: a Bearer success is refused (lib/http/dpop.js).
+    if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
     const d = this.verdict(result, authorization)
     return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
   }

@@ -5,7 +5,8 @@
 // the configured origin plus the request target: never built from Host or X-Forwarded-*, which
 // a client chooses (a proof made for one URL would then pass on another).
 
-const { typeError } = require('../../js/error')
+const { typeError, TABLE } = require('../../js/error')
+const { resultTemplates } = require('../../js/schema')
 const { headerValue } = require('./token-source')
 
 // scheme://host[:port], nothing else: no path, no userinfo, no query.
@@ -40,6 +41,8 @@ function senderReader(origin) {
 /** The DPoP challenge for a 401 of a DPoP request or a DPoP failure, else undefined. */
 function dpopChallenge(result, authorization, realm) {
   const code = result.errorCode
+  // RFC 9449 §7.1: a request without DPoP where DPoP is required gets the bare challenge.
+  if (code === 'dpop_required') return `DPoP ${realm === undefined ? '' : `realm="${realm}", `}algs="${ALGS}"`
   if (!PROOF_CODES.has(code) && code !== 'dpop_key_mismatch' && !DPOP_SCHEME.test(authorization || '')) return undefined
   const error = PROOF_CODES.has(code) ? 'invalid_dpop_proof' : code === 'invalid_authorization_format' ? 'invalid_request' : 'invalid_token'
   const params = realm === undefined ? [] : [`realm="${realm}"`]
@@ -47,4 +50,24 @@ function dpopChallenge(result, authorization, realm) {
   return `DPoP ${params.join(', ')}`
 }
 
-module.exports = { senderReader, dpopChallenge, DPOP_ALGS: ALGS }
+const { failure: FAILURE } = resultTemplates()
+
+/** Whether `authorization` uses the DPoP scheme. */
+function isDpopScheme(authorization) {
+  return typeof authorization === 'string' && DPOP_SCHEME.test(authorization)
+}
+
+/** `dpop_required` in place of a success `result` (its request id and limit kept). */
+function dpopRequiredResult(result) {
+  const { status, message } = TABLE.dpop_required
+  const refused = { ...FAILURE }
+  refused.requestId = result.requestId
+  refused.rateLimitLimit = result.rateLimitLimit
+  refused.retryAfterMs = 0
+  refused.error = message
+  refused.errorCode = 'dpop_required'
+  refused.errorStatus = status
+  return refused
+}
+
+module.exports = { senderReader, dpopChallenge, isDpopScheme, dpopRequiredResult, DPOP_ALGS: ALGS }

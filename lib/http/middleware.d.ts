@@ -156,6 +156,11 @@ export interface CommonOptions<Req> {
    * built from `Host` or `X-Forwarded-*`, which clients choose.
    */
   dpopOrigin?: string
+  /**
+   * Refuse requests authenticated with a Bearer token (401 `dpop_required`, with a DPoP
+   * challenge): this route takes DPoP proofs only. Needs `dpopOrigin`. Default false.
+   */
+  dpopRequired?: boolean
   /** `realm` of the WWW-Authenticate challenge. */
   realm?: string
   /**
