@@ -49,6 +49,7 @@ export type ErrorCode =
   | 'dpop_key_mismatch'
   | 'dpop_bound_token_as_bearer'
   | 'dpop_required'
+  | 'dpop_replay_unavailable'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -416,6 +417,8 @@ export declare class Authenticator {
    * turns PEM, JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
    */
   setKeys(keys: ReadonlyArray<KeyInput>): number
+  /** Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`). */
+  get dpopIatWindowSec(): number
   /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */
   get dpopReplayEntries(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */

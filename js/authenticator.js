@@ -438,6 +438,11 @@ class Authenticator {
     return this.#core.authenticate(authorization, tenantHeader, host, sender)
   }
 
+  /** Seconds a DPoP proof's iat may be from now, either side (dpopIatWindowSec). */
+  get dpopIatWindowSec() {
+    return this.#core.settings.dpopIatWindowSec
+  }
+
   /** DPoP proofs held by the replay cache (at most dpopMaxReplayEntries; 0 without dpop). */
   get dpopReplayEntries() {
     return this.#core.dpopReplay === null ? 0 : this.#core.dpopReplay.size

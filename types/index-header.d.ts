@@ -49,6 +49,7 @@ export type ErrorCode =
   | 'dpop_key_mismatch'
   | 'dpop_bound_token_as_bearer'
   | 'dpop_required'
+  | 'dpop_replay_unavailable'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'

@@ -131,6 +131,7 @@ const failing = {
   invalid_tenant: () => [{}, `Bearer ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`, 'bad tenant!'],
   tenant_mismatch: () => [{ enforceTenantMatch: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, tenant_id: 'a' }, SECRET)}`, 'b'],
   rate_limited: () => [{ rateLimitMax: 1 }, `Bearer ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`, undefined, 2],
+  missing_dpop_proof: () => [{ dpop: true }, `DPoP ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`],
 }
 // Codes no single authenticate call of a fresh authenticator produces, and where they are tested.
 const NOT_FROM_ONE_CALL = {
@@ -138,6 +139,15 @@ const NOT_FROM_ONE_CALL = {
   revocation_unavailable: 'revocation-outage.test.js (a feed that lost its store)',
   rate_limit_pending: 'shared-limit.test.js (a store attached, no lease yet)',
   keys_unavailable: 'jwks-outage.test.js (answered by the middleware, never by the core)',
+  invalid_dpop_proof: 'dpop/proof.test.js (a DPoP proof, the 4th argument, made by the dpop package or jose)',
+  dpop_proof_mismatch: 'dpop/proof.test.js (a proof for another method, URL or token)',
+  dpop_proof_stale: 'dpop/proof.test.js (a proof iat outside dpopIatWindowSec)',
+  dpop_proof_replayed: 'dpop/proof.test.js (the same proof twice)',
+  dpop_replay_cache_full: 'dpop/proof.test.js (dpopMaxReplayEntries live proofs)',
+  dpop_key_mismatch: 'dpop/proof.test.js (a token bound to another key)',
+  dpop_bound_token_as_bearer: 'dpop/proof.test.js (a token with cnf.jkt as Bearer)',
+  dpop_required: 'dpop/http.test.js (answered by the middleware with dpopRequired, never by the core)',
+  dpop_replay_unavailable: 'dpop/shared-replay.test.js (answered by the middleware when Redis fails)',
 }
 
 test('every failure code comes out of both engines with the status and message of the contract', () => {

@@ -18,7 +18,7 @@ const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
 const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
-const { senderReader, dpopChallenge, isDpopScheme, dpopRequiredResult } = require('./dpop')
+const { senderReader, sharedReplayCheck, dpopChallenge, isDpopScheme, dpopRequiredResult } = require('./dpop')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -138,6 +138,7 @@ class AuthDecision {
     this.dpopSender = senderReader(options === undefined || options === null ? undefined : options.dpopOrigin)
     this.dpopRequired = options !== undefined && options !== null && options.dpopRequired === true
     if (this.dpopRequired && this.dpopSender === null) throw typeError('options.dpopRequired needs options.dpopOrigin')
+    this.dpopReplay = sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender)
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
     // both): the limit goes through it, and an identity without a lease yet waits for one round
     // trip (docs/scale-out.md).
@@ -213,6 +214,15 @@ class AuthDecision {
     }
     // A route for DPoP only: a Bearer success is refused (lib/http/dpop.js).
     if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
+    // A proof accepted here must be new to every process sharing the replay store.
+    if (this.dpopReplay !== null && result.authenticated && isDpopScheme(authorization)) {
+      const headers = req.headers || NO_HEADERS
+      return this.dpopReplay(req, headers, authorization, result, this.engine.authenticator).then((r) => this.settled(req, authorization, r))
+    }
+    return this.settled(req, authorization, result)
+  }
+
+  settled(req, authorization, result) {
     const d = this.verdict(result, authorization)
     return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
   }

@@ -52,6 +52,39 @@ function dpopChallenge(result, authorization, realm) {
 
 const { failure: FAILURE } = resultTemplates()
 
+/**
+ * The shared replay check for the middleware option `dpopReplayStore`, or null without it:
+ * `(req, headers, authorization, result, authenticator) => Promise<result>`, the result kept
+ * when the proof is new across every process, else refused. The proof is read again by the
+ * JS engine's checker (loaded only here): its replay key and iat are those the engine used.
+ */
+function sharedReplayCheck(store, sender) {
+  if (store === undefined || store === null) return null
+  // Ours only: its every round trip is bounded by commandTimeoutMs, so no request waits forever.
+  const { DpopReplayStore } = require('../store/dpop-replay')
+  if (!(store instanceof DpopReplayStore)) throw typeError('options.dpopReplayStore must be a DpopReplayStore (createDpopReplayStore of auth-shield/redis)')
+  if (sender === null) throw typeError('options.dpopReplayStore needs options.dpopOrigin')
+  const { dpopScheme, checkProof } = require('../../js/dpop')
+  return (req, headers, authorization, result, authenticator) => {
+    const window = authenticator.dpopIatWindowSec
+    const now = Date.now() / 1000
+    // The engine accepted this proof a moment ago: a few seconds' slack keeps one accepted at
+    // the edge of its window from turning stale here (the key is then kept as much longer).
+    const token = dpopScheme(authorization)
+    const proof = checkProof(sender(req, headers), token, Math.floor(now), window + 5)
+    if (proof === null || typeof proof !== 'object' || typeof proof.replayKey !== 'string') {
+      return Promise.resolve(refusedResult(result, 'dpop_replay_unavailable'))
+    }
+    const ttlMs = (proof.expiresAt - now) * 1000 + 1000
+    return Promise.resolve()
+      .then(() => store.admit(proof.replayKey, Math.max(1000, ttlMs)))
+      .then(
+        (admission) => (admission === 'fresh' ? result : refusedResult(result, admission === 'replayed' ? 'dpop_proof_replayed' : 'dpop_replay_unavailable')),
+        () => refusedResult(result, 'dpop_replay_unavailable'),
+      )
+  }
+}
+
 /** Whether `authorization` uses the DPoP scheme. */
 function isDpopScheme(authorization) {
   return typeof authorization === 'string' && DPOP_SCHEME.test(authorization)
@@ -59,15 +92,20 @@ function isDpopScheme(authorization) {
 
 /** `dpop_required` in place of a success `result` (its request id and limit kept). */
 function dpopRequiredResult(result) {
-  const { status, message } = TABLE.dpop_required
+  return refusedResult(result, 'dpop_required')
+}
+
+/** A failure `code` in place of a success `result` (its request id and limit kept). */
+function refusedResult(result, code) {
+  const { status, message } = TABLE[code]
   const refused = { ...FAILURE }
   refused.requestId = result.requestId
   refused.rateLimitLimit = result.rateLimitLimit
   refused.retryAfterMs = 0
   refused.error = message
-  refused.errorCode = 'dpop_required'
+  refused.errorCode = code
   refused.errorStatus = status
   return refused
 }
 
-module.exports = { senderReader, dpopChallenge, isDpopScheme, dpopRequiredResult, DPOP_ALGS: ALGS }
+module.exports = { senderReader, sharedReplayCheck, dpopChallenge, isDpopScheme, dpopRequiredResult, DPOP_ALGS: ALGS }

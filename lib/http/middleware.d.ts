@@ -161,6 +161,13 @@ export interface CommonOptions<Req> {
    * challenge): this route takes DPoP proofs only. Needs `dpopOrigin`. Default false.
    */
   dpopRequired?: boolean
+  /**
+   * A `DpopReplayStore` of auth-shield/redis (`createDpopReplayStore`): every proof the engine
+   * accepted is also recorded there, so a proof is accepted once across every process sharing
+   * the Redis (one round trip per DPoP request); Redis failing refuses with 503
+   * `dpop_replay_unavailable`. Needs `dpopOrigin`.
+   */
+  dpopReplayStore?: import('../store/index').DpopReplayStore
   /** `realm` of the WWW-Authenticate challenge. */
   realm?: string
   /**

@@ -109,6 +109,12 @@ impl Authenticator {
         Ok(generation.min(u32::MAX as u64) as u32)
     }
 
+    /// Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`).
+    #[napi(catch_unwind, getter)]
+    pub fn dpop_iat_window_sec(&self) -> f64 {
+        self.core.settings().dpop_iat_window_sec()
+    }
+
     /// DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`).
     #[napi(catch_unwind, getter)]
     pub fn dpop_replay_entries(&self) -> u32 {
