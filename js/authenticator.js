@@ -24,6 +24,7 @@ const { Revocations, LIMIT_CODE } = require('./revocation')
 const { Metrics } = require('./metrics')
 const { dpopScheme, checkProof } = require('./dpop')
 const { ReplayCache } = require('./dpop/replay')
+const { NonceKey } = require('./dpop/nonce')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
 const { warnDeprecated, renamedName } = require('./deprecation')
 
@@ -82,6 +83,8 @@ class Core {
     this.accessRules = new ClaimRules(settings, 'access')
     // DPoP proofs seen inside their window (js/dpop/replay.js); null when dpop is off.
     this.dpopReplay = settings.dpop ? new ReplayCache(settings.dpopMaxReplayEntries) : null
+    // DPoP server nonces (js/dpop/nonce.js); null without dpopNonceSecret.
+    this.dpopNonces = settings.dpopNonceSecret === null ? null : new NonceKey(settings.dpopNonceSecret, settings.dpopNonceLifetimeSec)
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
     this.limiter =
@@ -159,7 +162,7 @@ class Core {
       // The same checks as a Bearer token's, before the proof (src/authenticator.rs).
       token = extractBearer(`Bearer ${dpopToken}`, this.settings.maxTokenBytes)
       if (token instanceof Failure) return token
-      proof = checkProof(sender, token, this.now(), this.settings.dpopIatWindowSec)
+      proof = checkProof(sender, token, this.now(), this.settings.dpopIatWindowSec, this.dpopNonces)
       if (proof instanceof Failure) return proof
     }
     const claims = this.verifyAccess(token, this.now())
@@ -436,6 +439,12 @@ class Authenticator {
   /** Runs the whole chain for one request; nothing a client sends makes it throw. */
   authenticate(authorization, tenantHeader, host, sender) {
     return this.#core.authenticate(authorization, tenantHeader, host, sender)
+  }
+
+  /** The DPoP nonce to hand out now (DPoP-Nonce, RFC 9449 §8), or undefined without dpopNonceSecret. */
+  dpopNonce() {
+    const core = this.#core
+    return core.dpopNonces === null ? undefined : core.dpopNonces.current(core.now())
   }
 
   /** Seconds a DPoP proof's iat may be from now, either side (dpopIatWindowSec). */

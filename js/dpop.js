@@ -17,7 +17,7 @@ const { normalize } = require('./dpop/htu')
 
 const { dpopProofCap: PROOF_CAP, dpopUrlCap: URL_CAP, dpopJtiCap: JTI_CAP } = LIMITS
 const SCHEME = /^dpop /i
-const PAYLOAD_MEMBERS = new Set(['jti', 'htm', 'htu', 'iat', 'ath'])
+const PAYLOAD_MEMBERS = new Set(['jti', 'htm', 'htu', 'iat', 'ath', 'nonce'])
 
 /** The token of `DPoP <token>` (leading spaces skipped), or undefined for any other scheme. */
 function dpopScheme(header) {
@@ -25,8 +25,8 @@ function dpopScheme(header) {
   return header.slice(5).replace(/^ +/, '')
 }
 
-/** `{ thumbprint, replayKey, expiresAt }` of the proof in `sender`, or a Failure. */
-function checkProof(sender, token, now, window) {
+/** `{ thumbprint, replayKey, expiresAt }` of the proof in `sender`, or a Failure; `nonces`: a NonceKey or null. */
+function checkProof(sender, token, now, window, nonces = null) {
   const invalid = fail('invalid_dpop_proof')
   const proof = sender.dpop
   if (proof === undefined || proof === '') return fail('missing_dpop_proof')
@@ -91,6 +91,8 @@ function checkProof(sender, token, now, window) {
   const proofUrl = normalize(htu)
   const method = typeof sender.method === 'string' && Buffer.byteLength(sender.method) <= URL_CAP ? sender.method : undefined
   if (method !== htm || url === null || proofUrl === null || url !== proofUrl) return fail('dpop_proof_mismatch')
+  // Step 10 (§8): the nonce this server handed out, when it hands them out.
+  if (nonces !== null && !(typeof c.nonce === 'string' && nonces.accepts(c.nonce, now))) return fail('use_dpop_nonce')
   // Step 11: within the window either side of now.
   if (!(iat >= now - window && iat <= now + window)) return fail('dpop_proof_stale')
   // Step 12 (§7): for this access token.

@@ -75,6 +75,8 @@ export declare class Authenticator {
   get keySetGeneration(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
+  /** The DPoP nonce to hand out now (`DPoP-Nonce`, RFC 9449 §8), or `undefined` without `dpopNonceSecret`. */
+  dpopNonce(): string | undefined
   /** Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`). */
   get dpopIatWindowSec(): number
   /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */

@@ -9,6 +9,7 @@ use crate::bearer::{extract_bearer, is_b64token};
 use crate::call_error::ArgError;
 use crate::call_error::CallError;
 use crate::clock::{unix_millis, unix_seconds_at};
+use crate::dpop::nonce::NonceKey;
 use crate::dpop::replay::{Admission, ReplayCache};
 use crate::dpop::{check_proof, dpop_scheme, SenderContext};
 use crate::error::AuthError;
@@ -141,6 +142,8 @@ pub struct Authenticator {
     metrics: Metrics,
     /// DPoP proofs seen inside their window (src/dpop/replay.rs); `None` when `dpop` is off.
     dpop_replay: Option<ReplayCache>,
+    /// DPoP server nonces (src/dpop/nonce.rs); `None` without `dpopNonceSecret`.
+    dpop_nonces: Option<NonceKey>,
 }
 
 /// The longest a signature waits for the clock to pass a subject revocation's cut-off (it is
@@ -217,6 +220,9 @@ impl Authenticator {
             dpop_replay: settings
                 .dpop()
                 .then(|| ReplayCache::new(settings.dpop_max_replay_entries())),
+            dpop_nonces: settings
+                .dpop_nonce_secret()
+                .map(|s| NonceKey::new(s.expose(), settings.dpop_nonce_lifetime_sec())),
             settings,
             metrics: Metrics::default(),
         }
@@ -280,6 +286,12 @@ impl Authenticator {
             cache.clear();
         }
         generation
+    }
+
+    /// The DPoP nonce to hand out now, `None` without `dpopNonceSecret`.
+    pub fn dpop_nonce(&self) -> Option<String> {
+        let now = self.now_sec();
+        self.dpop_nonces.as_ref().map(|k| k.current(now))
     }
 
     /// DPoP proofs held by the replay cache (0 when `dpop` is off).
@@ -451,7 +463,8 @@ impl Authenticator {
                     return Err(AuthError::InvalidAuthorizationFormat.into());
                 }
                 let window = self.settings.dpop_iat_window_sec();
-                let proof = check_proof(sender, token, self.now_sec_at(mono), window)?;
+                let now = self.now_sec_at(mono);
+                let proof = check_proof(sender, token, now, window, self.dpop_nonces.as_ref())?;
                 (token, Some(proof))
             }
             None => (extract_bearer(authorization, max_token_bytes)?, None),

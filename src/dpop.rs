@@ -6,6 +6,7 @@
 //! same codes.
 
 pub mod htu;
+pub mod nonce;
 pub mod proof_key;
 pub mod replay;
 
@@ -15,6 +16,7 @@ use crate::jwt::alg::Family;
 use crate::jwt::base64url;
 use crate::jwt::json_scan::{Scalar, Scanner};
 use crate::jwt::Alg;
+use nonce::NonceKey;
 use proof_key::ProofKey;
 
 const PROOF_CAP: usize = limits::DPOP_PROOF_CAP as usize;
@@ -52,12 +54,14 @@ pub fn dpop_scheme(header: Option<&[u8]>) -> Option<&[u8]> {
     Some(&rest[rest.iter().position(|&b| b != b' ').unwrap_or(rest.len())..])
 }
 
-/// Checks the proof of `sender` for `token` at `now` (seconds), with `window` seconds either side.
+/// Checks the proof of `sender` for `token` at `now` (seconds), with `window` seconds either
+/// side, and the server nonce when `nonces` are on.
 pub fn check_proof(
     sender: &SenderContext<'_>,
     token: &[u8],
     now: f64,
     window: f64,
+    nonces: Option<&NonceKey>,
 ) -> Result<CheckedProof, AuthError> {
     let invalid = AuthError::InvalidDpopProof;
     let proof = match sender.dpop {
@@ -113,7 +117,8 @@ pub fn check_proof(
         return Err(invalid);
     }
     let payload = std::str::from_utf8(&payload).map_err(|_| invalid)?;
-    let [mut jti, mut htm, mut htu, mut iat, mut ath] = [None, None, None, None, None];
+    let [mut jti, mut htm, mut htu, mut iat, mut ath, mut nonce] =
+        [None, None, None, None, None, None];
     Scanner::new(payload)
         .object(|key, scanner| {
             let slot = match key.as_ref() {
@@ -122,6 +127,7 @@ pub fn check_proof(
                 "htu" => &mut htu,
                 "iat" => &mut iat,
                 "ath" => &mut ath,
+                "nonce" => &mut nonce,
                 _ => return scanner.skip_value(),
             };
             if slot.is_some() {
@@ -153,8 +159,18 @@ pub fn check_proof(
         (Some(a), Some(b)) => a == b,
         _ => false,
     };
-    if sender.method != Some(htm.as_bytes()) || !same_uri {
+    if sender.method.filter(|m| m.len() <= URL_CAP) != Some(htm.as_bytes()) || !same_uri {
         return Err(AuthError::DpopProofMismatch);
+    }
+    // Step 10 (§8): the nonce this server handed out, when it hands them out.
+    if let Some(keys) = nonces {
+        let fresh = match &nonce {
+            Some(Scalar::Str(n)) => keys.accepts(n, now),
+            _ => false,
+        };
+        if !fresh {
+            return Err(AuthError::UseDpopNonce);
+        }
     }
     // Step 11: fresh, within the window either side of now.
     if !(iat >= now - window && iat <= now + window) {

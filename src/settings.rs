@@ -52,6 +52,8 @@ pub struct Settings {
     dpop: bool,
     dpop_iat_window_sec: f64,
     dpop_max_replay_entries: usize,
+    dpop_nonce_secret: Option<Secret>,
+    dpop_nonce_lifetime_sec: f64,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -106,6 +108,8 @@ impl Settings {
             dpop: false,
             dpop_iat_window_sec: 0.0,
             dpop_max_replay_entries: 0,
+            dpop_nonce_secret: None,
+            dpop_nonce_lifetime_sec: 0.0,
         }
     }
 
@@ -141,6 +145,8 @@ impl Settings {
             ("dpop", Bool(b)) => self.dpop = b,
             ("dpopIatWindowSec", Number(n)) => self.dpop_iat_window_sec = n,
             ("dpopMaxReplayEntries", Number(n)) => self.dpop_max_replay_entries = n as usize,
+            ("dpopNonceSecret", Secret(s)) => self.dpop_nonce_secret = Some(s),
+            ("dpopNonceLifetimeSec", Number(n)) => self.dpop_nonce_lifetime_sec = n,
             // Read before every other option (it steers the secrets' checks) and kept by
             // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
@@ -237,6 +243,14 @@ impl Settings {
     pub fn dpop_max_replay_entries(&self) -> usize {
         self.dpop_max_replay_entries
     }
+    /// The DPoP nonce secret (`dpopNonceSecret`), `None` when nonces are off.
+    pub fn dpop_nonce_secret(&self) -> Option<&Secret> {
+        self.dpop_nonce_secret.as_ref()
+    }
+    /// Seconds one DPoP nonce is current (`dpopNonceLifetimeSec`).
+    pub fn dpop_nonce_lifetime_sec(&self) -> f64 {
+        self.dpop_nonce_lifetime_sec
+    }
 
     pub fn clock_timestamp(&self) -> Option<f64> {
         self.clock_timestamp
@@ -294,6 +308,11 @@ impl Settings {
                 .as_ref()
                 .map_or(b"\xff-none", Secret::expose),
         );
+        field(
+            self.dpop_nonce_secret
+                .as_ref()
+                .map_or(b"\xff-none", Secret::expose),
+        );
         for list in [&self.issuers, &self.audiences] {
             field(&(list.len() as u64).to_le_bytes());
             list.iter().for_each(|s| field(s.as_bytes()));
@@ -311,6 +330,7 @@ impl Settings {
             self.max_revocations as f64,
             self.dpop_iat_window_sec,
             self.dpop_max_replay_entries as f64,
+            self.dpop_nonce_lifetime_sec,
             self.verified_token_cache_size
                 .map_or(f64::NAN, |n| n as f64),
         ] {

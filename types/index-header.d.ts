@@ -50,6 +50,7 @@ export type ErrorCode =
   | 'dpop_bound_token_as_bearer'
   | 'dpop_required'
   | 'dpop_replay_unavailable'
+  | 'use_dpop_nonce'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -221,6 +222,14 @@ export interface AuthConfigOptions {
    * its window a new proof is refused (503 `dpop_replay_cache_full`), never one forgotten.
    */
   dpopMaxReplayEntries?: number | null | undefined
+  /**
+   * Turns on DPoP server nonces (RFC 9449 §8): a proof must carry the nonce of the current or
+   * the previous `dpopNonceLifetimeSec` slot (an HMAC of the slot with this secret: every
+   * process sharing it agrees), else 401 `use_dpop_nonce`. `dpopNonce()` gives the current one.
+   */
+  dpopNonceSecret?: Secret | null | undefined
+  /** How long one DPoP nonce is current, 1..86400 seconds. Default 300. */
+  dpopNonceLifetimeSec?: number | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */

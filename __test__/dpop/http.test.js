@@ -128,6 +128,35 @@ for (const engine of ['native', 'js']) {
   })
 }
 
+for (const engine of ['native', 'js']) {
+  describe(`DPoP nonces (${engine})`, () => {
+    it('answers a proof without the nonce 401 use_dpop_nonce with a DPoP-Nonce header; the retry with it passes', async () => {
+      const iss = await issuer()
+      const key = await clientKey('ES256')
+      const bound = await iss.sign({ cnf: { jkt: key.jkt } })
+      const { generateProof } = require('dpop')
+      for (const [name, start] of ADAPTERS) {
+        const config = { keys: iss.keys, dpop: true, rateLimitMax: 0, dpopNonceSecret: 'nonce-secret-0123456789abcdef0123' }
+        const server = await start(config, { engine, dpopOrigin: ORIGIN })
+        try {
+          const send = (headers) => request(`${server.base}/orders`, { headers })
+          const first = await send({ authorization: `DPoP ${bound}`, dpop: await proof(key, { token: bound, url: HTU }) })
+          assert.equal(first.status, 401, name)
+          assert.equal(first.json.code, 'use_dpop_nonce', name)
+          assert.match(first.headers['www-authenticate'], /^DPoP error="use_dpop_nonce"/, name)
+          const nonce = first.headers['dpop-nonce']
+          assert.match(nonce, /^[A-Za-z0-9_-]{43}$/, name)
+          const retry = await send({ authorization: `DPoP ${bound}`, dpop: await generateProof(key.keyPair, HTU, 'GET', nonce, bound) })
+          assert.equal(retry.status, 200, `${name}: ${retry.body}`)
+          assert.equal(retry.headers['dpop-nonce'], nonce, name)
+        } finally {
+          await server.close()
+        }
+      }
+    })
+  })
+}
+
 describe('dpopOrigin', () => {
   it('must be an origin: scheme, host and port only', () => {
     for (const bad of ['api.example.com', 'https://api.example.com/', 'https://u@api.example.com', 'ftp://x', 5, '']) {

@@ -179,6 +179,32 @@ for (const [name, Authenticator] of ENGINES) {
     assert.equal(code(auth.authenticate(`DPoP ${bound}`, null, null, sender(proofs[0]))), 'dpop_proof_replayed')
   })
 
+  test(`${name}: with dpopNonceSecret a proof needs the current or the previous slot's nonce`, async () => {
+    const { iss, key, bound } = await fixtures()
+    const now = Math.floor(Date.now() / 1000)
+    const nonceConfig = (t) => config(iss, { clockTimestamp: t, dpopIatWindowSec: 3600, dpopNonceSecret: 'nonce-secret-0123456789abcdef0123', dpopNonceLifetimeSec: 60 })
+    const auth = new Authenticator(nonceConfig(now))
+    const nonce = auth.dpopNonce()
+    assert.match(nonce, /^[A-Za-z0-9_-]{43}$/)
+    // Every process with the secret agrees, whichever engine.
+    assert.equal(new native.Authenticator(nonceConfig(now)).dpopNonce(), nonce)
+    assert.equal(new js.Authenticator(nonceConfig(now)).dpopNonce(), nonce)
+    const withNonce = (n) => craftedProof(key, { token: bound, payload: { nonce: n, iat: now } })
+    const run = async (p) => code(auth.authenticate(`DPoP ${bound}`, null, null, sender(await p)))
+    assert.equal(await run(proof(key, { token: bound })), 'use_dpop_nonce')
+    assert.equal(await run(withNonce(nonce)), 'ok')
+    assert.equal(await run(withNonce(new Authenticator(nonceConfig(now - 60)).dpopNonce())), 'ok')
+    assert.equal(await run(withNonce(new Authenticator(nonceConfig(now - 120)).dpopNonce())), 'use_dpop_nonce')
+    assert.equal(await run(withNonce(new Authenticator({ ...nonceConfig(now), dpopNonceSecret: 'another-secret-0123456789abcdef012' }).dpopNonce())), 'use_dpop_nonce')
+    assert.equal(await run(withNonce(7)), 'use_dpop_nonce')
+    assert.equal(new Authenticator(config(iss)).dpopNonce(), undefined)
+    // The dpop package's own nonce argument.
+    const { generateProof } = require('dpop')
+    const fresh = new Authenticator({ ...nonceConfig(now), clockTimestamp: undefined })
+    const p = await generateProof(key.keyPair, URL, 'GET', fresh.dpopNonce(), bound)
+    assert.equal(code(fresh.authenticate(`DPoP ${bound}`, null, null, sender(p))), 'ok')
+  })
+
   test(`${name}: a sender of the wrong type is a TypeError; wrong field types too`, async () => {
     const { iss, bound } = await fixtures()
     const auth = new Authenticator(config(iss))

@@ -148,6 +148,7 @@ const NOT_FROM_ONE_CALL = {
   dpop_bound_token_as_bearer: 'dpop/proof.test.js (a token with cnf.jkt as Bearer)',
   dpop_required: 'dpop/http.test.js (answered by the middleware with dpopRequired, never by the core)',
   dpop_replay_unavailable: 'dpop/shared-replay.test.js (answered by the middleware when Redis fails)',
+  use_dpop_nonce: 'dpop/proof.test.js (dpopNonceSecret set, a proof without the current nonce)',
 }
 
 test('every failure code comes out of both engines with the status and message of the contract', () => {

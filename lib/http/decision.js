@@ -18,7 +18,7 @@ const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
 const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
-const { senderReader, sharedReplayCheck, dpopChallenge, isDpopScheme, dpopRequiredResult } = require('./dpop')
+const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult } = require('./dpop')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -224,6 +224,7 @@ class AuthDecision {
 
   settled(req, authorization, result) {
     const d = this.verdict(result, authorization)
+    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, authorization, result)
     return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
   }
 

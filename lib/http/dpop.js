@@ -43,8 +43,9 @@ function dpopChallenge(result, authorization, realm) {
   const code = result.errorCode
   // RFC 9449 §7.1: a request without DPoP where DPoP is required gets the bare challenge.
   if (code === 'dpop_required') return `DPoP ${realm === undefined ? '' : `realm="${realm}", `}algs="${ALGS}"`
-  if (!PROOF_CODES.has(code) && code !== 'dpop_key_mismatch' && !DPOP_SCHEME.test(authorization || '')) return undefined
-  const error = PROOF_CODES.has(code) ? 'invalid_dpop_proof' : code === 'invalid_authorization_format' ? 'invalid_request' : 'invalid_token'
+  if (!PROOF_CODES.has(code) && code !== 'dpop_key_mismatch' && code !== 'use_dpop_nonce' && !DPOP_SCHEME.test(authorization || '')) return undefined
+  const error =
+    code === 'use_dpop_nonce' ? 'use_dpop_nonce' : PROOF_CODES.has(code) ? 'invalid_dpop_proof' : code === 'invalid_authorization_format' ? 'invalid_request' : 'invalid_token'
   const params = realm === undefined ? [] : [`realm="${realm}"`]
   params.push(`error="${error}"`, `error_description="${result.error}"`, `algs="${ALGS}"`)
   return `DPoP ${params.join(', ')}`
@@ -85,6 +86,16 @@ function sharedReplayCheck(store, sender) {
   }
 }
 
+/**
+ * Adds `DPoP-Nonce` (RFC 9449 §8) to the headers of a decision on a DPoP request or a
+ * `use_dpop_nonce` failure, when the authenticator hands out nonces (`dpopNonceSecret`).
+ */
+function addNonceHeader(headers, authenticator, authorization, result) {
+  if (result.errorCode !== 'use_dpop_nonce' && !isDpopScheme(authorization)) return
+  const nonce = typeof authenticator.dpopNonce === 'function' ? authenticator.dpopNonce() : undefined
+  if (typeof nonce === 'string') headers.push(['DPoP-Nonce', nonce])
+}
+
 /** Whether `authorization` uses the DPoP scheme. */
 function isDpopScheme(authorization) {
   return typeof authorization === 'string' && DPOP_SCHEME.test(authorization)
@@ -108,4 +119,4 @@ function refusedResult(result, code) {
   return refused
 }
 
-module.exports = { senderReader, sharedReplayCheck, dpopChallenge, isDpopScheme, dpopRequiredResult, DPOP_ALGS: ALGS }
+module.exports = { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult, DPOP_ALGS: ALGS }

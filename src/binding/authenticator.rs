@@ -109,6 +109,16 @@ impl Authenticator {
         Ok(generation.min(u32::MAX as u64) as u32)
     }
 
+    /// The DPoP nonce to hand out now (the `DPoP-Nonce` header, RFC 9449 §8), or `undefined`
+    /// without `dpopNonceSecret`. Every process with the same secret gives the same one.
+    #[napi(catch_unwind, ts_return_type = "string | undefined")]
+    pub fn dpop_nonce(&self) -> Either<String, ()> {
+        match self.core.dpop_nonce() {
+            Some(nonce) => Either::A(nonce),
+            None => Either::B(()),
+        }
+    }
+
     /// Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`).
     #[napi(catch_unwind, getter)]
     pub fn dpop_iat_window_sec(&self) -> f64 {

@@ -34,6 +34,8 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "dpop" => json!(s.dpop()),
         "dpopIatWindowSec" => json!(s.dpop_iat_window_sec()),
         "dpopMaxReplayEntries" => json!(s.dpop_max_replay_entries() as f64),
+        "dpopNonceSecret" => json!(s.dpop_nonce_secret().map(|_| "set")),
+        "dpopNonceLifetimeSec" => json!(s.dpop_nonce_lifetime_sec()),
         "keys" => json!(s.access_secret().is_none().then_some("set")),
         "verifiedTokenCacheMaxEntries" => json!(s.verified_token_cache_size().map(|n| n as f64)),
         "signingKey" => json!(s.signing_key().map(|k| k.kid())),
