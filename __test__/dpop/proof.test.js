@@ -205,6 +205,17 @@ for (const [name, Authenticator] of ENGINES) {
     assert.equal(code(fresh.authenticate(`DPoP ${bound}`, null, null, sender(p))), 'ok')
   })
 
+  test(`${name}: signAccessToken binds a token to a DPoP key with cnf.jkt; it passes only with that key's proof`, async () => {
+    const { key, other } = await fixtures()
+    const auth = new Authenticator({ accessSecret: 'issuing-secret-0123456789abcdef0123', dpop: true, rateLimitMax: 0 })
+    const token = auth.signAccessToken({ sub: 'user-9', cnf: { jkt: key.jkt } })
+    const r = auth.authenticate(`DPoP ${token}`, null, null, sender(await proof(key, { token })))
+    assert.equal(code(r), 'ok')
+    assert.equal(r.userId, 'user-9')
+    assert.equal(code(auth.authenticate(`DPoP ${token}`, null, null, sender(await proof(other, { token })))), 'dpop_key_mismatch')
+    assert.equal(code(auth.authenticate(`Bearer ${token}`)), 'dpop_bound_token_as_bearer')
+  })
+
   test(`${name}: a sender of the wrong type is a TypeError; wrong field types too`, async () => {
     const { iss, bound } = await fixtures()
     const auth = new Authenticator(config(iss))
