@@ -959,7 +959,25 @@ test('DPoP: both engines agree field for field on generated proofs, mutations, r
     codes.set(c, (codes.get(c) || 0) + 1)
   }
   assert.equal(pair.n.dpopReplayEntries, pair.j.dpopReplayEntries)
-  for (const c of ['ok', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed', 'dpop_key_mismatch', 'dpop_bound_token_as_bearer', 'missing_dpop_proof']) {
+  // Server nonces: the same nonce from both engines, the same verdict on nonces of each slot.
+  const now = Math.floor(Date.now() / 1000)
+  const nonceConfig = (t) => ({ ...config, clockTimestamp: t, dpopNonceSecret: 'differential-nonce-secret-0123456789', dpopNonceLifetimeSec: 30 })
+  const nonced = { n: new native.Authenticator(nonceConfig(now)), j: new js.Authenticator(nonceConfig(now)) }
+  assert.equal(nonced.n.dpopNonce(), nonced.j.dpopNonce())
+  const nonces = [0, 30, 60, 90].map((ago) => new js.Authenticator(nonceConfig(now - ago)).dpopNonce())
+  const signer = keys[0]
+  const bound = tokens[0].token
+  for (let i = 0; i < 40; i++) {
+    const nonce = rng.pick([...nonces, undefined, 5, '', nonces[0].slice(1)])
+    const claims = { ...proofClaims(bound), iat: now }
+    if (nonce !== undefined) claims.nonce = nonce
+    const sender = { dpop: rawProof(signer, { alg: 'ES256', typ: 'dpop+jwt', jwk: signer.jwk }, claims), method: 'GET', url: URL }
+    const a = nonced.n.authenticate(`DPoP ${bound}`, null, null, sender)
+    assert.deepStrictEqual(withoutRequestId(nonced.j.authenticate(`DPoP ${bound}`, null, null, sender)), withoutRequestId(a), `nonce ${nonce}`)
+    const c = a.authenticated ? 'ok' : a.errorCode
+    codes.set(c, (codes.get(c) || 0) + 1)
+  }
+  for (const c of ['use_dpop_nonce', 'ok', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed', 'dpop_key_mismatch', 'dpop_bound_token_as_bearer', 'missing_dpop_proof']) {
     assert.ok(codes.get(c) >= 1, `${c} reached ${codes.get(c) || 0} times: ${JSON.stringify([...codes])}`)
   }
 })
