@@ -43,6 +43,17 @@ export type ErrorCode =
   | 'certificate_required'
   | 'certificate_mismatch'
   | 'unbound_token'
+  | 'missing_dpop_proof'
+  | 'invalid_dpop_proof'
+  | 'dpop_proof_mismatch'
+  | 'dpop_proof_stale'
+  | 'dpop_proof_replayed'
+  | 'dpop_replay_cache_full'
+  | 'dpop_key_mismatch'
+  | 'dpop_bound_token_as_bearer'
+  | 'dpop_required'
+  | 'dpop_replay_unavailable'
+  | 'use_dpop_nonce'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -210,6 +221,27 @@ export interface AuthConfigOptions {
   certificateBoundTokens?: boolean | null | undefined
   /** Refuse tokens without `cnf["x5t#S256"]` (`unbound_token`); implies `certificateBoundTokens`. Default false. */
   requireCertificateBoundTokens?: boolean | null | undefined
+  /**
+   * Accept `Authorization: DPoP <token>` with a DPoP proof (RFC 9449 §4.3), passed to
+   * `authenticate` as its 4th argument (`SenderContext`). Default false. A token bound to a key
+   * (`cnf.jkt`) is refused as Bearer (`dpop_bound_token_as_bearer`) whatever this says.
+   */
+  dpop?: boolean | null | undefined
+  /** Seconds a DPoP proof's `iat` may be from now, either side, 1..3600. Default 60. */
+  dpopIatWindowSec?: number | null | undefined
+  /**
+   * Most DPoP proof `jti`s remembered, 1..10000000. Default 100000. When every one is inside
+   * its window a new proof is refused (503 `dpop_replay_cache_full`), never one forgotten.
+   */
+  dpopMaxReplayEntries?: number | null | undefined
+  /**
+   * Turns on DPoP server nonces (RFC 9449 §8): a proof must carry the nonce of the current or
+   * the previous `dpopNonceLifetimeSec` slot (an HMAC of the slot with this secret: every
+   * process sharing it agrees), else 401 `use_dpop_nonce`. `dpopNonce()` gives the current one.
+   */
+  dpopNonceSecret?: Secret | null | undefined
+  /** How long one DPoP nonce is current, 1..86400 seconds. Default 300. */
+  dpopNonceLifetimeSec?: number | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */
@@ -406,6 +438,15 @@ export declare class Authenticator {
    * turns PEM, JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
    */
   setKeys(keys: ReadonlyArray<KeyInput>): number
+  /**
+   * The DPoP nonce to hand out now (the `DPoP-Nonce` header, RFC 9449 §8), or `undefined`
+   * without `dpopNonceSecret`. Every process with the same secret gives the same one.
+   */
+  dpopNonce(): string | undefined
+  /** Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`). */
+  get dpopIatWindowSec(): number
+  /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */
+  get dpopReplayEntries(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
   /**
@@ -429,10 +470,11 @@ export declare class Authenticator {
    */
   jwks(): PublicJwks
   /**
-   * Runs the whole chain for one request. The first three arguments are header values,
-   * `null` or `undefined`; nothing a client can send makes it throw. `sender` says what the
-   * connection proves about the client (its certificate's thumbprint), read only when
-   * `certificateBoundTokens` or `requireCertificateBoundTokens` is on.
+   * Runs the whole chain for one request. Each of the first three arguments is a header
+   * value, `null` or `undefined`; nothing a client can send makes it throw. `sender` says
+   * what the connection proves about the client (its certificate's thumbprint) and carries
+   * the `DPoP` proof, method and URL; it is read only when certificate-bound tokens or `dpop`
+   * are checked.
    */
   authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null, sender?: SenderContext | null): AuthResult
   /**
@@ -932,16 +974,25 @@ export interface SanitizeHtmlOptions {
 }
 
 /**
- * What the connection proves about the client, beyond its headers (`authenticate`'s fourth
- * argument).
+ * What the request says of its sender, beside the Authorization header: `authenticate`'s 4th
+ * argument. Read only when certificate-bound tokens or `dpop` are configured.
  */
 export interface SenderContext {
   /**
    * The client certificate's SHA-256 thumbprint: base64url without padding of the SHA-256 of
    * its DER (RFC 8705 §3.1). Absent, `null` or `''` when no certificate was presented.
-   * Compared with a token's `cnf["x5t#S256"]` when `certificateBoundTokens` is on.
    */
   clientCertThumbprint?: string
+  /** The `DPoP` request header (one proof JWT; two headers joined by a comma never pass). */
+  dpop?: string
+  /** The request method as the client sent it (`GET`, `POST`…), compared with the proof's `htm`. */
+  method?: string
+  /**
+   * The absolute URL the client addressed (`https://api.example.com/orders?x=1`), from a
+   * configured origin, never from unconfigured `X-Forwarded-*` headers; compared with the
+   * proof's `htu` without query and fragment (RFC 9449 §4.3).
+   */
+  url?: string
 }
 
 /**

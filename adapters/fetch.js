@@ -90,6 +90,8 @@ class RequestView {
   constructor(request, url) {
     this.request = request
     this.method = request.method
+    // The request target, for a DPoP proof's htu with the configured dpopOrigin (lib/http/dpop.js).
+    this.originalUrl = pathAndQueryOf(url)
     this.headers = new HeadersView(request.headers, url)
     // The sender context of the client certificate the caller gave, if any.
     this.sender = undefined
@@ -112,6 +114,10 @@ class HeadersView {
 
   get host() {
     return this.fetchHeaders.get('host') ?? hostOf(this.url)
+  }
+
+  get dpop() {
+    return this.fetchHeaders.get('dpop') ?? undefined
   }
 
   get 'x-tenant-id'() {

@@ -23,6 +23,9 @@ const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations, LIMIT_CODE } = require('./revocation')
 const { CertificateBinding, THUMBPRINT_LEN, bindingOf, checkBinding } = require('./cert-binding')
 const { Metrics } = require('./metrics')
+const { dpopScheme, checkProof } = require('./dpop')
+const { ReplayCache } = require('./dpop/replay')
+const { NonceKey } = require('./dpop/nonce')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
 const { warnDeprecated, renamedName } = require('./deprecation')
 
@@ -79,6 +82,10 @@ class Core {
     this.cache = cacheSize === 0 ? null : new VerifiedCache(cacheSize === null ? DEFAULT_CAPACITY : cacheSize)
     this.cacheHmac = cacheSize !== null
     this.accessRules = new ClaimRules(settings, 'access')
+    // DPoP proofs seen inside their window (js/dpop/replay.js); null when dpop is off.
+    this.dpopReplay = settings.dpop ? new ReplayCache(settings.dpopMaxReplayEntries) : null
+    // DPoP server nonces (js/dpop/nonce.js); null without dpopNonceSecret.
+    this.dpopNonces = settings.dpopNonceSecret === null ? null : new NonceKey(settings.dpopNonceSecret, settings.dpopNonceLifetimeSec)
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
     this.certificateBinding = bindingOf(settings)
@@ -123,13 +130,15 @@ class Core {
     const a = readHeaderArg(authorization, 'authorization', this.authorizationCap)
     const t = readHeaderArg(tenantHeader, 'tenantHeader', TENANT_HEADER_CAP)
     const h = readHeaderArg(host, 'host', HOST_CAP)
-    // The sender context is read only when a check needs it (src/binding/request.rs).
-    const c = this.certificateBinding === CertificateBinding.OFF ? undefined : readThumbprint(sender)
+    // Read only when certificate-bound tokens or DPoP are checked (src/binding/sender.rs):
+    // nothing to pay otherwise.
+    const certificate = this.certificateBinding !== CertificateBinding.OFF
+    const s = !certificate && this.dpopReplay === null ? NO_SENDER : readSender(sender, certificate, this.dpopReplay !== null)
     const requestId = randomUUID()
     const limit = this.limiter === null ? undefined : this.settings.rateLimitMax
     const metrics = this.metrics
     const start = metrics.timing ? performance.now() : 0
-    const outcome = this.runChain(a, t, h, c)
+    const outcome = this.runChain(a, t, h, s)
     const failed = outcome instanceof Failure
     metrics.record(failed ? outcome.code : undefined, !failed && outcome.remaining !== undefined, metrics.timing ? (performance.now() - start) * 1e6 : undefined)
     if (failed) return failureResult(outcome, requestId, limit)
@@ -146,14 +155,34 @@ class Core {
     return result
   }
 
-  runChain(authorization, tenantHeader, host, clientCertThumbprint) {
-    const token = extractBearer(authorization, this.settings.maxTokenBytes)
-    if (token instanceof Failure) return token
+  runChain(authorization, tenantHeader, host, sender) {
+    const dpopToken = this.dpopReplay === null ? undefined : dpopScheme(authorization)
+    let token
+    let proof = null
+    if (dpopToken === undefined) {
+      token = extractBearer(authorization, this.settings.maxTokenBytes)
+      if (token instanceof Failure) return token
+    } else {
+      // The same checks as a Bearer token's, before the proof (src/authenticator.rs).
+      token = extractBearer(`Bearer ${dpopToken}`, this.settings.maxTokenBytes)
+      if (token instanceof Failure) return token
+      proof = checkProof(sender, token, this.now(), this.settings.dpopIatWindowSec, this.dpopNonces)
+      if (proof instanceof Failure) return proof
+    }
     const claims = this.verifyAccess(token, this.now())
     if (claims instanceof Failure) return this.explain('access', token, claims)
+    // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer.
+    if (proof === null) {
+      if (claims.cnf_jkt !== undefined) return fail('dpop_bound_token_as_bearer')
+    } else {
+      if (typeof claims.cnf_jkt !== 'string' || claims.cnf_jkt !== proof.thumbprint) return fail('dpop_key_mismatch')
+      const admission = this.dpopReplay.admit(proof.replayKey, proof.expiresAt, this.now())
+      if (admission === 'replayed') return fail('dpop_proof_replayed')
+      if (admission === 'full') return fail('dpop_replay_cache_full')
+    }
     const revoked = this.revocations.check(claims)
     if (revoked !== undefined) return fail(revoked)
-    const unbound = checkBinding(this.certificateBinding, claims.cnf, clientCertThumbprint)
+    const unbound = checkBinding(this.certificateBinding, claims.cnf, sender.clientCertThumbprint)
     if (unbound !== undefined) return fail(unbound)
     const tenant = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
     if (tenant instanceof Failure) return tenant
@@ -314,6 +343,28 @@ function failureResult(failure, requestId, limit) {
  * A header argument: undefined for null/undefined, else a string cut to at most `cap` UTF-8
  * bytes on a character boundary (what the native binding reads of it). Anything else throws.
  */
+const NO_SENDER = Object.freeze({ dpop: undefined, method: undefined, url: undefined })
+
+/** authenticate's 4th argument, each field read as a header argument (src/binding/sender.rs). */
+function readSender(sender, certificate, dpop) {
+  if (sender === undefined || sender === null) return NO_SENDER
+  if (typeof sender !== 'object') throw typeError('sender must be a SenderContext object, null or undefined')
+  // In this order in both engines (src/binding/sender.rs): the first bad member names the TypeError.
+  let clientCertThumbprint
+  if (certificate) {
+    // Cut a few bytes past a thumbprint's length, as native reads it; empty is no certificate.
+    const value = readHeaderArg(sender.clientCertThumbprint, 'sender.clientCertThumbprint', THUMBPRINT_LEN + 4)
+    clientCertThumbprint = value === '' ? undefined : value
+  }
+  if (!dpop) return { clientCertThumbprint, dpop: undefined, method: undefined, url: undefined }
+  return {
+    clientCertThumbprint,
+    dpop: readHeaderArg(sender.dpop, 'sender.dpop', LIMITS.dpopProofCap + 4),
+    method: readHeaderArg(sender.method, 'sender.method', LIMITS.dpopUrlCap + 4),
+    url: readHeaderArg(sender.url, 'sender.url', LIMITS.dpopUrlCap + 4),
+  }
+}
+
 function readHeaderArg(value, name, cap) {
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'string') throw typeError(`${name} must be a string, null or undefined`)
@@ -323,17 +374,6 @@ function readHeaderArg(value, name, cap) {
   let end = cap
   while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--
   return bytes.toString('utf8', 0, end)
-}
-
-/**
- * `sender.clientCertThumbprint`: undefined when `sender` or the field is undefined or null, or
- * the field is empty (no certificate); cut one past a thumbprint's length as native reads it.
- */
-function readThumbprint(sender) {
-  if (sender === undefined || sender === null) return undefined
-  if (typeof sender !== 'object') throw typeError('sender must be an object, null or undefined')
-  const value = readHeaderArg(sender.clientCertThumbprint, 'sender.clientCertThumbprint', THUMBPRINT_LEN + 1)
-  return value === '' ? undefined : value
 }
 
 // The second constructor argument of Authenticator.shared: a core from the shared table
@@ -414,6 +454,22 @@ class Authenticator {
   /** Runs the whole chain for one request; nothing a client sends makes it throw. */
   authenticate(authorization, tenantHeader, host, sender) {
     return this.#core.authenticate(authorization, tenantHeader, host, sender)
+  }
+
+  /** The DPoP nonce to hand out now (DPoP-Nonce, RFC 9449 §8), or undefined without dpopNonceSecret. */
+  dpopNonce() {
+    const core = this.#core
+    return core.dpopNonces === null ? undefined : core.dpopNonces.current(core.now())
+  }
+
+  /** Seconds a DPoP proof's iat may be from now, either side (dpopIatWindowSec). */
+  get dpopIatWindowSec() {
+    return this.#core.settings.dpopIatWindowSec
+  }
+
+  /** DPoP proofs held by the replay cache (at most dpopMaxReplayEntries; 0 without dpop). */
+  get dpopReplayEntries() {
+    return this.#core.dpopReplay === null ? 0 : this.#core.dpopReplay.size
   }
 
   signAccessToken(claims) {

@@ -5,14 +5,13 @@ import type { AuthConfig, AuthenticatorConfig, AuthResult, AuthSuccess, AuthFail
 import type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant } from '../index'
 import type { RateLimiterOptions, RateLimitDecision } from '../index'
 import type { RevokeTokenOptions, RevokeSubjectOptions } from '../index'
-import type { AuthenticatorMetrics } from '../index'
-import type { SenderContext } from '../index'
+import type { AuthenticatorMetrics, SenderContext } from '../index'
 
 export type { AuthConfig, AuthenticatorConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, TenantSource, TokenClaims }
 export type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant }
 export type { RateLimiterOptions, RateLimitDecision }
 export type { RevokeTokenOptions, RevokeSubjectOptions }
-export type { AuthenticatorMetrics }
+export type { AuthenticatorMetrics, SenderContext }
 
 /**
  * The auth chain in plain JavaScript (node:crypto HMAC-SHA256 and randomUUID, a Map token bucket):
@@ -34,7 +33,8 @@ export declare class Authenticator {
   static shared(config: AuthConfig): Authenticator
   /**
    * Runs the whole chain for one request; nothing a client sends makes it throw. `sender` (the
-   * client certificate's thumbprint) is read only when certificate-bound tokens are checked.
+   * client certificate's thumbprint; the DPoP proof, method and URL) is read only when
+   * certificate-bound tokens or DPoP are checked.
    */
   authenticate(authorization?: string | null, tenantHeader?: string | null, host?: string | null, sender?: SenderContext | null): AuthResult
   /** Whether `authenticate` checks certificate-bound tokens (`certificateBoundTokens` or `requireCertificateBoundTokens`). */
@@ -81,6 +81,12 @@ export declare class Authenticator {
   get keySetGeneration(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
+  /** The DPoP nonce to hand out now (`DPoP-Nonce`, RFC 9449 §8), or `undefined` without `dpopNonceSecret`. */
+  dpopNonce(): string | undefined
+  /** Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`). */
+  get dpopIatWindowSec(): number
+  /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */
+  get dpopReplayEntries(): number
   /** The counters of this authenticator, read now (docs/observability.md). */
   metrics(): AuthenticatorMetrics
   /** Times every later `authenticate` call into `metrics().duration`, or stops (off by default). */

@@ -10,6 +10,9 @@ use crate::call_error::ArgError;
 use crate::call_error::CallError;
 use crate::cert_binding;
 use crate::clock::{unix_millis, unix_seconds_at};
+use crate::dpop::nonce::NonceKey;
+use crate::dpop::replay::{Admission, ReplayCache};
+use crate::dpop::{check_proof, dpop_scheme};
 use crate::error::AuthError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
@@ -27,6 +30,10 @@ use crate::settings::{AccessKeys, Settings};
 use crate::tenant::{HostLabel, TenantRules, TenantSource};
 use crate::verified_cache::{VerifiedCache, DEFAULT_CAPACITY};
 
+/// The header arguments of a call: Authorization, X-Tenant-ID (which the outcome may borrow as
+/// the tenant id, hence its own lifetime) and Host.
+type Headers<'h, 't> = (Option<&'h [u8]>, Option<&'t [u8]>, Option<&'h [u8]>);
+
 /// What one authentication produced. Strings borrow from the request or the decoded token.
 pub struct Outcome<'a> {
     pub request_id: [u8; REQUEST_ID_LEN],
@@ -35,14 +42,18 @@ pub struct Outcome<'a> {
     pub result: Result<Identity<'a>, Failure>,
 }
 
-/// The `Authorization`, tenant and `Host` header values of a request.
-pub type Headers<'a> = (Option<&'a [u8]>, Option<&'a [u8]>, Option<&'a [u8]>);
-
-/// What the request says about its sender beyond its headers (`SenderContext` in JS).
+/// What the request says about its sender beyond its headers (`SenderContext` in JS): the
+/// client certificate's thumbprint for certificate-bound tokens (src/cert_binding.rs), the
+/// `DPoP` header's value, the method and the absolute URL for DPoP (src/dpop.rs; the adapter
+/// reconstructs the URL from its configured origin, never from unconfigured X-Forwarded-*
+/// headers).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SenderContext<'a> {
     /// The client certificate's SHA-256 thumbprint, base64url without padding (RFC 8705 §3.1).
     pub client_cert_thumbprint: Option<&'a [u8]>,
+    pub dpop: Option<&'a [u8]>,
+    pub method: Option<&'a [u8]>,
+    pub url: Option<&'a [u8]>,
 }
 
 pub struct Identity<'a> {
@@ -144,6 +155,10 @@ pub struct Authenticator {
     revocations: Revocations,
     /// Counters of the calls and their verdicts, read by `metrics()` (src/metrics.rs).
     metrics: Metrics,
+    /// DPoP proofs seen inside their window (src/dpop/replay.rs); `None` when `dpop` is off.
+    dpop_replay: Option<ReplayCache>,
+    /// DPoP server nonces (src/dpop/nonce.rs); `None` without `dpopNonceSecret`.
+    dpop_nonces: Option<NonceKey>,
 }
 
 /// The longest a signature waits for the clock to pass a subject revocation's cut-off (it is
@@ -217,6 +232,12 @@ impl Authenticator {
             ),
             cache_hmac: settings.verified_token_cache_size().is_some(),
             signing,
+            dpop_replay: settings
+                .dpop()
+                .then(|| ReplayCache::new(settings.dpop_max_replay_entries())),
+            dpop_nonces: settings
+                .dpop_nonce_secret()
+                .map(|s| NonceKey::new(s.expose(), settings.dpop_nonce_lifetime_sec())),
             settings,
             metrics: Metrics::default(),
         }
@@ -280,6 +301,17 @@ impl Authenticator {
             cache.clear();
         }
         generation
+    }
+
+    /// The DPoP nonce to hand out now, `None` without `dpopNonceSecret`.
+    pub fn dpop_nonce(&self) -> Option<String> {
+        let now = self.now_sec();
+        self.dpop_nonces.as_ref().map(|k| k.current(now))
+    }
+
+    /// DPoP proofs held by the replay cache (0 when `dpop` is off).
+    pub fn dpop_replay_len(&self) -> usize {
+        self.dpop_replay.as_ref().map_or(0, ReplayCache::len)
     }
 
     /// Tokens held by the verified-token cache.
@@ -363,18 +395,20 @@ impl Authenticator {
         host: Option<&[u8]>,
         f: impl FnOnce(&Outcome<'_>) -> R,
     ) -> R {
-        let headers = (authorization, tenant_header, host);
-        self.authenticate_sender(headers, &SenderContext::default(), f)
+        let sender = SenderContext::default();
+        self.authenticate_sender(authorization, tenant_header, host, &sender, f)
     }
 
-    /// [`Authenticator::authenticate`] with what the request says about its sender (the
-    /// client certificate's thumbprint), for sender-constrained tokens.
+    /// [`Authenticator::authenticate`] with what the request says of its sender (a DPoP proof).
     pub fn authenticate_sender<R>(
         &self,
-        headers: Headers<'_>,
+        authorization: Option<&[u8]>,
+        tenant_header: Option<&[u8]>,
+        host: Option<&[u8]>,
         sender: &SenderContext<'_>,
         f: impl FnOnce(&Outcome<'_>) -> R,
     ) -> R {
+        let headers = (authorization, tenant_header, host);
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
                 let (payload, key) = &mut *scratch;
@@ -387,7 +421,7 @@ impl Authenticator {
 
     fn authenticate_with<R>(
         &self,
-        (authorization, tenant_header, host): Headers<'_>,
+        (authorization, tenant_header, host): Headers<'_, '_>,
         sender: &SenderContext<'_>,
         payload: &mut Vec<u8>,
         key: &mut Vec<u8>,
@@ -421,13 +455,36 @@ impl Authenticator {
 
     fn run_chain<'a>(
         &self,
-        (authorization, tenant_header, host): Headers<'a>,
+        (authorization, tenant_header, host): Headers<'_, 'a>,
         sender: &SenderContext<'_>,
         payload: &'a mut Vec<u8>,
         key: &mut Vec<u8>,
         mono: u64,
     ) -> Result<Identity<'a>, Failure> {
-        let token = extract_bearer(authorization, self.settings.max_token_bytes())?;
+        let max_token_bytes = self.settings.max_token_bytes();
+        let dpop_token = match &self.dpop_replay {
+            Some(_) => dpop_scheme(authorization),
+            None => None,
+        };
+        let (token, proof) = match dpop_token {
+            // The same checks as a Bearer token's, in the JS engine's order, before the proof.
+            Some(token) => {
+                if token.is_empty() {
+                    return Err(AuthError::InvalidAuthorizationFormat.into());
+                }
+                if token.len() > max_token_bytes {
+                    return Err(AuthError::TokenTooLarge.into());
+                }
+                if !is_b64token(token) {
+                    return Err(AuthError::InvalidAuthorizationFormat.into());
+                }
+                let window = self.settings.dpop_iat_window_sec();
+                let now = self.now_sec_at(mono);
+                let proof = check_proof(sender, token, now, window, self.dpop_nonces.as_ref())?;
+                (token, Some(proof))
+            }
+            None => (extract_bearer(authorization, max_token_bytes)?, None),
+        };
         let keys = self
             .access_keys
             .read()
@@ -442,6 +499,23 @@ impl Authenticator {
                 other => self.explain(TokenKind::Access, token, other),
             })?;
         drop(keys);
+        // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer.
+        match (&proof, &claims.cnf_jkt) {
+            (None, Claim::Absent) => {}
+            (None, _) => return Err(AuthError::DpopBoundTokenAsBearer.into()),
+            (Some(p), Claim::Str(jkt)) if *jkt == p.thumbprint => {
+                let cache = self
+                    .dpop_replay
+                    .as_ref()
+                    .ok_or(AuthError::DpopKeyMismatch)?;
+                match cache.admit(p.replay_key, p.expires_at, self.now_sec_at(mono)) {
+                    Admission::Fresh => {}
+                    Admission::Replayed => return Err(AuthError::DpopProofReplayed.into()),
+                    Admission::Full => return Err(AuthError::DpopReplayCacheFull.into()),
+                }
+            }
+            (Some(_), _) => return Err(AuthError::DpopKeyMismatch.into()),
+        }
         self.revocations.check(token_ids(&claims))?;
         cert_binding::check(
             self.settings.certificate_binding(),
@@ -931,9 +1005,9 @@ mod tests {
         let run = |tenant: Option<&[u8]>, thumbprint: Option<&str>| {
             let sender = SenderContext {
                 client_cert_thumbprint: thumbprint.map(str::as_bytes),
+                ..SenderContext::default()
             };
-            let headers = (Some(header.as_bytes()), tenant, None);
-            core.authenticate_sender(headers, &sender, |o| {
+            core.authenticate_sender(Some(header.as_bytes()), tenant, None, &sender, |o| {
                 o.result.as_ref().err().map(|f| f.error.code())
             })
         };

@@ -8,6 +8,10 @@
 //   yet; the middleware fetches one and authenticates again (docs/scale-out.md).
 // - `KeysUnavailable`: a remote key set (auth-shield/jwks) has no keys in force; never produced
 //   by the core: the middleware answers it in place of a key failure (docs/jwks.md).
+// - `DpopRequired`: a Bearer request on a route whose middleware has `dpopRequired`; never
+//   produced by the core either (lib/http/dpop.js).
+// - `DpopReplayUnavailable`: the shared DPoP replay store (auth-shield/redis) failed or was
+//   late; the middleware refuses rather than risk a replay (lib/store/dpop-replay.js).
 include!(concat!(env!("OUT_DIR"), "/auth_error.rs"));
 
 impl AuthError {

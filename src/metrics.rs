@@ -33,7 +33,6 @@ pub const DURATION_BOUNDS_NANOS: [u64; 14] = [
 const CODES: usize = AuthError::ALL.len();
 const BUCKETS: usize = DURATION_BOUNDS_NANOS.len() + 1;
 
-#[derive(Default)]
 pub struct Metrics {
     succeeded: AtomicU64,
     /// Refusals by [`AuthError`] (its discriminant is its index in [`AuthError::ALL`]).
@@ -47,6 +46,21 @@ pub struct Metrics {
     timing: AtomicBool,
     duration_buckets: [AtomicU64; BUCKETS],
     duration_sum_nanos: AtomicU64,
+}
+
+// By hand: `Default` is derived for arrays of at most 32 elements, and there are more codes.
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            succeeded: AtomicU64::new(0),
+            failed: std::array::from_fn(|_| AtomicU64::new(0)),
+            rate_limit_allowed: AtomicU64::new(0),
+            revocations_refused: AtomicU64::new(0),
+            timing: AtomicBool::new(false),
+            duration_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+            duration_sum_nanos: AtomicU64::new(0),
+        }
+    }
 }
 
 /// What the counters held when read. Each counter only grows (until the process ends).

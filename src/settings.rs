@@ -52,6 +52,12 @@ pub struct Settings {
     certificate_bound_tokens: bool,
     /// Refuse tokens without `cnf["x5t#S256"]`.
     require_certificate_bound_tokens: bool,
+    /// DPoP (RFC 9449): the scheme accepted, its proof window and replay-cache bound.
+    dpop: bool,
+    dpop_iat_window_sec: f64,
+    dpop_max_replay_entries: usize,
+    dpop_nonce_secret: Option<Secret>,
+    dpop_nonce_lifetime_sec: f64,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -105,6 +111,11 @@ impl Settings {
             max_revocations: 0,
             certificate_bound_tokens: false,
             require_certificate_bound_tokens: false,
+            dpop: false,
+            dpop_iat_window_sec: 0.0,
+            dpop_max_replay_entries: 0,
+            dpop_nonce_secret: None,
+            dpop_nonce_lifetime_sec: 0.0,
         }
     }
 
@@ -139,6 +150,11 @@ impl Settings {
             ("maxRevocations", Number(n)) => self.max_revocations = n as usize,
             ("certificateBoundTokens", Bool(b)) => self.certificate_bound_tokens = b,
             ("requireCertificateBoundTokens", Bool(b)) => self.require_certificate_bound_tokens = b,
+            ("dpop", Bool(b)) => self.dpop = b,
+            ("dpopIatWindowSec", Number(n)) => self.dpop_iat_window_sec = n,
+            ("dpopMaxReplayEntries", Number(n)) => self.dpop_max_replay_entries = n as usize,
+            ("dpopNonceSecret", Secret(s)) => self.dpop_nonce_secret = Some(s),
+            ("dpopNonceLifetimeSec", Number(n)) => self.dpop_nonce_lifetime_sec = n,
             // Read before every other option (it steers the secrets' checks) and kept by
             // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
@@ -244,6 +260,26 @@ impl Settings {
     pub fn max_revocations(&self) -> usize {
         self.max_revocations
     }
+    /// Whether `Authorization: DPoP` is accepted (`dpop`).
+    pub fn dpop(&self) -> bool {
+        self.dpop
+    }
+    /// Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`).
+    pub fn dpop_iat_window_sec(&self) -> f64 {
+        self.dpop_iat_window_sec
+    }
+    /// Most proof `jti`s the replay cache holds (`dpopMaxReplayEntries`).
+    pub fn dpop_max_replay_entries(&self) -> usize {
+        self.dpop_max_replay_entries
+    }
+    /// The DPoP nonce secret (`dpopNonceSecret`), `None` when nonces are off.
+    pub fn dpop_nonce_secret(&self) -> Option<&Secret> {
+        self.dpop_nonce_secret.as_ref()
+    }
+    /// Seconds one DPoP nonce is current (`dpopNonceLifetimeSec`).
+    pub fn dpop_nonce_lifetime_sec(&self) -> f64 {
+        self.dpop_nonce_lifetime_sec
+    }
 
     pub fn clock_timestamp(&self) -> Option<f64> {
         self.clock_timestamp
@@ -301,6 +337,11 @@ impl Settings {
                 .as_ref()
                 .map_or(b"\xff-none", Secret::expose),
         );
+        field(
+            self.dpop_nonce_secret
+                .as_ref()
+                .map_or(b"\xff-none", Secret::expose),
+        );
         for list in [&self.issuers, &self.audiences] {
             field(&(list.len() as u64).to_le_bytes());
             list.iter().for_each(|s| field(s.as_bytes()));
@@ -316,6 +357,9 @@ impl Settings {
             self.max_token_bytes as f64,
             self.clock_timestamp.unwrap_or(f64::NAN),
             self.max_revocations as f64,
+            self.dpop_iat_window_sec,
+            self.dpop_max_replay_entries as f64,
+            self.dpop_nonce_lifetime_sec,
             self.verified_token_cache_size
                 .map_or(f64::NAN, |n| n as f64),
         ] {
@@ -329,6 +373,7 @@ impl Settings {
             self.allow_short_secret as u8,
             self.certificate_bound_tokens as u8,
             self.require_certificate_bound_tokens as u8,
+            self.dpop as u8,
         ]);
         let mut out = [0u8; 32];
         out.copy_from_slice(ctx.finish().as_ref());

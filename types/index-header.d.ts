@@ -43,6 +43,17 @@ export type ErrorCode =
   | 'certificate_required'
   | 'certificate_mismatch'
   | 'unbound_token'
+  | 'missing_dpop_proof'
+  | 'invalid_dpop_proof'
+  | 'dpop_proof_mismatch'
+  | 'dpop_proof_stale'
+  | 'dpop_proof_replayed'
+  | 'dpop_replay_cache_full'
+  | 'dpop_key_mismatch'
+  | 'dpop_bound_token_as_bearer'
+  | 'dpop_required'
+  | 'dpop_replay_unavailable'
+  | 'use_dpop_nonce'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -210,6 +221,27 @@ export interface AuthConfigOptions {
   certificateBoundTokens?: boolean | null | undefined
   /** Refuse tokens without `cnf["x5t#S256"]` (`unbound_token`); implies `certificateBoundTokens`. Default false. */
   requireCertificateBoundTokens?: boolean | null | undefined
+  /**
+   * Accept `Authorization: DPoP <token>` with a DPoP proof (RFC 9449 §4.3), passed to
+   * `authenticate` as its 4th argument (`SenderContext`). Default false. A token bound to a key
+   * (`cnf.jkt`) is refused as Bearer (`dpop_bound_token_as_bearer`) whatever this says.
+   */
+  dpop?: boolean | null | undefined
+  /** Seconds a DPoP proof's `iat` may be from now, either side, 1..3600. Default 60. */
+  dpopIatWindowSec?: number | null | undefined
+  /**
+   * Most DPoP proof `jti`s remembered, 1..10000000. Default 100000. When every one is inside
+   * its window a new proof is refused (503 `dpop_replay_cache_full`), never one forgotten.
+   */
+  dpopMaxReplayEntries?: number | null | undefined
+  /**
+   * Turns on DPoP server nonces (RFC 9449 §8): a proof must carry the nonce of the current or
+   * the previous `dpopNonceLifetimeSec` slot (an HMAC of the slot with this secret: every
+   * process sharing it agrees), else 401 `use_dpop_nonce`. `dpopNonce()` gives the current one.
+   */
+  dpopNonceSecret?: Secret | null | undefined
+  /** How long one DPoP nonce is current, 1..86400 seconds. Default 300. */
+  dpopNonceLifetimeSec?: number | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */

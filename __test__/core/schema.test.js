@@ -31,6 +31,20 @@ const payloadOf = (t) => JSON.parse(Buffer.from(t.split('.')[1], 'base64url').to
  * here, or the "every default has a probe" test fails.
  */
 const PROBES = {
+  dpop: (auth) => {
+    // Default false: the DPoP scheme is not one this authenticator reads.
+    assert.equal(auth.authenticate(`DPoP ${token(claims(), SECRET)}`).errorCode, 'invalid_authorization_format')
+    assert.equal(auth.dpopReplayEntries, 0)
+  },
+  dpopIatWindowSec: (auth) => assert.equal(auth.dpopIatWindowSec, 60),
+  dpopMaxReplayEntries: (auth) => assert.ok(auth.dpopReplayEntries <= 100000),
+  dpopNonceLifetimeSec: (auth) => {
+    // Default 300: one nonce for the seconds 0..299 of a slot, another from 300.
+    const at = (t) => new auth.constructor({ accessSecret: SECRET, dpopNonceSecret: SECRET, clockTimestamp: t }).dpopNonce()
+    assert.equal(at(600), at(899))
+    assert.notEqual(at(899), at(900))
+    assert.equal(auth.dpopNonce(), undefined)
+  },
   clockToleranceSec: (auth) => {
     // Default 0: a token is expired at its exp second, valid one second before.
     assert.equal(auth.verifyAccessToken(token(claims({ exp: NOW }), SECRET)).errorCode, 'token_expired')

@@ -23,7 +23,7 @@ const PAYLOADS = [
   `{"sub":"u1","exp":${EXP},"email":"a@example.com","role":"admin","tenant_id":"acme"}`,
   `{"sub":"u1","exp":${EXP},"__proto__":{"sub":"x","polluted":true},"role":"r"}`,
   `{"z":1,"2":"two","sub":"u1","1":"one","exp":${EXP},"a":-0,"big":1e300,"f":0.1,"i":12345678901234567890}`,
-  `{"sub":"u1","exp":${EXP},"aud":["api","web"],"cnf":{"jkt":"x","deep":[{"a":[null,true,{"__proto__":1}]}]},"e":{},"l":[]}`,
+  `{"sub":"u1","exp":${EXP},"aud":["api","web"],"ext":{"k":"x","deep":[{"a":[null,true,{"__proto__":1}]}]},"e":{},"l":[]}`,
   `{"sub":"\\u00e9t\\u00e9 \\ud83d\\ude00","exp":${EXP},"name":"caf\u00e9 \ud83d\ude00","s":"a\\"b\\\\c\\n"}`,
 ]
 
@@ -58,12 +58,12 @@ describe('VerifiedClaims', () => {
 
   it('keeps no change an app makes to a returned object, nested values included', () => {
     const claims = new VerifiedClaims()
-    const nested = PAYLOADS.find((p) => p.includes('"cnf"'))
+    const nested = PAYLOADS.find((p) => p.includes('"ext"'))
     const authorization = bearer(nested)
     const first = claims.of(authorization)
     first.sub = 'changed'
     first.aud.push('evil')
-    first.cnf.deep[0].a[2].x = 1
+    first.ext.deep[0].a[2].x = 1
     delete first.exp
     assert.deepEqual(anatomy(claims.of(authorization)), anatomy(JSON.parse(nested)))
   })

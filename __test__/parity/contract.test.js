@@ -135,6 +135,7 @@ const failing = {
   certificate_required: () => [{ certificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': THUMB } }, SECRET)}`, undefined, 1, {}],
   certificate_mismatch: () => [{ certificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': THUMB } }, SECRET)}`, undefined, 1, { clientCertThumbprint: THUMB.replace(/^./, 'B') }],
   unbound_token: () => [{ requireCertificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`, undefined, 1, { clientCertThumbprint: THUMB }],
+  missing_dpop_proof: () => [{ dpop: true }, `DPoP ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`],
 }
 const THUMB = 'Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs'
 // Codes no single authenticate call of a fresh authenticator produces, and where they are tested.
@@ -143,6 +144,16 @@ const NOT_FROM_ONE_CALL = {
   revocation_unavailable: 'revocation-outage.test.js (a feed that lost its store)',
   rate_limit_pending: 'shared-limit.test.js (a store attached, no lease yet)',
   keys_unavailable: 'jwks-outage.test.js (answered by the middleware, never by the core)',
+  invalid_dpop_proof: 'dpop/proof.test.js (a DPoP proof, the 4th argument, made by the dpop package or jose)',
+  dpop_proof_mismatch: 'dpop/proof.test.js (a proof for another method, URL or token)',
+  dpop_proof_stale: 'dpop/proof.test.js (a proof iat outside dpopIatWindowSec)',
+  dpop_proof_replayed: 'dpop/proof.test.js (the same proof twice)',
+  dpop_replay_cache_full: 'dpop/proof.test.js (dpopMaxReplayEntries live proofs)',
+  dpop_key_mismatch: 'dpop/proof.test.js (a token bound to another key)',
+  dpop_bound_token_as_bearer: 'dpop/proof.test.js (a token with cnf.jkt as Bearer)',
+  dpop_required: 'dpop/http.test.js (answered by the middleware with dpopRequired, never by the core)',
+  dpop_replay_unavailable: 'dpop/shared-replay.test.js (answered by the middleware when Redis fails)',
+  use_dpop_nonce: 'dpop/proof.test.js (dpopNonceSecret set, a proof without the current nonce)',
 }
 
 test('every failure code comes out of both engines with the status and message of the contract', () => {

@@ -318,7 +318,9 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   const reached = [...checker.codes.keys()].sort()
   // Codes reached only by the sequences below (or by their own suites), not by the generator.
   // Certificate-bound tokens' codes need a binding mode and a sender context: the tests at the end.
-  const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending', 'keys_unavailable', 'certificate_required', 'certificate_mismatch', 'unbound_token'])
+  // DPoP codes: the DPoP test below and __test__/dpop/ (proofs are made asynchronously).
+  const dpopCodes = Object.keys(require('../../contract/error-codes.json')).filter((c) => c.includes('dpop'))
+  const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending', 'keys_unavailable', 'certificate_required', 'certificate_mismatch', 'unbound_token', ...dpopCodes])
   const expected = ['ok', ...Object.keys(require('../../contract/error-codes.json'))].filter((c) => !notGenerated.has(c)).sort()
   assert.deepEqual(reached, expected)
   for (const [code, n] of checker.codes) assert.ok(n >= 10, `${code} reached only ${n} times`)
@@ -1037,4 +1039,72 @@ test('certificate-bound tokens: random thumbprint strings on both sides give ide
   assert.deepEqual(checker.mismatches, [])
   assert.ok(checker.codes.get('ok') > 0 && checker.codes.get('invalid_claims') > 0 && checker.codes.get('certificate_mismatch') > 0, [...checker.codes])
   sameMetrics(pair)
+})
+test('DPoP: both engines agree field for field on generated proofs, mutations, replays and bindings', async () => {
+  const dpopSupport = require('../support/dpop')
+  const { URL, issuer, clientKey, proof, rawProof, proofClaims } = dpopSupport
+  const iss = await issuer()
+  const keys = []
+  for (const alg of ['ES256', 'ES256', 'RS256', 'PS256', 'Ed25519']) keys.push(await clientKey(alg))
+  const tokens = []
+  for (const key of keys) tokens.push({ key, token: await iss.sign({ cnf: { jkt: key.jkt } }) })
+  tokens.push({ key: keys[0], token: await iss.sign({}) })
+  tokens.push({ key: keys[0], token: await iss.sign({ cnf: { jkt: 7 } }) })
+  tokens.push({ key: keys[0], token: await iss.sign({ cnf: 'x' }) })
+  const config = { keys: iss.keys, dpop: true, dpopMaxReplayEntries: 40, dpopIatWindowSec: 120, rateLimitMax: 0 }
+  const pair = { n: new native.Authenticator(config), j: new js.Authenticator(config) }
+  const rng = random(0x9449)
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const mutate = (p) => {
+    const i = rng.int(p.length)
+    if (p[i] === '.') return p.slice(0, i) + p.slice(i + 1)
+    return p.slice(0, i) + rng.pick([...B64, '.', ' ', ',']) + p.slice(i + 1)
+  }
+  const urls = [URL, `${URL}?q=1`, 'https://API.example.com:443/orders#f', 'https://api.example.com/orders/', 'http://api.example.com/orders', 'https://api.example.com:8443/orders', 'https://u@api.example.com/orders', 'not a url', '']
+  const seen = []
+  const codes = new Map()
+  for (let i = 0; i < 400; i++) {
+    const { key, token } = rng.pick(tokens)
+    const signer = rng.next() < 0.1 ? rng.pick(keys) : key
+    let p
+    const kind = rng.int(10)
+    if (kind < 4) p = await proof(signer, { token, url: rng.next() < 0.8 ? URL : rng.pick(urls), method: rng.next() < 0.9 ? 'GET' : 'POST' })
+    else if (kind < 6 && signer.alg === 'ES256') {
+      const claims = { ...proofClaims(token), iat: Math.floor(Date.now() / 1000) + rng.pick([0, -119, 119, -500, 500, 0.5, -0.5]) }
+      const header = { alg: 'ES256', typ: rng.pick(['dpop+jwt', 'dpop+jwt', 'DPoP+jwt', 'JWT']), jwk: rng.next() < 0.9 ? signer.jwk : signer.privateJwk }
+      if (rng.next() < 0.2) delete claims[rng.pick(Object.keys(claims))]
+      p = rawProof(signer, header, claims)
+    } else if (kind < 7 && seen.length > 0) p = rng.pick(seen)
+    else p = mutate(await proof(signer, { token }))
+    seen.push(p)
+    const scheme = rng.pick(['DPoP', 'dpop', 'DPOP', 'Bearer', 'DPoP  '])
+    const sender = { dpop: rng.next() < 0.95 ? p : undefined, method: rng.next() < 0.95 ? 'GET' : 'get', url: rng.pick([URL, URL, URL, `${URL}?x=1`, ...urls]) }
+    const a = pair.n.authenticate(`${scheme} ${token}`, null, null, sender)
+    const b = pair.j.authenticate(`${scheme} ${token}`, null, null, sender)
+    assert.deepStrictEqual(withoutRequestId(b), withoutRequestId(a), `request ${i}: ${scheme} ${p}`)
+    const c = a.authenticated ? 'ok' : a.errorCode
+    codes.set(c, (codes.get(c) || 0) + 1)
+  }
+  assert.equal(pair.n.dpopReplayEntries, pair.j.dpopReplayEntries)
+  // Server nonces: the same nonce from both engines, the same verdict on nonces of each slot.
+  const now = Math.floor(Date.now() / 1000)
+  const nonceConfig = (t) => ({ ...config, clockTimestamp: t, dpopNonceSecret: 'differential-nonce-secret-0123456789', dpopNonceLifetimeSec: 30 })
+  const nonced = { n: new native.Authenticator(nonceConfig(now)), j: new js.Authenticator(nonceConfig(now)) }
+  assert.equal(nonced.n.dpopNonce(), nonced.j.dpopNonce())
+  const nonces = [0, 30, 60, 90].map((ago) => new js.Authenticator(nonceConfig(now - ago)).dpopNonce())
+  const signer = keys[0]
+  const bound = tokens[0].token
+  for (let i = 0; i < 40; i++) {
+    const nonce = rng.pick([...nonces, undefined, 5, '', nonces[0].slice(1)])
+    const claims = { ...proofClaims(bound), iat: now }
+    if (nonce !== undefined) claims.nonce = nonce
+    const sender = { dpop: rawProof(signer, { alg: 'ES256', typ: 'dpop+jwt', jwk: signer.jwk }, claims), method: 'GET', url: URL }
+    const a = nonced.n.authenticate(`DPoP ${bound}`, null, null, sender)
+    assert.deepStrictEqual(withoutRequestId(nonced.j.authenticate(`DPoP ${bound}`, null, null, sender)), withoutRequestId(a), `nonce ${nonce}`)
+    const c = a.authenticated ? 'ok' : a.errorCode
+    codes.set(c, (codes.get(c) || 0) + 1)
+  }
+  for (const c of ['use_dpop_nonce', 'ok', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed', 'dpop_key_mismatch', 'dpop_bound_token_as_bearer', 'missing_dpop_proof']) {
+    assert.ok(codes.get(c) >= 1, `${c} reached ${codes.get(c) || 0} times: ${JSON.stringify([...codes])}`)
+  }
 })

@@ -81,6 +81,15 @@ const rotating = new Authenticator(keyed)
 const generation: number = rotating.setKeys([{ kid: 'ed', alg: 'EdDSA', publicKey: 'pem' }])
 const served: string | undefined = rotating.jwks().keys[0]?.kid
 const cachedCount: number = rotating.verifiedTokenCacheEntries + rotating.keySetGeneration
+// DPoP (docs/dpop.md): the config options, the 4th argument, the getters, the new codes.
+const dpopAuth = new Authenticator({ ...keyed, dpop: true, dpopIatWindowSec: 30, dpopMaxReplayEntries: 1000, dpopNonceSecret: secret, dpopNonceLifetimeSec: 60 })
+const dpopResult = dpopAuth.authenticate('DPoP t', undefined, undefined, { dpop: 'proof', method: 'GET', url: 'https://api.example.com/r' })
+const dpopCode: ErrorCode | undefined = dpopResult.authenticated ? undefined : dpopResult.errorCode
+const dpopNonce: string | undefined = dpopAuth.dpopNonce()
+const dpopCounts: number = dpopAuth.dpopReplayEntries + dpopAuth.dpopIatWindowSec + new jsEngine.Authenticator(keyed).dpopReplayEntries
+const nonceCode: ErrorCode = 'use_dpop_nonce'
+// @ts-expect-error the sender's method is a string
+dpopAuth.authenticate('DPoP t', undefined, undefined, { method: 1 })
 const jsRotating = new jsEngine.Authenticator(keyed)
 const jsGeneration: number = jsRotating.setKeys(keyed.keys ?? []) + jsRotating.keySetGeneration
 

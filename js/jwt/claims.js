@@ -110,6 +110,9 @@ class Claims {
     this.type = undefined
     // RFC 7800: undefined, OTHER (not an object) or { x5tS256 } (its x5t#S256 member, RFC 8705).
     this.cnf = undefined
+    // cnf.jkt (RFC 9449 §6.1): a string, OTHER (not a string), or undefined without it (or
+    // without an object cnf) (src/jwt/claims.rs `cnf_jkt`).
+    this.cnf_jkt = undefined
   }
 
   /**
@@ -142,32 +145,52 @@ class Claims {
         return (this.type = once(this.type, r))
       case 'cnf':
         if (this.cnf !== undefined) throw MALFORMED
-        return (this.cnf = confirmation(r))
+        return this.readConfirmation(r)
       default:
         return r.ignoreValue()
     }
   }
+  /**
+   * `cnf` (RFC 7800): its known members once each (a repeated one is malformed), the others
+   * skipped; `cnf` not an object is OTHER, its `jkt` then undefined (src/jwt/claims.rs
+   * `Confirmation::read`).
+   */
+  readConfirmation(r) {
+    r.ws()
+    if (r.b[r.i] !== 0x7b) {
+      r.ignoreValue()
+      // Not an object: no jkt in it, so not bound to a DPoP key (certificate binding, when on,
+      // refuses it as malformed).
+      return (this.cnf = OTHER)
+    }
+    const cnf = { x5tS256: undefined }
+    let jkt
+    r.members((key) => {
+      if (key === 'x5t#S256') cnf.x5tS256 = once(cnf.x5tS256, r)
+      else if (key === 'jkt') {
+        if (jkt !== undefined) throw MALFORMED
+        const v = claimValue(r)
+        jkt = typeof v === 'string' ? v : OTHER
+      } else r.ignoreValue()
+    })
+    this.cnf_jkt = jkt
+    return (this.cnf = cnf)
+  }
+
+}
+
+/** Skips the value at the cursor and hands back its bytes (src/jwt/json_scan.rs `raw_value`). */
+function rawValue(r) {
+  r.ws()
+  const start = r.i
+  r.ignoreValue()
+  return r.b.subarray(start, r.i)
 }
 
 /** A known claim's value; a known claim twice is ambiguous (parsers disagree on which wins): refused. */
 function once(previous, r) {
   if (previous !== undefined) throw MALFORMED
   return claimValue(r)
-}
-
-/** The cnf claim's value: its known members once each, the others skipped (src/jwt/claims.rs). */
-function confirmation(r) {
-  r.ws()
-  if (r.b[r.i] !== 0x7b) {
-    r.ignoreValue()
-    return OTHER
-  }
-  const cnf = { x5tS256: undefined }
-  r.members((key) => {
-    if (key === 'x5t#S256') cnf.x5tS256 = once(cnf.x5tS256, r)
-    else r.ignoreValue()
-  })
-  return cnf
 }
 
 /** The known claims of a payload, or null when serde would refuse it. */
@@ -184,4 +207,4 @@ function parseClaims(buf) {
   return claims
 }
 
-module.exports = { parseHeader, parseClaims, OTHER }
+module.exports = { parseHeader, parseClaims, claimValue, rawValue, OTHER }

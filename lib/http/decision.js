@@ -20,6 +20,7 @@ const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
 const { clientCertReader } = require('./client-cert')
+const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult } = require('./dpop')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -138,6 +139,11 @@ class AuthDecision {
     this.recoveries = new Map()
     // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).
     this.verifiedClaims = new VerifiedClaims()
+    // DPoP (lib/http/dpop.js): the proof, method and URL of each request, with dpopOrigin only.
+    this.dpopSender = senderReader(options === undefined || options === null ? undefined : options.dpopOrigin)
+    this.dpopRequired = options !== undefined && options !== null && options.dpopRequired === true
+    if (this.dpopRequired && this.dpopSender === null) throw typeError('options.dpopRequired needs options.dpopOrigin')
+    this.dpopReplay = sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender)
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
     // both): the limit goes through it, and an identity without a lease yet waits for one round
     // trip (docs/scale-out.md).
@@ -198,8 +204,16 @@ class AuthDecision {
   decideFor(req, authorization, tries) {
     // A hand-built request (serverless adapters, tests) may have no headers at all.
     const headers = req.headers || NO_HEADERS
-    const sender = this.senderOf === null ? undefined : this.senderOf(req)
-    const result = this.engine.authenticate(authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host), sender)
+    const tenant = headerValue(headers['x-tenant-id'])
+    // What the request says of its sender: its DPoP proof, method and URL, its client
+    // certificate; built only for the checks configured.
+    let sender
+    if (this.dpopSender !== null) sender = this.dpopSender(req, headers)
+    if (this.senderOf !== null) {
+      const certificate = this.senderOf(req)
+      if (certificate !== undefined) sender = sender === undefined ? certificate : { ...sender, clientCertThumbprint: certificate.clientCertThumbprint }
+    }
+    const result = this.engine.authenticate(authorization, tenant, headerValue(headers.host), sender)
     // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
     if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, tries, r))
     return this.decideWith(req, authorization, tries, result)
@@ -218,7 +232,19 @@ class AuthDecision {
           .then((repaired) => (repaired === true ? again() : verdict()), verdict)
       }
     }
+    // A route for DPoP only: a Bearer success is refused (lib/http/dpop.js).
+    if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
+    // A proof accepted here must be new to every process sharing the replay store.
+    if (this.dpopReplay !== null && result.authenticated && isDpopScheme(authorization)) {
+      const headers = req.headers || NO_HEADERS
+      return this.dpopReplay(req, headers, authorization, result, this.engine.authenticator).then((r) => this.settled(req, authorization, r))
+    }
+    return this.settled(req, authorization, result)
+  }
+
+  settled(req, authorization, result) {
     const d = this.verdict(result, authorization)
+    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, authorization, result)
     return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
   }
 
@@ -366,7 +392,7 @@ function responseHeaders(result, authorization, rateLimitHeaders, realm) {
   // A 503 that remains with a store (its wait queue full, Redis failing past the fallback):
   // the lease is seconds away at most (RFC 9110 §10.2.3).
   if (result.errorCode === 'rate_limit_pending') headers.push(['Retry-After', '1'])
-  if (result.errorStatus === 401) headers.push(['WWW-Authenticate', challenge(result, authorization, realm)])
+  if (result.errorStatus === 401) headers.push(['WWW-Authenticate', dpopChallenge(result, authorization, realm) ?? challenge(result, authorization, realm)])
   // A 503 for a state the server expects to end (keys_unavailable: a remote key set not in force)
   // says when to try again (RFC 9110 §10.2.3).
   else if (result.errorStatus === 503 && result.errorCode !== 'rate_limit_pending' && result.retryAfterMs > 0) headers.push(['Retry-After', String(Math.ceil(result.retryAfterMs / 1000))])

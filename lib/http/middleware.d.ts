@@ -161,6 +161,25 @@ export interface CommonOptions<Req> {
   onMismatch?: (mismatch: ShadowMismatch) => void | Promise<void>
   /** retryAfterMs values within this many ms count as equal in shadow mode. Default 1000. */
   retryAfterToleranceMs?: number
+  /**
+   * The origin clients address (`'https://api.example.com'`: scheme, host and port only). With
+   * it, each request's `DPoP` header, method and this origin plus its path go to `authenticate`
+   * as a `SenderContext`: a config with `dpop: true` checks the proof (docs/dpop.md). Never
+   * built from `Host` or `X-Forwarded-*`, which clients choose.
+   */
+  dpopOrigin?: string
+  /**
+   * Refuse requests authenticated with a Bearer token (401 `dpop_required`, with a DPoP
+   * challenge): this route takes DPoP proofs only. Needs `dpopOrigin`. Default false.
+   */
+  dpopRequired?: boolean
+  /**
+   * A `DpopReplayStore` of auth-shield/redis (`createDpopReplayStore`): every proof the engine
+   * accepted is also recorded there, so a proof is accepted once across every process sharing
+   * the Redis (one round trip per DPoP request); Redis failing refuses with 503
+   * `dpop_replay_unavailable`. Needs `dpopOrigin`.
+   */
+  dpopReplayStore?: import('../store/index').DpopReplayStore
   /** `realm` of the WWW-Authenticate challenge. */
   realm?: string
   /**

@@ -113,5 +113,26 @@ export declare class RedisStore extends EventEmitter {
 
 export declare function createRedisStore(client: RedisClientLike, options?: RedisStoreOptions): RedisStore
 
+/** Options of `createDpopReplayStore`. */
+export interface DpopReplayStoreOptions {
+  /** Prefix of the keys (`<prefix>dpop:<sha256 hex>`). Default `'auth-shield:'`. */
+  prefix?: string
+  /** Each SET NX fails after this long; the request is then refused (503). Default 500. */
+  commandTimeoutMs?: number
+}
+
+/**
+ * DPoP proofs shared by every process through Redis (the middleware option `dpopReplayStore`):
+ * one `SET NX PX` per DPoP request the engine accepted (docs/dpop.md).
+ */
+export declare class DpopReplayStore {
+  readonly options: Required<DpopReplayStoreOptions>
+  readonly stats: { admitted: number; replayed: number; failed: number }
+  /** `'fresh'` the first time, `'replayed'` while held; rejects when Redis fails or is late. */
+  admit(replayKey: string, ttlMs: number): Promise<'fresh' | 'replayed'>
+}
+
+export declare function createDpopReplayStore(client: RedisClientLike, options?: DpopReplayStoreOptions): DpopReplayStore
+
 export { RevocationFeed } from './revocations'
 export type { RevocationFeedOptions, RevocableAuthenticator, RevocationDelivery } from './revocations'

@@ -12,5 +12,6 @@
 
 const { createRedisStore, RedisStore } = require('./redis-store')
 const { RevocationFeed } = require('./revocations')
+const { createDpopReplayStore, DpopReplayStore } = require('./dpop-replay')
 
-module.exports = { createRedisStore, RedisStore, RevocationFeed }
+module.exports = { createRedisStore, RedisStore, RevocationFeed, createDpopReplayStore, DpopReplayStore }

@@ -45,20 +45,6 @@ pub struct PublicJwk {
     pub y: Option<String>,
 }
 
-/// What the connection proves about the client, beyond its headers (`authenticate`'s fourth
-/// argument).
-#[allow(
-    dead_code,
-    reason = "declares the TypeScript type; the hot path reads the fields from the raw handle (request.rs)"
-)]
-#[napi(object)]
-pub struct SenderContext {
-    /// The client certificate's SHA-256 thumbprint: base64url without padding of the SHA-256 of
-    /// its DER (RFC 8705 §3.1). Absent, `null` or `''` when no certificate was presented.
-    /// Compared with a token's `cnf["x5t#S256"]` when `certificateBoundTokens` is on.
-    pub client_cert_thumbprint: Option<String>,
-}
-
 /// `{ keys: [...] }`, ready to serve at `/.well-known/jwks.json`.
 #[napi(object)]
 pub struct PublicJwks {
@@ -121,6 +107,28 @@ impl Authenticator {
         };
         let generation = self.core.replace_keys(items).map_err(|e| e.throw(&env))?;
         Ok(generation.min(u32::MAX as u64) as u32)
+    }
+
+    /// The DPoP nonce to hand out now (the `DPoP-Nonce` header, RFC 9449 §8), or `undefined`
+    /// without `dpopNonceSecret`. Every process with the same secret gives the same one.
+    #[napi(catch_unwind, ts_return_type = "string | undefined")]
+    pub fn dpop_nonce(&self) -> Either<String, ()> {
+        match self.core.dpop_nonce() {
+            Some(nonce) => Either::A(nonce),
+            None => Either::B(()),
+        }
+    }
+
+    /// Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`).
+    #[napi(catch_unwind, getter)]
+    pub fn dpop_iat_window_sec(&self) -> f64 {
+        self.core.settings().dpop_iat_window_sec()
+    }
+
+    /// DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`).
+    #[napi(catch_unwind, getter)]
+    pub fn dpop_replay_entries(&self) -> u32 {
+        self.core.dpop_replay_len().min(u32::MAX as usize) as u32
     }
 
     /// Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`).
@@ -192,10 +200,11 @@ impl Authenticator {
         }
     }
 
-    /// Runs the whole chain for one request. The first three arguments are header values,
-    /// `null` or `undefined`; nothing a client can send makes it throw. `sender` says what the
-    /// connection proves about the client (its certificate's thumbprint), read only when
-    /// `certificateBoundTokens` or `requireCertificateBoundTokens` is on.
+    /// Runs the whole chain for one request. Each of the first three arguments is a header
+    /// value, `null` or `undefined`; nothing a client can send makes it throw. `sender` says
+    /// what the connection proves about the client (its certificate's thumbprint) and carries
+    /// the `DPoP` proof, method and URL; it is read only when certificate-bound tokens or `dpop`
+    /// are checked.
     #[napi(
         catch_unwind,
         ts_args_type = "authorization?: string | null, tenantHeader?: string | null, host?: string | null, sender?: SenderContext | null",

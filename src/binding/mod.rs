@@ -16,6 +16,7 @@ pub mod rate_limiter;
 pub mod request;
 pub mod result;
 pub mod revocation;
+pub mod sender;
 pub mod store_seam;
 pub mod tenant;
 pub mod tokens;

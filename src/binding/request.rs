@@ -8,8 +8,9 @@ use std::cell::RefCell;
 use super::args::read_optional_str;
 use super::js_error::{no_refresh_secret, ArgError, CallError};
 use super::result::{build_auth_result, build_verification};
+use super::sender::{with_sender, SenderReads};
 use crate::authenticator::{Authenticator as Core, SenderContext};
-use crate::cert_binding::{CertificateBinding, THUMBPRINT_LEN};
+use crate::cert_binding::CertificateBinding;
 use crate::contract::limits;
 use crate::jwt::TokenKind;
 
@@ -22,7 +23,7 @@ const HOST_CAP: usize = limits::HOST_CAP as usize;
 const TOKEN_SLACK: usize = 4;
 
 thread_local! {
-    static ARG_BUFFERS: RefCell<[Vec<u8>; 4]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new(), Vec::new()]) };
+    static ARG_BUFFERS: RefCell<[Vec<u8>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
 }
 
 /// A JS value handed back to napi-rs as is.
@@ -35,14 +36,15 @@ impl ToNapiValue for Handle {
 }
 
 /// Runs `f` with the thread's argument buffers (fresh ones when re-entered).
-fn with_buffers<R>(f: impl FnOnce(&mut [Vec<u8>; 4]) -> R) -> R {
+fn with_buffers<R>(f: impl FnOnce(&mut [Vec<u8>; 3]) -> R) -> R {
     ARG_BUFFERS.with(|cell| match cell.try_borrow_mut() {
         Ok(mut bufs) => f(&mut bufs),
         Err(_) => f(&mut Default::default()),
     })
 }
 
-/// Reads the three header arguments and the sender context, runs the chain and builds the
+/// Reads the three header arguments and the optional sender (read only when certificate-bound
+/// tokens or DPoP are checked: nothing to pay otherwise), runs the chain and builds the
 /// `AuthResult`.
 ///
 /// # Safety
@@ -53,7 +55,7 @@ pub unsafe fn authenticate(
     [authorization, tenant_header, host, sender]: [sys::napi_value; 4],
 ) -> std::result::Result<sys::napi_value, CallError> {
     let auth_cap = core.settings().max_token_bytes() + AUTHORIZATION_SLACK;
-    with_buffers(|[a, t, h, c]| {
+    with_buffers(|[a, t, h]| {
         // SAFETY: the handles are live (caller's contract); each buffer is borrowed once.
         let (authorization, tenant_header, host) = unsafe {
             (
@@ -62,60 +64,32 @@ pub unsafe fn authenticate(
                 read_optional_str(env, host, h, HOST_CAP, "host")?,
             )
         };
-        // The sender context is read only when a check needs it: nothing to pay otherwise.
-        let mut context = SenderContext::default();
-        if core.settings().certificate_binding() != CertificateBinding::Off {
-            // SAFETY: `sender` is live (caller's contract); `c` is borrowed once.
-            context.client_cert_thumbprint = unsafe { read_thumbprint(env, sender, c)? };
+        let reads = SenderReads {
+            certificate: core.settings().certificate_binding() != CertificateBinding::Off,
+            dpop: core.settings().dpop(),
+        };
+        if !reads.certificate && !reads.dpop {
+            let none = SenderContext::default();
+            return core.authenticate_sender(
+                authorization,
+                tenant_header,
+                host,
+                &none,
+                |outcome| {
+                    // SAFETY: `env` is the live env of the current call.
+                    unsafe { build_auth_result(env, outcome) }
+                },
+            );
         }
-        core.authenticate_sender((authorization, tenant_header, host), &context, |outcome| {
-            // SAFETY: `env` is the live env of the current call.
-            unsafe { build_auth_result(env, outcome) }
-        })
+        let run = |sender: &SenderContext<'_>| {
+            core.authenticate_sender(authorization, tenant_header, host, sender, |outcome| {
+                // SAFETY: `env` is the live env of the current call.
+                unsafe { build_auth_result(env, outcome) }
+            })
+        };
+        // SAFETY: `sender` is a live handle (caller's contract).
+        unsafe { with_sender(env, sender, reads, run) }?
     })
-}
-
-/// `sender.clientCertThumbprint`: `None` when `sender` or the field is `undefined` or `null`,
-/// or the field is empty (no certificate). Read up to one byte past a thumbprint's length, so
-/// a longer value stays longer (and matches no token).
-///
-/// # Safety
-/// `env` and `sender` must be live handles of the current call.
-unsafe fn read_thumbprint(
-    env: sys::napi_env,
-    sender: sys::napi_value,
-    buf: &mut Vec<u8>,
-) -> std::result::Result<Option<&[u8]>, CallError> {
-    let not_object = || ArgError::Type("sender must be an object, null or undefined".into());
-    let mut kind = 0;
-    // SAFETY: `env` and `sender` are live (caller's contract); `kind` is a valid out slot.
-    if unsafe { sys::napi_typeof(env, sender, &mut kind) } != sys::Status::napi_ok {
-        return Err(not_object().into());
-    }
-    match kind {
-        sys::ValueType::napi_undefined | sys::ValueType::napi_null => return Ok(None),
-        sys::ValueType::napi_object => {}
-        _ => return Err(not_object().into()),
-    }
-    let mut field = std::ptr::null_mut();
-    // SAFETY: `sender` is a live object handle; the name is a static C string.
-    let status = unsafe {
-        sys::napi_get_named_property(env, sender, c"clientCertThumbprint".as_ptr(), &mut field)
-    };
-    if status != sys::Status::napi_ok {
-        return Err(not_object().into());
-    }
-    // SAFETY: `field` is a live handle just read; `buf` is borrowed once.
-    let thumbprint = unsafe {
-        read_optional_str(
-            env,
-            field,
-            buf,
-            THUMBPRINT_LEN + 1,
-            "sender.clientCertThumbprint",
-        )?
-    };
-    Ok(thumbprint.filter(|t| !t.is_empty()))
 }
 
 /// Verifies a bare token of `kind` and builds the `TokenVerification`.

@@ -67,6 +67,9 @@ pub struct Claims<'a> {
     pub tenant_id: Claim<'a>,
     pub token_type: Claim<'a>,
     pub cnf: Confirmation<'a>,
+    /// `cnf.jkt` (RFC 9449 §6.1): `Str` when it is a string, `Other` when it is not, `Absent`
+    /// without it (or without an object `cnf`).
+    pub cnf_jkt: Claim<'a>,
 }
 
 impl<'a> Claims<'a> {
@@ -80,7 +83,7 @@ impl<'a> Claims<'a> {
                 if !matches!(claims.cnf, Confirmation::Absent) {
                     return None;
                 }
-                claims.cnf = Confirmation::read(scanner)?;
+                (claims.cnf, claims.cnf_jkt) = Confirmation::read(scanner)?;
                 return Some(());
             }
             let Some(slot) = claims.slot(&key) else {
@@ -128,18 +131,33 @@ fn read_once<'a>(slot: &mut Claim<'a>, scanner: &mut Scanner<'a>) -> Option<()> 
 }
 
 impl<'a> Confirmation<'a> {
-    /// Reads `cnf`'s value: its known members once each, the others skipped.
-    fn read(scanner: &mut Scanner<'a>) -> Option<Confirmation<'a>> {
+    /// Reads `cnf`'s value: its known members once each (a repeated one is `None`, malformed),
+    /// the others skipped; with it, `cnf.jkt` as [`Claims::cnf_jkt`] holds it (`Other` when
+    /// it is not a string).
+    fn read(scanner: &mut Scanner<'a>) -> Option<(Confirmation<'a>, Claim<'a>)> {
         if !scanner.at_object() {
             scanner.skip_value()?;
-            return Some(Confirmation::Other);
+            // Not an object: no `jkt` in it, so not bound to a DPoP key (certificate binding,
+            // when on, refuses it as malformed).
+            return Some((Confirmation::Other, Claim::Absent));
         }
         let mut x5t_s256 = Claim::Absent;
+        let mut jkt = Claim::Absent;
         scanner.members(|key, scanner| match &*key {
             "x5t#S256" => read_once(&mut x5t_s256, scanner),
+            "jkt" => {
+                if !jkt.is_absent() {
+                    return None;
+                }
+                jkt = match scanner.value()? {
+                    Scalar::Str(s) => Claim::Str(s),
+                    _ => Claim::Other,
+                };
+                Some(())
+            }
             _ => scanner.skip_value(),
         })?;
-        Some(Confirmation::Methods { x5t_s256 })
+        Some((Confirmation::Methods { x5t_s256 }, jkt))
     }
 }
 

@@ -139,6 +139,14 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Skips one value of any shape and hands back its text, for a nested object read with
+    /// a [`Scanner`] of its own (a DPoP proof's `jwk`, an access token's `cnf`).
+    pub fn raw_value(&mut self) -> Scan<&'a str> {
+        let start = self.pos;
+        self.skip_value()?;
+        Some(&self.src[start..self.pos])
+    }
+
     /// Skips one value of any shape, validating it, without recursion.
     pub fn skip_value(&mut self) -> Scan<()> {
         // Open containers, innermost last: `true` for an object (expects `"key":`), `false` for an array.

@@ -1,0 +1,126 @@
+'use strict'
+
+// The issue's "done when", against a real identity provider: oidc-provider (DPoP and client
+// credentials on, JWT access tokens for our resource) issues a DPoP-bound token on loopback; both
+// engines accept it only with a fresh proof from the key it is bound to, and two apps sharing a
+// redis-server accept one proof once between them.
+
+const { describe, it, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const http = require('node:http')
+const jose = require('jose')
+const dpop = require('dpop')
+const native = require('../..')
+const js = require('../../js')
+const expressShield = require('../../adapters/express')
+const { createDpopReplayStore } = require('../../lib/store/index')
+const { request } = require('../support/http')
+const { expressServer } = require('../support/adapter-servers')
+const { redisSkip, startRedis } = require('../support/redis-server')
+const { connectClient } = require('../support/redis-clients')
+
+const RESOURCE = 'https://api.example.com'
+const ORDERS = `${RESOURCE}/orders`
+
+describe('a DPoP-bound token issued by oidc-provider', () => {
+  let op
+  before(async () => {
+    const { default: Provider } = await import('oidc-provider')
+    const { privateKey, publicKey } = await jose.generateKeyPair('ES256', { extractable: true })
+    const server = http.createServer()
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const issuer = `http://127.0.0.1:${server.address().port}`
+    const provider = new Provider(issuer, {
+      jwks: { keys: [{ ...(await jose.exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: 'op-1' }] },
+      clients: [
+        {
+          client_id: 'svc',
+          client_secret: 'svc-secret-0123456789abcdef',
+          grant_types: ['client_credentials'],
+          redirect_uris: [],
+          response_types: [],
+          token_endpoint_auth_method: 'client_secret_post',
+          id_token_signed_response_alg: 'ES256',
+        },
+      ],
+      ttl: { ClientCredentials: 600 },
+      features: {
+        devInteractions: { enabled: false },
+        clientCredentials: { enabled: true },
+        dPoP: { enabled: true },
+        resourceIndicators: {
+          enabled: true,
+          defaultResource: () => RESOURCE,
+          useGrantedResource: () => true,
+          getResourceServerInfo: () => ({ scope: 'orders', audience: RESOURCE, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
+        },
+      },
+    })
+    server.on('request', provider.callback())
+    const publicJwk = await jose.exportJWK(publicKey)
+    // A client key and a token bound to it, requested with a proof for the token endpoint.
+    const token = async (key) => {
+      const url = `${issuer}/token`
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop.generateProof(key, url, 'POST') },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'svc', client_secret: 'svc-secret-0123456789abcdef', scope: 'orders', resource: RESOURCE }),
+      })
+      const body = await res.json()
+      assert.equal(res.status, 200, JSON.stringify(body))
+      assert.equal(body.token_type, 'DPoP')
+      return body.access_token
+    }
+    const config = { keys: [{ kid: 'op-1', alg: 'ES256', publicKey: publicJwk }], issuer, audience: RESOURCE, dpop: true, rateLimitMax: 0 }
+    op = { server, token, config }
+  })
+  after(() => op.server.close())
+
+  for (const [name, Authenticator] of [
+    ['native', native.Authenticator],
+    ['js', js.Authenticator],
+  ]) {
+    it(`${name}: passes only with a fresh proof from the bound key`, async () => {
+      const key = await dpop.generateKeyPair('ES256')
+      const other = await dpop.generateKeyPair('ES256')
+      const token = await op.token(key)
+      assert.equal(jose.decodeJwt(token).cnf.jkt, await dpop.calculateThumbprint(key.publicKey))
+      const auth = new Authenticator(op.config)
+      const call = async (scheme, proof) => {
+        const r = auth.authenticate(`${scheme} ${token}`, null, null, { dpop: proof, method: 'GET', url: ORDERS })
+        return r.authenticated ? `ok:${r.userId}` : r.errorCode
+      }
+      const proof = await dpop.generateProof(key, ORDERS, 'GET', undefined, token)
+      assert.equal(await call('DPoP', proof), 'ok:svc')
+      assert.equal(await call('DPoP', proof), 'dpop_proof_replayed')
+      assert.equal(await call('DPoP', await dpop.generateProof(other, ORDERS, 'GET', undefined, token)), 'dpop_key_mismatch')
+      assert.equal(await call('DPoP', await dpop.generateProof(key, `${RESOURCE}/admin`, 'GET', undefined, token)), 'dpop_proof_mismatch')
+      assert.equal(await call('DPoP', undefined), 'missing_dpop_proof')
+      assert.equal(await call('Bearer', undefined), 'dpop_bound_token_as_bearer')
+      assert.equal(await call('DPoP', await dpop.generateProof(key, ORDERS, 'GET', undefined, token)), 'ok:svc')
+    })
+  }
+
+  it('two apps sharing a redis-server accept one proof once between them', { skip: redisSkip() }, async () => {
+    const redis = await startRedis()
+    const conns = [await connectClient('ioredis', redis.url), await connectClient('node-redis', redis.url)]
+    const apps = []
+    try {
+      for (const [i, engine] of ['native', 'js'].entries()) {
+        const store = createDpopReplayStore(conns[i].client)
+        apps.push(await expressServer(expressShield(op.config, { engine, dpopOrigin: RESOURCE, dpopReplayStore: store })))
+      }
+      const key = await dpop.generateKeyPair('ES256')
+      const token = await op.token(key)
+      const headers = { authorization: `DPoP ${token}`, dpop: await dpop.generateProof(key, ORDERS, 'GET', undefined, token) }
+      const answers = await Promise.all([...apps, ...apps].map((app) => request(`${app.base}/orders`, { headers })))
+      assert.deepEqual(answers.map((a) => a.status).sort(), [200, 401, 401, 401])
+      const fresh = { authorization: `DPoP ${token}`, dpop: await dpop.generateProof(key, ORDERS, 'GET', undefined, token) }
+      assert.equal((await request(`${apps[1].base}/orders`, { headers: fresh })).status, 200)
+    } finally {
+      for (const app of apps) await app.close()
+      for (const c of conns) await c.close()
+      await redis.stop()
+    }
+  })
+})

@@ -1,0 +1,104 @@
+'use strict'
+
+// DPoP proof verification (RFC 9449 §4.3), as src/dpop.rs: the same checks in the same order
+// with the same codes. The chain (js/authenticator.js) then compares the token's cnf.jkt with
+// the thumbprint and admits the proof once through the replay cache (js/dpop/replay.js).
+
+const { createHash } = require('node:crypto')
+const { isUtf8 } = require('node:buffer')
+const { LIMITS } = require('../contract')
+const { ALGS } = require('../lib/keys/normalize')
+const { fail } = require('./error')
+const { decodeSegment } = require('./jwt')
+const { claimValue, rawValue } = require('./jwt/claims')
+const { Reader, MALFORMED } = require('./jwt/json-scan')
+const { readProofKey } = require('./dpop/proof-key')
+const { normalize } = require('./dpop/htu')
+
+const { dpopProofCap: PROOF_CAP, dpopUrlCap: URL_CAP, dpopJtiCap: JTI_CAP } = LIMITS
+const SCHEME = /^dpop /i
+const PAYLOAD_MEMBERS = new Set(['jti', 'htm', 'htu', 'iat', 'ath', 'nonce'])
+
+/** The token of `DPoP <token>` (leading spaces skipped), or undefined for any other scheme. */
+function dpopScheme(header) {
+  if (typeof header !== 'string' || !SCHEME.test(header)) return undefined
+  return header.slice(5).replace(/^ +/, '')
+}
+
+/** `{ thumbprint, replayKey, expiresAt }` of the proof in `sender`, or a Failure; `nonces`: a NonceKey or null. */
+function checkProof(sender, token, now, window, nonces = null) {
+  const invalid = fail('invalid_dpop_proof')
+  const proof = sender.dpop
+  if (proof === undefined || proof === '') return fail('missing_dpop_proof')
+  if (proof.length > PROOF_CAP || Buffer.byteLength(proof) > PROOF_CAP) return invalid
+  const parts = proof.split('.')
+  if (parts.length !== 3) return invalid
+  const [h64, p64, s64] = parts
+  const header = decodeSegment(h64)
+  if (header === null || !isUtf8(header)) return invalid
+  let typ
+  let alg
+  let jwk
+  let crit = false
+  const seen = new Set()
+  const r = new Reader(header)
+  try {
+    r.topObject((key) => {
+      if (key === 'typ' || key === 'alg' || key === 'jwk') {
+        // A member twice would let two parsers disagree on the proof.
+        if (seen.has(key)) throw MALFORMED
+        seen.add(key)
+        if (key === 'jwk') jwk = rawValue(r)
+        else if (key === 'typ') typ = claimValue(r)
+        else alg = claimValue(r)
+        return
+      }
+      if (key === 'crit') crit = true
+      r.ignoreValue()
+    })
+  } catch (err) {
+    if (err === MALFORMED) return invalid
+    throw err
+  }
+  // RFC 9449 §4.3 steps 4-7; RFC 7515 §4.1.11 for crit.
+  if (crit || typ !== 'dpop+jwt') return invalid
+  if (typeof alg !== 'string' || !Object.hasOwn(ALGS, alg) || ALGS[alg].family === 'hmac') return invalid
+  const key = jwk === undefined ? null : readProofKey(jwk, alg)
+  if (key === null) return invalid
+  const payload = decodeSegment(p64)
+  const signature = decodeSegment(s64)
+  if (payload === null || signature === null) return invalid
+  if (!key.key.verifies(proof.slice(0, h64.length + 1 + p64.length), signature)) return invalid
+  if (!isUtf8(payload)) return invalid
+  const c = {}
+  const pr = new Reader(payload)
+  try {
+    pr.topObject((name) => {
+      if (!PAYLOAD_MEMBERS.has(name)) return pr.ignoreValue()
+      if (Object.hasOwn(c, name)) throw MALFORMED
+      c[name] = claimValue(pr)
+    })
+  } catch (err) {
+    if (err === MALFORMED) return invalid
+    throw err
+  }
+  const { jti, htm, htu, iat, ath } = c
+  if (typeof jti !== 'string' || typeof htm !== 'string' || typeof htu !== 'string' || typeof ath !== 'string') return invalid
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) return invalid
+  if (jti === '' || Buffer.byteLength(jti) > JTI_CAP || Buffer.byteLength(htu) > URL_CAP) return invalid
+  // Steps 8-9: this method, this URI (no query, no fragment).
+  const url = typeof sender.url === 'string' && Buffer.byteLength(sender.url) <= URL_CAP ? normalize(sender.url) : null
+  const proofUrl = normalize(htu)
+  const method = typeof sender.method === 'string' && Buffer.byteLength(sender.method) <= URL_CAP ? sender.method : undefined
+  if (method !== htm || url === null || proofUrl === null || url !== proofUrl) return fail('dpop_proof_mismatch')
+  // Step 10 (§8): the nonce this server handed out, when it hands them out.
+  if (nonces !== null && !(typeof c.nonce === 'string' && nonces.accepts(c.nonce, now))) return fail('use_dpop_nonce')
+  // Step 11: within the window either side of now.
+  if (!(iat >= now - window && iat <= now + window)) return fail('dpop_proof_stale')
+  // Step 12 (§7): for this access token.
+  if (ath !== createHash('sha256').update(token, 'latin1').digest('base64url')) return fail('dpop_proof_mismatch')
+  const replayKey = createHash('sha256').update(`${key.thumbprint}.`).update(jti, 'utf8').digest('hex')
+  return { thumbprint: key.thumbprint, replayKey, expiresAt: iat + window }
+}
+
+module.exports = { dpopScheme, checkProof }

@@ -1,0 +1,122 @@
+'use strict'
+
+// DPoP in the adapters (RFC 9449): the SenderContext of a request (authenticate's 4th
+// argument) and the DPoP challenge (§7.1). The absolute URL a proof's htu is compared with is
+// the configured origin plus the request target: never built from Host or X-Forwarded-*, which
+// a client chooses (a proof made for one URL would then pass on another).
+
+const { typeError, TABLE } = require('../../js/error')
+const { resultTemplates } = require('../../js/schema')
+const { headerValue } = require('./token-source')
+
+// scheme://host[:port], nothing else: no path, no userinfo, no query.
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+$/i
+// What both engines accept in a proof (src/dpop/proof_key.rs), for the challenge's algs.
+const ALGS = 'ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA Ed25519'
+// Failures of the proof itself: RFC 9449 §7.1's invalid_dpop_proof.
+const PROOF_CODES = new Set(['missing_dpop_proof', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed'])
+const DPOP_SCHEME = /^dpop(?: |$)/i
+
+/**
+ * `(req, headers) => SenderContext` for the middleware option `dpopOrigin`, or null without it
+ * (then nothing is read per request). `req` is what the adapter decides on: its `method`, and
+ * `originalUrl` (Express, Koa, the Fetch view) or `url` (Fastify, Node) for the target.
+ */
+function senderReader(origin) {
+  if (origin === undefined || origin === null) return null
+  if (typeof origin !== 'string' || !ORIGIN.test(origin)) {
+    throw typeError("options.dpopOrigin must be an origin such as 'https://api.example.com' (scheme, host and port only)")
+  }
+  return (req, headers) => {
+    const target = typeof req.originalUrl === 'string' ? req.originalUrl : req.url
+    return {
+      dpop: headerValue(headers.dpop),
+      method: typeof req.method === 'string' ? req.method : undefined,
+      // Origin-form targets only (RFC 9112 §3.2.1); anything else never matches a proof.
+      url: typeof target === 'string' && target.startsWith('/') ? origin + target : undefined,
+    }
+  }
+}
+
+/** The DPoP challenge for a 401 of a DPoP request or a DPoP failure, else undefined. */
+function dpopChallenge(result, authorization, realm) {
+  const code = result.errorCode
+  // RFC 9449 §7.1: a request without DPoP where DPoP is required gets the bare challenge.
+  if (code === 'dpop_required') return `DPoP ${realm === undefined ? '' : `realm="${realm}", `}algs="${ALGS}"`
+  if (!PROOF_CODES.has(code) && code !== 'dpop_key_mismatch' && code !== 'use_dpop_nonce' && !DPOP_SCHEME.test(authorization || '')) return undefined
+  const error =
+    code === 'use_dpop_nonce' ? 'use_dpop_nonce' : PROOF_CODES.has(code) ? 'invalid_dpop_proof' : code === 'invalid_authorization_format' ? 'invalid_request' : 'invalid_token'
+  const params = realm === undefined ? [] : [`realm="${realm}"`]
+  params.push(`error="${error}"`, `error_description="${result.error}"`, `algs="${ALGS}"`)
+  return `DPoP ${params.join(', ')}`
+}
+
+const { failure: FAILURE } = resultTemplates()
+
+/**
+ * The shared replay check for the middleware option `dpopReplayStore`, or null without it:
+ * `(req, headers, authorization, result, authenticator) => Promise<result>`, the result kept
+ * when the proof is new across every process, else refused. The proof is read again by the
+ * JS engine's checker (loaded only here): its replay key and iat are those the engine used.
+ */
+function sharedReplayCheck(store, sender) {
+  if (store === undefined || store === null) return null
+  // Ours only: its every round trip is bounded by commandTimeoutMs, so no request waits forever.
+  const { DpopReplayStore } = require('../store/dpop-replay')
+  if (!(store instanceof DpopReplayStore)) throw typeError('options.dpopReplayStore must be a DpopReplayStore (createDpopReplayStore of auth-shield/redis)')
+  if (sender === null) throw typeError('options.dpopReplayStore needs options.dpopOrigin')
+  const { dpopScheme, checkProof } = require('../../js/dpop')
+  return (req, headers, authorization, result, authenticator) => {
+    const window = authenticator.dpopIatWindowSec
+    const now = Date.now() / 1000
+    // The engine accepted this proof a moment ago: a few seconds' slack keeps one accepted at
+    // the edge of its window from turning stale here (the key is then kept as much longer).
+    const token = dpopScheme(authorization)
+    const proof = checkProof(sender(req, headers), token, Math.floor(now), window + 5)
+    if (proof === null || typeof proof !== 'object' || typeof proof.replayKey !== 'string') {
+      return Promise.resolve(refusedResult(result, 'dpop_replay_unavailable'))
+    }
+    const ttlMs = (proof.expiresAt - now) * 1000 + 1000
+    return Promise.resolve()
+      .then(() => store.admit(proof.replayKey, Math.max(1000, ttlMs)))
+      .then(
+        (admission) => (admission === 'fresh' ? result : refusedResult(result, admission === 'replayed' ? 'dpop_proof_replayed' : 'dpop_replay_unavailable')),
+        () => refusedResult(result, 'dpop_replay_unavailable'),
+      )
+  }
+}
+
+/**
+ * Adds `DPoP-Nonce` (RFC 9449 §8) to the headers of a decision on a DPoP request or a
+ * `use_dpop_nonce` failure, when the authenticator hands out nonces (`dpopNonceSecret`).
+ */
+function addNonceHeader(headers, authenticator, authorization, result) {
+  if (result.errorCode !== 'use_dpop_nonce' && !isDpopScheme(authorization)) return
+  const nonce = typeof authenticator.dpopNonce === 'function' ? authenticator.dpopNonce() : undefined
+  if (typeof nonce === 'string') headers.push(['DPoP-Nonce', nonce])
+}
+
+/** Whether `authorization` uses the DPoP scheme. */
+function isDpopScheme(authorization) {
+  return typeof authorization === 'string' && DPOP_SCHEME.test(authorization)
+}
+
+/** `dpop_required` in place of a success `result` (its request id and limit kept). */
+function dpopRequiredResult(result) {
+  return refusedResult(result, 'dpop_required')
+}
+
+/** A failure `code` in place of a success `result` (its request id and limit kept). */
+function refusedResult(result, code) {
+  const { status, message } = TABLE[code]
+  const refused = { ...FAILURE }
+  refused.requestId = result.requestId
+  refused.rateLimitLimit = result.rateLimitLimit
+  refused.retryAfterMs = 0
+  refused.error = message
+  refused.errorCode = code
+  refused.errorStatus = status
+  return refused
+}
+
+module.exports = { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult, DPOP_ALGS: ALGS }

@@ -1,0 +1,187 @@
+//! DPoP proof verification (RFC 9449 §4.3), fused into the request chain: the `DPoP` header's
+//! proof is checked against the request (`htm`, `htu`), the clock (`iat`) and the access token
+//! (`ath`); the chain then checks the token's `cnf.jkt` against [`CheckedProof::thumbprint`]
+//! and admits the proof once through the replay cache ([`replay`]). Only runs for the DPoP
+//! scheme, so a Bearer request pays nothing. The JS twin is js/dpop.js: same checks, same order,
+//! same codes.
+
+pub mod htu;
+pub mod nonce;
+pub mod proof_key;
+pub mod replay;
+
+use crate::contract::limits;
+use crate::error::AuthError;
+use crate::jwt::alg::Family;
+use crate::jwt::base64url;
+use crate::jwt::json_scan::{Scalar, Scanner};
+use crate::jwt::Alg;
+use nonce::NonceKey;
+use proof_key::ProofKey;
+
+const PROOF_CAP: usize = limits::DPOP_PROOF_CAP as usize;
+const URL_CAP: usize = limits::DPOP_URL_CAP as usize;
+const JTI_CAP: usize = limits::DPOP_JTI_CAP as usize;
+
+pub use crate::authenticator::SenderContext;
+
+/// A proof that passed every check of its own.
+pub struct CheckedProof {
+    /// RFC 7638 thumbprint of the proof's key, to compare with the token's `cnf.jkt`.
+    pub thumbprint: String,
+    /// SHA-256(thumbprint `.` jti), the replay cache's key.
+    pub replay_key: [u8; 32],
+    /// `iat` plus the window: until then the same proof is a replay.
+    pub expires_at: f64,
+}
+
+/// Splits `DPoP <token>` (scheme case-insensitive, RFC 7235 §2.1), or `None` for any other scheme.
+pub fn dpop_scheme(header: Option<&[u8]>) -> Option<&[u8]> {
+    const SCHEME: &[u8] = b"dpop ";
+    let h = header?;
+    if h.len() < SCHEME.len() || !h[..SCHEME.len()].eq_ignore_ascii_case(SCHEME) {
+        return None;
+    }
+    let rest = &h[SCHEME.len()..];
+    Some(&rest[rest.iter().position(|&b| b != b' ').unwrap_or(rest.len())..])
+}
+
+/// Checks the proof of `sender` for `token` at `now` (seconds), with `window` seconds either
+/// side, and the server nonce when `nonces` are on.
+pub fn check_proof(
+    sender: &SenderContext<'_>,
+    token: &[u8],
+    now: f64,
+    window: f64,
+    nonces: Option<&NonceKey>,
+) -> Result<CheckedProof, AuthError> {
+    let invalid = AuthError::InvalidDpopProof;
+    let proof = match sender.dpop {
+        None | Some(b"") => return Err(AuthError::MissingDpopProof),
+        Some(p) if p.len() > PROOF_CAP => return Err(invalid),
+        Some(p) => p,
+    };
+    let mut parts = proof.split(|&b| b == b'.');
+    let (Some(h64), Some(p64), Some(s64), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(invalid);
+    };
+    let decode = |segment: &[u8]| {
+        let mut out = Vec::new();
+        base64url::decode_into(segment, &mut out).map(|_| out)
+    };
+    let header = decode(h64).ok_or(invalid)?;
+    let header = std::str::from_utf8(&header).map_err(|_| invalid)?;
+    let (mut typ, mut alg, mut jwk, mut crit) = (None, None, None, false);
+    Scanner::new(header)
+        .object(|key, scanner| {
+            match key.as_ref() {
+                "typ" if typ.is_none() => typ = Some(scanner.value()?),
+                "alg" if alg.is_none() => alg = Some(scanner.value()?),
+                "jwk" if jwk.is_none() => jwk = Some(scanner.raw_value()?),
+                // A member twice would let two parsers disagree on the proof.
+                "typ" | "alg" | "jwk" => return None,
+                "crit" => {
+                    crit = true;
+                    scanner.skip_value()?
+                }
+                _ => scanner.skip_value()?,
+            }
+            Some(())
+        })
+        .ok_or(invalid)?;
+    // RFC 9449 §4.3 steps 4-7: the type, an asymmetric allowed alg (never `none` or a MAC), a
+    // public key of that alg; RFC 7515 §4.1.11 for `crit`.
+    if crit || !matches!(&typ, Some(Scalar::Str(t)) if t == "dpop+jwt") {
+        return Err(invalid);
+    }
+    let alg = match &alg {
+        Some(Scalar::Str(name)) => Alg::from_name(name).filter(|a| a.family() != Family::Hmac),
+        _ => None,
+    }
+    .ok_or(invalid)?;
+    let key = jwk.and_then(|j| ProofKey::read(j, alg)).ok_or(invalid)?;
+    let payload = decode(p64).ok_or(invalid)?;
+    let signature = decode(s64).ok_or(invalid)?;
+    let signing_input = &proof[..h64.len() + 1 + p64.len()];
+    if !key.verify(signing_input, &signature) {
+        return Err(invalid);
+    }
+    let payload = std::str::from_utf8(&payload).map_err(|_| invalid)?;
+    let [mut jti, mut htm, mut htu, mut iat, mut ath, mut nonce] =
+        [None, None, None, None, None, None];
+    Scanner::new(payload)
+        .object(|key, scanner| {
+            let slot = match key.as_ref() {
+                "jti" => &mut jti,
+                "htm" => &mut htm,
+                "htu" => &mut htu,
+                "iat" => &mut iat,
+                "ath" => &mut ath,
+                "nonce" => &mut nonce,
+                _ => return scanner.skip_value(),
+            };
+            if slot.is_some() {
+                return None;
+            }
+            *slot = Some(scanner.value()?);
+            Some(())
+        })
+        .ok_or(invalid)?;
+    let text = |v: &Option<Scalar<'_>>| match v {
+        Some(Scalar::Str(s)) => Some(s.to_string()),
+        _ => None,
+    };
+    let (Some(jti), Some(htm), Some(htu), Some(ath)) =
+        (text(&jti), text(&htm), text(&htu), text(&ath))
+    else {
+        return Err(invalid);
+    };
+    let Some(Scalar::Num(iat)) = iat.filter(|v| matches!(v, Scalar::Num(n) if n.is_finite()))
+    else {
+        return Err(invalid);
+    };
+    if jti.is_empty() || jti.len() > JTI_CAP || htu.len() > URL_CAP {
+        return Err(invalid);
+    }
+    // Steps 8-9: the proof is for this method and this URI (no query, no fragment).
+    let url = sender.url.filter(|u| u.len() <= URL_CAP);
+    let same_uri = match (htu::normalize(htu.as_bytes()), url.and_then(htu::normalize)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    };
+    if sender.method.filter(|m| m.len() <= URL_CAP) != Some(htm.as_bytes()) || !same_uri {
+        return Err(AuthError::DpopProofMismatch);
+    }
+    // Step 10 (§8): the nonce this server handed out, when it hands them out.
+    if let Some(keys) = nonces {
+        let fresh = match &nonce {
+            Some(Scalar::Str(n)) => keys.accepts(n, now),
+            _ => false,
+        };
+        if !fresh {
+            return Err(AuthError::UseDpopNonce);
+        }
+    }
+    // Step 11: fresh, within the window either side of now.
+    if !(iat >= now - window && iat <= now + window) {
+        return Err(AuthError::DpopProofStale);
+    }
+    // Step 12 (§7): the proof is for this access token.
+    let digest = ring::digest::digest(&ring::digest::SHA256, token);
+    if ath != base64url::encode(digest.as_ref()) {
+        return Err(AuthError::DpopProofMismatch);
+    }
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    ctx.update(key.thumbprint.as_bytes());
+    ctx.update(b".");
+    ctx.update(jti.as_bytes());
+    let mut replay_key = [0u8; 32];
+    replay_key.copy_from_slice(ctx.finish().as_ref());
+    Ok(CheckedProof {
+        thumbprint: key.thumbprint,
+        replay_key,
+        expires_at: iat + window,
+    })
+}
