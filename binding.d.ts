@@ -40,6 +40,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'rate_limit_pending'
   | 'keys_unavailable'
+  | 'insufficient_scope'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -198,6 +199,12 @@ export interface AuthConfigOptions {
    * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` (an entry is never evicted before its token expires).
    */
   maxRevocations?: number | null | undefined
+  /**
+   * Scope(s) every access token must grant, all of them; otherwise 403 `insufficient_scope`.
+   * Read from the space-delimited `scope` claim (RFC 9068) and `scp` (a string or an array of
+   * strings, Okta and Entra ID). Each is an RFC 6749 §3.3 scope-token. Default: not checked.
+   */
+  requiredScope?: string | string[] | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */
@@ -442,6 +449,11 @@ export declare class Authenticator {
    * limiting: the same checks as `authenticate`'s token step.
    */
   verifyAccessToken(token: string): TokenVerification
+  /**
+   * The scopes every access token must grant (`requiredScope`), in their configured order;
+   * empty when scopes are not checked. The middleware names them in its challenges.
+   */
+  get requiredScope(): Array<string>
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
   /** Tokens added back per second (`rateLimitRefillPerSec`). */

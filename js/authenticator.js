@@ -438,6 +438,11 @@ class Authenticator {
     return this.#core.revocations.unavailable
   }
 
+  /** The scopes every access token must grant (`requiredScope`); empty when not checked. */
+  get requiredScope() {
+    return this.#core.settings.requiredScopes.slice()
+  }
+
   get rateLimitMax() {
     return this.#core.settings.rateLimitMax
   }

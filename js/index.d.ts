@@ -44,6 +44,11 @@ export declare class Authenticator {
   verifyRefreshToken(token: string): TokenVerification
   /** Verifies a bare access token without tenant resolution or rate limiting. */
   verifyAccessToken(token: string): TokenVerification
+  /**
+   * The scopes every access token must grant (`requiredScope`), in their configured order;
+   * empty when scopes are not checked. The middleware names them in its challenges.
+   */
+  get requiredScope(): Array<string>
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
   /** Tokens added back per second (`rateLimitRefillPerSec`). */

@@ -3,7 +3,7 @@
 // Token verification (key selection by js/jwt/key-set.js) and claim rules on node:crypto, with the structural checks that make
 // every verdict equal to the native core's (src/jwt/*.rs): strict base64url, the serde-equivalent
 // JSON reading of js/jwt/claims.js, and one fixed check order: structure, header (alg, kid), claims
-// JSON, key selection, signature, claim types, nbf, exp, missing exp, aud, iss, sub, type.
+// JSON, key selection, signature, claim types, nbf, exp, missing exp, aud, iss, sub, type, scope.
 
 const { parseHeader, parseClaims } = require('./jwt/claims')
 const { fail, Failure } = require('./error')
@@ -52,6 +52,8 @@ class ClaimRules {
     // A refresh token must always say it is one.
     this.requireTokenType = settings.requireTokenType || expectedType === 'refresh'
     this.expectedType = expectedType
+    // Scopes are granted to access tokens; a refresh token is never checked for them.
+    this.requiredScopes = expectedType === 'access' ? settings.requiredScopes : []
     // The `header.` prefix of the last token whose header passed, and the key it selected in
     // the key set it was selected from; no token starts with a NUL.
     this.acceptedHeader = '\0'
@@ -78,6 +80,11 @@ class ClaimRules {
     // A refresh token must never pass as an access token, even under a shared secret.
     if (claims.type !== undefined ? claims.type !== this.expectedType : this.requireTokenType) {
       return fail('wrong_token_type')
+    }
+    // Last: every 401 reason wins over the 403.
+    if (this.requiredScopes.length > 0) {
+      const refused = checkScopes(this.requiredScopes, claims.scope, claims.scp)
+      if (refused !== null) return fail(refused)
     }
     return claims
   }
@@ -145,6 +152,34 @@ function decodeKnownGood(token) {
  */
 function signedWith(token, keys) {
   return !(decodeVerified(token, keys, null) instanceof Failure)
+}
+
+/**
+ * src/jwt/validate.rs `check_scopes`: every required scope granted by `scope` (space-delimited)
+ * or `scp` (a string or an array of strings), read in place (no split list per request);
+ * null when all are, else the failure code. A scope of another JSON type is invalid_claims.
+ */
+function checkScopes(required, scope, scp) {
+  if ((scope !== undefined && typeof scope !== 'string') || (scp !== undefined && typeof scp !== 'string' && !Array.isArray(scp))) {
+    return 'invalid_claims'
+  }
+  for (let i = 0; i < required.length; i++) {
+    if (!grants(scope, required[i]) && !grants(scp, required[i])) return 'insufficient_scope'
+  }
+  return null
+}
+
+/** Whether `claim` holds the scope-token `wanted` (never empty): a space-delimited string, or a list. */
+function grants(claim, wanted) {
+  if (typeof claim === 'string') {
+    // Bounded: each search starts past the last match.
+    for (let at = claim.indexOf(wanted); at >= 0; at = claim.indexOf(wanted, at + 1)) {
+      const end = at + wanted.length
+      if ((at === 0 || claim.charCodeAt(at - 1) === 0x20) && (end === claim.length || claim.charCodeAt(end) === 0x20)) return true
+    }
+    return false
+  }
+  return claim !== undefined && claim.includes(wanted)
 }
 
 /** A registered claim of the wrong JSON type is an error, not a claim to ignore. */

@@ -48,6 +48,8 @@ pub struct Settings {
     clock_timestamp: Option<f64>,
     /// Most live revocations held (see `crate::revocation`).
     max_revocations: usize,
+    /// `requiredScope`: scope-tokens every access token must grant.
+    required_scopes: Vec<String>,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -99,6 +101,7 @@ impl Settings {
             require_subject: false,
             clock_timestamp: None,
             max_revocations: 0,
+            required_scopes: Vec::new(),
         }
     }
 
@@ -131,6 +134,7 @@ impl Settings {
             ("requireSubject", Bool(b)) => self.require_subject = b,
             ("clockTimestamp", Number(n)) => self.clock_timestamp = Some(n),
             ("maxRevocations", Number(n)) => self.max_revocations = n as usize,
+            ("requiredScope", List(l)) => self.required_scopes = l,
             // Read before every other option (it steers the secrets' checks) and kept by
             // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
@@ -212,6 +216,10 @@ impl Settings {
     pub fn require_subject(&self) -> bool {
         self.require_subject
     }
+    /// `requiredScope`: empty when scopes are not checked.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.required_scopes
+    }
     pub fn max_revocations(&self) -> usize {
         self.max_revocations
     }
@@ -230,6 +238,11 @@ impl Settings {
             // A refresh token must always say it is one.
             require_token_type: self.require_token_type || kind == TokenKind::Refresh,
             expected_type: kind,
+            // Scopes are granted to access tokens; a refresh token is never checked for them.
+            required_scopes: match kind {
+                TokenKind::Access => self.required_scopes.clone(),
+                TokenKind::Refresh => Vec::new(),
+            },
         }
     }
 
@@ -272,7 +285,7 @@ impl Settings {
                 .as_ref()
                 .map_or(b"\xff-none", Secret::expose),
         );
-        for list in [&self.issuers, &self.audiences] {
+        for list in [&self.issuers, &self.audiences, &self.required_scopes] {
             field(&(list.len() as u64).to_le_bytes());
             list.iter().for_each(|s| field(s.as_bytes()));
         }

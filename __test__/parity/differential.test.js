@@ -41,6 +41,8 @@ const CONFIGS = [
   { accessSecret: ACCESS, refreshSecret: ACCESS, clockTimestamp: NOW, enforceTenantMatch: true, baseDomain: 'Example.com.', rateLimitMax: 0 },
   // jsonwebtoken reads clockTimestamp 0 as "unset": the JS engine must still use it.
   { accessSecret: Buffer.from(ACCESS), clockTimestamp: 0, audience: ['api', 'web'], rateLimitMax: 0 },
+  // Required scopes (issue 25): scope and scp of every shape below.
+  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requiredScope: ['read', 'write:x'], rateLimitMax: 0 },
 ]
 
 const TENANT_CLAIMS = [undefined, 'acme', 'Acme', '', 'globex', 'bad:id', 'a'.repeat(64), 7]
@@ -122,6 +124,7 @@ function claimsFor(rng, config) {
     const claims = { sub: rng.pick(['user-1', 'user-2']), exp: config.clockTimestamp + 60, aud: 'api', type: 'access' }
     claims.iss = rng.pick(['auth.example', 'legacy', 'other'])
     if (rng.chance(0.5)) claims.tenant_id = rng.pick(['acme', 'globex'])
+    if (rng.chance(0.5)) claims.scope = rng.pick(['read write:x', 'write:x  read', 'read', ''])
     return claims
   }
   const claims = {}
@@ -140,6 +143,8 @@ function claimsFor(rng, config) {
   put('exp', [now + 3600, now + 3600, now - 100, now - 31, now - 30, now - 1, now, now + 1, now + 29, now + 0.5, undefined, '9', null])
   put('nbf', [undefined, undefined, now - 10, now, now + 1, now + 30, now + 31, 'x'])
   put('iat', [undefined, now, 'x'])
+  put('scope', [undefined, undefined, 'read write:x', ' read  write:x ', 'read', 'readwrite:x', 'READ WRITE:X', 'ré write:x read', '', ['read', 'write:x'], null, 0, false])
+  put('scp', [undefined, undefined, ['read', 'write:x'], ['write:x'], 'read write:x', [], ['read', 1], 'read', {}, true])
   if (rng.chance(0.2)) claims.extra = rng.pick([{ nested: [1, { a: null }] }, 1e300, 'x'.repeat(50), [[], {}]])
   return claims
 }
@@ -149,6 +154,10 @@ const ODD_PAYLOADS = [
   '{"sub":"u","sub":"v","exp":9999999999}',
   '{"sub":"u","s\\u0075b":"v","exp":9999999999}',
   '{"sub":"u","exp":9999999999,"x":1,"x":2}',
+  '{"sub":"u","exp":9999999999,"scope":"read write:x","scope":"read"}',
+  '{"sub":"u","exp":9999999999,"scp":["read"],"scp":["write:x"]}',
+  '{"sub":"u","exp":9999999999,"scope":"read\\u0020write:x"}',
+  '{"sub":"u","exp":9999999999,"scope":"read\\twrite:x"}',
   '{"sub":"\\ud800","exp":9999999999}',
   '{"sub":"u","exp":9999999999,"x":"\\ud800"}',
   '{"sub":"\\ud83d\\ude00","exp":9999999999}',

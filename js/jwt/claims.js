@@ -108,6 +108,8 @@ class Claims {
     this.role = undefined
     this.tenant_id = undefined
     this.type = undefined
+    this.scope = undefined
+    this.scp = undefined
   }
 
   /**
@@ -138,6 +140,10 @@ class Claims {
         return (this.tenant_id = once(this.tenant_id, r))
       case 'type':
         return (this.type = once(this.type, r))
+      case 'scope':
+        return (this.scope = once(this.scope, r))
+      case 'scp':
+        return (this.scp = once(this.scp, r))
       default:
         return r.ignoreValue()
     }

@@ -183,6 +183,7 @@ export type UnauthorizedCode =
   | 'revoked_token'
   | 'invalid_tenant'
   | 'tenant_mismatch'
+  | 'insufficient_scope'
 
 /**
  * express-jwt's error: `new UnauthorizedError(code, { message })` as in express-jwt (a `getToken`

@@ -249,6 +249,13 @@ impl Authenticator {
             .map_err(|e| e.throw(&env))
     }
 
+    /// The scopes every access token must grant (`requiredScope`), in their configured order;
+    /// empty when scopes are not checked. The middleware names them in its challenges.
+    #[napi(catch_unwind, getter)]
+    pub fn required_scope(&self) -> Vec<String> {
+        self.core.settings().required_scopes().to_vec()
+    }
+
     /// Bucket capacity (`rateLimitMax`, 0 when rate limiting is off).
     #[napi(catch_unwind, getter)]
     pub fn rate_limit_max(&self) -> u32 {

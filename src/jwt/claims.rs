@@ -55,6 +55,10 @@ pub struct Claims<'a> {
     pub role: Claim<'a>,
     pub tenant_id: Claim<'a>,
     pub token_type: Claim<'a>,
+    /// RFC 9068 §2.2.3 / RFC 8693 §4.2: space-delimited scope-tokens.
+    pub scope: Claim<'a>,
+    /// The `scope` of Okta and Entra ID: a string or an array of strings.
+    pub scp: Claim<'a>,
 }
 
 impl<'a> Claims<'a> {
@@ -97,6 +101,8 @@ impl<'a> Claims<'a> {
             "role" => &mut self.role,
             "tenant_id" => &mut self.tenant_id,
             "type" => &mut self.token_type,
+            "scope" => &mut self.scope,
+            "scp" => &mut self.scp,
             _ => return None,
         })
     }

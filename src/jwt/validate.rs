@@ -19,11 +19,14 @@ pub struct ClaimRules {
     pub require_token_type: bool,
     /// The kind whose `type` claim this check accepts.
     pub expected_type: TokenKind,
+    /// Scope-tokens the token must grant, all of them (`requiredScope`); empty means "not
+    /// checked". Access tokens only.
+    pub required_scopes: Vec<String>,
 }
 
 impl ClaimRules {
     /// Checks in a fixed order (the same order the JS engine uses): types, nbf, exp, aud, iss,
-    /// sub, type. `now` is the current time in whole seconds since the epoch.
+    /// sub, type, scope (last: every 401 reason wins over the 403). `now` is the current time in whole seconds since the epoch.
     pub fn validate(&self, claims: &Claims<'_>, now: f64) -> Result<(), AuthError> {
         check_types(claims)?;
         let tolerance = self.clock_tolerance_sec;
@@ -53,10 +56,14 @@ impl ClaimRules {
         }
         match claims.token_type.as_str() {
             // A refresh token must never pass as an access token, even under a shared secret.
-            Some(t) if t != self.expected_type.claim() => Err(AuthError::WrongTokenType),
-            None if self.require_token_type => Err(AuthError::WrongTokenType),
-            _ => Ok(()),
+            Some(t) if t != self.expected_type.claim() => return Err(AuthError::WrongTokenType),
+            None if self.require_token_type => return Err(AuthError::WrongTokenType),
+            _ => {}
         }
+        if self.required_scopes.is_empty() {
+            return Ok(());
+        }
+        check_scopes(&self.required_scopes, &claims.scope, &claims.scp)
     }
 
     fn audience_matches(&self, aud: &Claim<'_>) -> bool {
@@ -66,6 +73,32 @@ impl ClaimRules {
             Claim::StrList(list) => list.iter().any(|a| accepted(a)),
             _ => false,
         }
+    }
+}
+
+/// Every required scope must be granted by `scope` or `scp`. Read in place: no list is built,
+/// whatever the claim's size (it is bounded by `maxTokenBytes`). Empty scope-tokens (repeated
+/// spaces) never match, as a required scope is never empty. A `scope` that is not a string or an
+/// `scp` that is neither a string nor an array of strings is `invalid_claims`: the token does
+/// not say what it grants in a form we can read.
+fn check_scopes(required: &[String], scope: &Claim<'_>, scp: &Claim<'_>) -> Result<(), AuthError> {
+    if !matches!(scope, Claim::Absent | Claim::Str(_))
+        || !matches!(scp, Claim::Absent | Claim::Str(_) | Claim::StrList(_))
+    {
+        return Err(AuthError::InvalidClaims);
+    }
+    let grants = |claim: &Claim<'_>, wanted: &str| match claim {
+        Claim::Str(s) => s.split(' ').any(|t| t == wanted),
+        Claim::StrList(list) => list.iter().any(|t| t == wanted),
+        _ => false,
+    };
+    if required
+        .iter()
+        .all(|wanted| grants(scope, wanted) || grants(scp, wanted))
+    {
+        Ok(())
+    } else {
+        Err(AuthError::InsufficientScope)
     }
 }
 
@@ -106,6 +139,7 @@ mod tests {
             require_subject: true,
             require_token_type: false,
             expected_type: TokenKind::Access,
+            required_scopes: vec![],
         }
     }
 
@@ -267,5 +301,75 @@ mod tests {
                 "{json}"
             );
         }
+    }
+
+    fn scoped(required: &[&str]) -> ClaimRules {
+        ClaimRules {
+            required_scopes: required.iter().map(|s| (*s).to_owned()).collect(),
+            ..rules()
+        }
+    }
+
+    #[test]
+    fn requires_every_scope_from_scope_or_scp() {
+        let r = scoped(&["read", "write"]);
+        let ok = |json: &str| check(&r, json, 1.0);
+        assert_eq!(ok(r#"{"sub":"u","exp":9,"scope":"read write"}"#), Ok(()));
+        assert_eq!(
+            ok(r#"{"sub":"u","exp":9,"scope":"  write   x read "}"#),
+            Ok(())
+        );
+        assert_eq!(ok(r#"{"sub":"u","exp":9,"scp":["write","read"]}"#), Ok(()));
+        assert_eq!(ok(r#"{"sub":"u","exp":9,"scp":"read write"}"#), Ok(()));
+        assert_eq!(
+            ok(r#"{"sub":"u","exp":9,"scope":"read","scp":["write"]}"#),
+            Ok(())
+        );
+        for lacking in [
+            r#"{"sub":"u","exp":9}"#,
+            r#"{"sub":"u","exp":9,"scope":"read"}"#,
+            r#"{"sub":"u","exp":9,"scope":"readwrite"}"#,
+            r#"{"sub":"u","exp":9,"scope":"read,write"}"#,
+            r#"{"sub":"u","exp":9,"scope":"READ WRITE"}"#,
+            r#"{"sub":"u","exp":9,"scope":""}"#,
+            r#"{"sub":"u","exp":9,"scp":[]}"#,
+            r#"{"sub":"u","exp":9,"scp":["read write"]}"#,
+            r#"{"sub":"u","exp":9,"scope":"r\u00e9ad write read\u0000"}"#,
+        ] {
+            assert_eq!(ok(lacking), Err(AuthError::InsufficientScope), "{lacking}");
+        }
+    }
+
+    #[test]
+    fn a_scope_claim_of_another_type_is_invalid_claims_when_scopes_are_required() {
+        let r = scoped(&["read"]);
+        for json in [
+            r#"{"sub":"u","exp":9,"scope":["read"]}"#,
+            r#"{"sub":"u","exp":9,"scope":null}"#,
+            r#"{"sub":"u","exp":9,"scope":1}"#,
+            r#"{"sub":"u","exp":9,"scope":"read","scp":["read",1]}"#,
+            r#"{"sub":"u","exp":9,"scp":{"read":true}}"#,
+        ] {
+            assert_eq!(
+                check(&r, json, 1.0),
+                Err(AuthError::InvalidClaims),
+                "{json}"
+            );
+            // Without required scopes the claims are not read.
+            assert_eq!(check(&rules(), json, 1.0), Ok(()), "{json}");
+        }
+    }
+
+    #[test]
+    fn every_401_reason_wins_over_insufficient_scope() {
+        let r = scoped(&["read"]);
+        assert_eq!(
+            check(&r, r#"{"sub":"u","exp":1}"#, 5.0),
+            Err(AuthError::TokenExpired)
+        );
+        assert_eq!(
+            check(&r, r#"{"sub":"u","exp":9,"type":"refresh"}"#, 1.0),
+            Err(AuthError::WrongTokenType)
+        );
     }
 }
