@@ -3,7 +3,8 @@
 // Token verification (key selection by js/jwt/key-set.js) and claim rules on node:crypto, with the structural checks that make
 // every verdict equal to the native core's (src/jwt/*.rs): strict base64url, the serde-equivalent
 // JSON reading of js/jwt/claims.js, and one fixed check order: structure, header (alg, kid), claims
-// JSON, key selection, signature, claim types, nbf, exp, missing exp, aud, iss, sub, type, scope.
+// (typ with the access-token profile), JSON, key selection, signature, claim types, nbf, exp,
+// missing exp, aud, iss, sub, type, profile claims, scope.
 
 const { parseHeader, parseClaims } = require('./jwt/claims')
 const { fail, Failure } = require('./error')
@@ -47,8 +48,11 @@ class ClaimRules {
     this.issuers = settings.issuers
     this.audiences = settings.audiences
     this.tolerance = settings.clockToleranceSec
-    this.requireExpiration = settings.requireExpiration
-    this.requireSubject = settings.requireSubject
+    // RFC 9068 (access tokens only): header typ at+jwt, and the profile's claims; exp and sub
+    // are among them.
+    this.accessTokenProfile = settings.requireAccessTokenProfile && expectedType === 'access'
+    this.requireExpiration = settings.requireExpiration || this.accessTokenProfile
+    this.requireSubject = settings.requireSubject || this.accessTokenProfile
     // A refresh token must always say it is one.
     this.requireTokenType = settings.requireTokenType || expectedType === 'refresh'
     this.expectedType = expectedType
@@ -80,6 +84,10 @@ class ClaimRules {
     // A refresh token must never pass as an access token, even under a shared secret.
     if (claims.type !== undefined ? claims.type !== this.expectedType : this.requireTokenType) {
       return fail('wrong_token_type')
+    }
+    if (this.accessTokenProfile) {
+      const missing = checkProfileClaims(claims)
+      if (missing !== null) return fail(missing)
     }
     // Last: every 401 reason wins over the 403.
     if (this.requiredScopes.length > 0) {
@@ -116,6 +124,8 @@ function decodeVerified(token, keys, memo) {
     if (header === null || header.hasCrit || header.badKid) return fail('malformed_token')
     // Case-sensitive on purpose: "none", "hs256" and every other spelling are refused.
     if (header.alg === undefined || !Object.hasOwn(ALGS, header.alg)) return fail('unsupported_algorithm')
+    // An ID token or any other JWT is not an access token, whoever signed it.
+    if (memo !== null && memo.accessTokenProfile && !header.atJwt) return fail('wrong_token_type')
   }
   const claims = parseClaims(payloadJson)
   if (claims === null) return fail('malformed_token')
@@ -152,6 +162,17 @@ function decodeKnownGood(token) {
  */
 function signedWith(token, keys) {
   return !(decodeVerified(token, keys, null) instanceof Failure)
+}
+
+/**
+ * src/jwt/validate.rs `check_profile_claims`: iss, aud, client_id, iat and jti present (a
+ * non-empty string, a non-empty list for aud, a number for iat); null when they are.
+ */
+function checkProfileClaims(c) {
+  if (c.client_id !== undefined && typeof c.client_id !== 'string') return 'invalid_claims'
+  const named = (v) => typeof v === 'string' && v !== ''
+  const aud = Array.isArray(c.aud) ? c.aud.length > 0 : named(c.aud)
+  return named(c.iss) && aud && named(c.client_id) && typeof c.iat === 'number' && named(c.jti) ? null : 'missing_profile_claim'
 }
 
 /**

@@ -50,6 +50,8 @@ pub struct Settings {
     max_revocations: usize,
     /// `requiredScope`: scope-tokens every access token must grant.
     required_scopes: Vec<String>,
+    /// `requireAccessTokenProfile` (RFC 9068).
+    access_token_profile: bool,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -102,6 +104,7 @@ impl Settings {
             clock_timestamp: None,
             max_revocations: 0,
             required_scopes: Vec::new(),
+            access_token_profile: false,
         }
     }
 
@@ -135,6 +138,7 @@ impl Settings {
             ("clockTimestamp", Number(n)) => self.clock_timestamp = Some(n),
             ("maxRevocations", Number(n)) => self.max_revocations = n as usize,
             ("requiredScope", List(l)) => self.required_scopes = l,
+            ("requireAccessTokenProfile", Bool(b)) => self.access_token_profile = b,
             // Read before every other option (it steers the secrets' checks) and kept by
             // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
@@ -220,6 +224,10 @@ impl Settings {
     pub fn required_scopes(&self) -> &[String] {
         &self.required_scopes
     }
+    #[cfg(test)]
+    pub fn access_token_profile(&self) -> bool {
+        self.access_token_profile
+    }
     pub fn max_revocations(&self) -> usize {
         self.max_revocations
     }
@@ -229,12 +237,14 @@ impl Settings {
     }
 
     pub fn claim_rules(&self, kind: TokenKind) -> ClaimRules {
+        let profile = self.access_token_profile && kind == TokenKind::Access;
         ClaimRules {
             issuers: self.issuers.clone(),
             audiences: self.audiences.clone(),
             clock_tolerance_sec: self.clock_tolerance_sec,
-            require_expiration: self.require_expiration,
-            require_subject: self.require_subject,
+            // RFC 9068 §2.2: exp and sub are required claims of the profile.
+            require_expiration: self.require_expiration || profile,
+            require_subject: self.require_subject || profile,
             // A refresh token must always say it is one.
             require_token_type: self.require_token_type || kind == TokenKind::Refresh,
             expected_type: kind,
@@ -243,6 +253,7 @@ impl Settings {
                 TokenKind::Access => self.required_scopes.clone(),
                 TokenKind::Refresh => Vec::new(),
             },
+            access_token_profile: profile,
         }
     }
 
@@ -311,6 +322,7 @@ impl Settings {
             self.require_expiration as u8,
             self.require_subject as u8,
             self.allow_short_secret as u8,
+            self.access_token_profile as u8,
         ]);
         let mut out = [0u8; 32];
         out.copy_from_slice(ctx.finish().as_ref());

@@ -41,6 +41,7 @@ export type ErrorCode =
   | 'rate_limit_pending'
   | 'keys_unavailable'
   | 'insufficient_scope'
+  | 'missing_profile_claim'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -199,6 +200,13 @@ export interface AuthConfigOptions {
    * `ERR_AUTH_SHIELD_REVOCATION_LIMIT` (an entry is never evicted before its token expires).
    */
   maxRevocations?: number | null | undefined
+  /**
+   * RFC 9068 JWT access tokens only: the header `typ` must be `at+jwt` or `application/at+jwt`
+   * (else `wrong_token_type`: an ID token is refused), and `iss`, `exp`, `aud`, `sub`,
+   * `client_id`, `iat` and `jti` present (`exp` and `sub` with their own codes, the others
+   * `missing_profile_claim`). Default false.
+   */
+  requireAccessTokenProfile?: boolean | null | undefined
   /**
    * Scope(s) every access token must grant, all of them; otherwise 403 `insufficient_scope`.
    * Read from the space-delimited `scope` claim (RFC 9068) and `scp` (a string or an array of

@@ -43,6 +43,8 @@ const CONFIGS = [
   { accessSecret: Buffer.from(ACCESS), clockTimestamp: 0, audience: ['api', 'web'], rateLimitMax: 0 },
   // Required scopes (issue 25): scope and scp of every shape below.
   { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requiredScope: ['read', 'write:x'], rateLimitMax: 0 },
+  // The RFC 9068 profile (issue 25): header typ and the profile's claims.
+  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requireAccessTokenProfile: true, requireSubject: false, requireExpiration: false, rateLimitMax: 0 },
 ]
 
 const TENANT_CLAIMS = [undefined, 'acme', 'Acme', '', 'globex', 'bad:id', 'a'.repeat(64), 7]
@@ -125,6 +127,7 @@ function claimsFor(rng, config) {
     claims.iss = rng.pick(['auth.example', 'legacy', 'other'])
     if (rng.chance(0.5)) claims.tenant_id = rng.pick(['acme', 'globex'])
     if (rng.chance(0.5)) claims.scope = rng.pick(['read write:x', 'write:x  read', 'read', ''])
+    if (rng.chance(0.7)) Object.assign(claims, { client_id: 'c1', iat: config.clockTimestamp - 5, jti: `j${rng.int(1000)}` })
     return claims
   }
   const claims = {}
@@ -144,6 +147,8 @@ function claimsFor(rng, config) {
   put('nbf', [undefined, undefined, now - 10, now, now + 1, now + 30, now + 31, 'x'])
   put('iat', [undefined, now, 'x'])
   put('scope', [undefined, undefined, 'read write:x', ' read  write:x ', 'read', 'readwrite:x', 'READ WRITE:X', 'ré write:x read', '', ['read', 'write:x'], null, 0, false])
+  put('client_id', [undefined, 'c1', '', 5, null])
+  put('jti', [undefined, undefined, undefined, undefined, undefined, 'j1', '', 7])
   put('scp', [undefined, undefined, ['read', 'write:x'], ['write:x'], 'read write:x', [], ['read', 1], 'read', {}, true])
   if (rng.chance(0.2)) claims.extra = rng.pick([{ nested: [1, { a: null }] }, 1e300, 'x'.repeat(50), [[], {}]])
   return claims
@@ -206,6 +211,15 @@ const ODD_HEADERS = [
   '{"alg":["HS256"]}',
   '{"alg":null}',
   '{"typ":"JWT"}',
+  '{"alg":"HS256","typ":"at+jwt"}',
+  '{"alg":"HS256","typ":"application/AT+JWT"}',
+  '{"alg":"HS256","typ":"at+jwt","typ":"at+jwt"}',
+  '{"alg":"HS256","typ":"JWT","typ":"at+jwt"}',
+  '{"alg":"HS256","typ":1e400}',
+  '{"alg":"HS256","typ":["at+jwt"]}',
+  '{"alg":"HS256","typ":"\\ud800"}',
+  '{"alg":"HS256","typ":"\\u017ft+jwt"}',
+  '{"alg":"HS256","typ":"at+jwt "}',
   '{"alg":"HS256","x":"\xff"}',
   '{"alg":"HS256","\xff":1}',
   '{"alg":"HS256","kid":"../../etc/passwd"}',
@@ -250,7 +264,9 @@ function tokenFor(rng, config) {
   if (r < 0.06) return rawToken(HS256, rng.pick(ODD_PAYLOADS), ACCESS)
   if (r < 0.1) return rawToken(rng.pick(ODD_HEADERS), '{"sub":"u","exp":9999999999}', ACCESS)
   const secret = rng.chance(0.85) ? ACCESS : rng.pick([WRONG, REFRESH])
-  let t = token(claimsFor(rng, config), secret)
+  // Half of a profile config's tokens say they are access tokens (RFC 9068 typ).
+  const header = config.requireAccessTokenProfile && rng.chance(0.5) ? { alg: 'HS256', typ: rng.pick(['at+jwt', 'application/at+jwt', 'At+Jwt', 'JWT', 'at+jwt ']) } : HS256
+  let t = token(claimsFor(rng, config), secret, header)
   if (rng.chance(0.15)) t = mutate(rng, t)
   return t
 }

@@ -44,6 +44,7 @@ fuzz_target!(|input: Input| {
         require_token_type: false,
         expected_type: TokenKind::Access,
         required_scopes: vec!["read".into(), "write:all".into()],
+        access_token_profile: true,
     };
     let verdict = decode_verified(token.as_bytes(), &key, &mut scratch)
         .and_then(|claims| rules.validate(&claims, input.now as f64).map(|()| ()));

@@ -28,6 +28,7 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "refreshSecret" => json!(s.refresh_secret().map(|_| "set")),
         "issuer" => json!(Some(s.issuers()).filter(|l| !l.is_empty())),
         "audience" => json!(Some(s.audiences()).filter(|l| !l.is_empty())),
+        "requireAccessTokenProfile" => json!(s.access_token_profile()),
         "requiredScope" => json!(Some(s.required_scopes()).filter(|l| !l.is_empty())),
         "baseDomain" => json!(s.base_domain()),
         "clockTimestamp" => json!(s.clock_timestamp()),

@@ -59,6 +59,8 @@ pub struct Claims<'a> {
     pub scope: Claim<'a>,
     /// The `scope` of Okta and Entra ID: a string or an array of strings.
     pub scp: Claim<'a>,
+    /// RFC 9068 §2.2: the OAuth client the token was issued to.
+    pub client_id: Claim<'a>,
 }
 
 impl<'a> Claims<'a> {
@@ -103,6 +105,7 @@ impl<'a> Claims<'a> {
             "type" => &mut self.token_type,
             "scope" => &mut self.scope,
             "scp" => &mut self.scp,
+            "client_id" => &mut self.client_id,
             _ => return None,
         })
     }

@@ -22,11 +22,14 @@ pub struct ClaimRules {
     /// Scope-tokens the token must grant, all of them (`requiredScope`); empty means "not
     /// checked". Access tokens only.
     pub required_scopes: Vec<String>,
+    /// RFC 9068: header `typ` at+jwt (checked in `verify`, before the key), and the profile's
+    /// claims present. Access tokens only.
+    pub access_token_profile: bool,
 }
 
 impl ClaimRules {
     /// Checks in a fixed order (the same order the JS engine uses): types, nbf, exp, aud, iss,
-    /// sub, type, scope (last: every 401 reason wins over the 403). `now` is the current time in whole seconds since the epoch.
+    /// sub, type, profile claims, scope (last: every 401 reason wins over the 403). `now` is the current time in whole seconds since the epoch.
     pub fn validate(&self, claims: &Claims<'_>, now: f64) -> Result<(), AuthError> {
         check_types(claims)?;
         let tolerance = self.clock_tolerance_sec;
@@ -60,6 +63,9 @@ impl ClaimRules {
             None if self.require_token_type => return Err(AuthError::WrongTokenType),
             _ => {}
         }
+        if self.access_token_profile {
+            check_profile_claims(claims)?;
+        }
         if self.required_scopes.is_empty() {
             return Ok(());
         }
@@ -73,6 +79,25 @@ impl ClaimRules {
             Claim::StrList(list) => list.iter().any(|a| accepted(a)),
             _ => false,
         }
+    }
+}
+
+/// RFC 9068 §2.2: iss, aud, client_id, iat and jti present (exp and sub have their own codes
+/// and are required with the profile). Present means a non-empty string (a non-empty list for
+/// `aud`, a number for `iat`): an empty value names nothing to check.
+fn check_profile_claims(c: &Claims<'_>) -> Result<(), AuthError> {
+    if !matches!(c.client_id, Claim::Absent | Claim::Str(_)) {
+        return Err(AuthError::InvalidClaims);
+    }
+    let named = |claim: &Claim<'_>| claim.as_str().is_some_and(|s| !s.is_empty());
+    let aud = match &c.aud {
+        Claim::StrList(list) => !list.is_empty(),
+        other => named(other),
+    };
+    if named(&c.iss) && aud && named(&c.client_id) && c.iat.as_num().is_some() && named(&c.jti) {
+        Ok(())
+    } else {
+        Err(AuthError::MissingProfileClaim)
     }
 }
 
@@ -140,6 +165,7 @@ mod tests {
             require_token_type: false,
             expected_type: TokenKind::Access,
             required_scopes: vec![],
+            access_token_profile: false,
         }
     }
 
@@ -370,6 +396,42 @@ mod tests {
         assert_eq!(
             check(&r, r#"{"sub":"u","exp":9,"type":"refresh"}"#, 1.0),
             Err(AuthError::WrongTokenType)
+        );
+    }
+
+    #[test]
+    fn the_access_token_profile_requires_its_claims() {
+        let r = ClaimRules {
+            access_token_profile: true,
+            ..rules()
+        };
+        let full = r#"{"iss":"i","exp":9,"aud":"a","sub":"u","client_id":"c","iat":1,"jti":"j"}"#;
+        assert_eq!(check(&r, full, 1.0), Ok(()));
+        let list = r#"{"iss":"i","exp":9,"aud":["a"],"sub":"u","client_id":"c","iat":1,"jti":"j"}"#;
+        assert_eq!(check(&r, list, 1.0), Ok(()));
+        for (without, code) in [
+            ("iss", AuthError::MissingProfileClaim),
+            ("aud", AuthError::MissingProfileClaim),
+            ("client_id", AuthError::MissingProfileClaim),
+            ("iat", AuthError::MissingProfileClaim),
+            ("jti", AuthError::MissingProfileClaim),
+        ] {
+            let mut v: serde_json::Value = serde_json::from_str(full).unwrap();
+            v.as_object_mut().unwrap().remove(without);
+            assert_eq!(check(&r, &v.to_string(), 1.0), Err(code), "{without}");
+            for empty in [serde_json::json!(""), serde_json::json!([])] {
+                v[without] = empty;
+                let verdict = check(&r, &v.to_string(), 1.0);
+                assert!(verdict.is_err(), "{without} empty");
+            }
+        }
+        let bad_client =
+            r#"{"iss":"i","exp":9,"aud":"a","sub":"u","client_id":7,"iat":1,"jti":"j"}"#;
+        assert_eq!(check(&r, bad_client, 1.0), Err(AuthError::InvalidClaims));
+        // Without the profile, none of them is required.
+        assert_eq!(
+            check(&rules(), r#"{"sub":"u","exp":9,"client_id":7}"#, 1.0),
+            Ok(())
         );
     }
 }
