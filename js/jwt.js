@@ -91,7 +91,7 @@ class ClaimRules {
     }
     // Last: every 401 reason wins over the 403.
     if (this.requiredScopes.length > 0) {
-      const refused = checkScopes(this.requiredScopes, claims.scope, claims.scp)
+      const refused = checkScopes(this.requiredScopes, claims)
       if (refused !== null) return fail(refused)
     }
     return claims
@@ -176,16 +176,22 @@ function checkProfileClaims(c) {
 }
 
 /**
- * src/jwt/validate.rs `check_scopes`: every required scope granted by `scope` (space-delimited)
- * or `scp` (a string or an array of strings), read in place (no split list per request);
- * null when all are, else the failure code. A scope of another JSON type is invalid_claims.
+ * src/jwt/validate.rs `check_scopes`: every required scope granted by `scope` (space-delimited),
+ * `scp` (a string or an array of strings) or `permissions` (an array of strings, Auth0), read in
+ * place (no split list per request); null when all are, else the failure code. A claim of
+ * another JSON type is invalid_claims.
  */
-function checkScopes(required, scope, scp) {
-  if ((scope !== undefined && typeof scope !== 'string') || (scp !== undefined && typeof scp !== 'string' && !Array.isArray(scp))) {
+function checkScopes(required, { scope, scp, permissions }) {
+  if (
+    (scope !== undefined && typeof scope !== 'string') ||
+    (scp !== undefined && typeof scp !== 'string' && !Array.isArray(scp)) ||
+    (permissions !== undefined && !Array.isArray(permissions))
+  ) {
     return 'invalid_claims'
   }
   for (let i = 0; i < required.length; i++) {
-    if (!grants(scope, required[i]) && !grants(scp, required[i])) return 'insufficient_scope'
+    const wanted = required[i]
+    if (!grants(scope, wanted) && !grants(scp, wanted) && !grants(permissions, wanted)) return 'insufficient_scope'
   }
   return null
 }

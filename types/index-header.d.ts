@@ -209,8 +209,9 @@ export interface AuthConfigOptions {
   requireAccessTokenProfile?: boolean | null | undefined
   /**
    * Scope(s) every access token must grant, all of them; otherwise 403 `insufficient_scope`.
-   * Read from the space-delimited `scope` claim (RFC 9068) and `scp` (a string or an array of
-   * strings, Okta and Entra ID). Each is an RFC 6749 §3.3 scope-token. Default: not checked.
+   * Read from the space-delimited `scope` claim (RFC 9068), `scp` (a string or an array of
+   * strings, Okta and Entra ID) and `permissions` (an array of strings, Auth0). Each is an
+   * RFC 6749 §3.3 scope-token. Default: not checked.
    */
   requiredScope?: string | string[] | null | undefined
 }

@@ -143,10 +143,11 @@ function claimsFor(rng, config) {
   put('aud', [undefined, 'api', 'web', ['x', 'api'], ['x'], [1], 'other', []])
   put('type', [undefined, undefined, 'access', 'refresh', 'Access', 1])
   const now = config.clockTimestamp
-  put('exp', [now + 3600, now + 3600, now - 100, now - 31, now - 30, now - 1, now, now + 1, now + 29, now + 0.5, undefined, '9', null])
+  put('exp', [now + 3600, now + 3600, now - 100, now - 31, now - 30, now - 1, now, now + 1, now + 29, now + 0.5, undefined, undefined, '9', null])
   put('nbf', [undefined, undefined, now - 10, now, now + 1, now + 30, now + 31, 'x'])
   put('iat', [undefined, now, 'x'])
   put('scope', [undefined, undefined, 'read write:x', ' read  write:x ', 'read', 'readwrite:x', 'READ WRITE:X', 'ré write:x read', '', ['read', 'write:x'], null, 0, false])
+  put('permissions', [undefined, undefined, undefined, ['read', 'write:x'], ['write:x'], [], 'read', [1]])
   put('client_id', [undefined, 'c1', '', 5, null])
   put('jti', [undefined, undefined, undefined, undefined, undefined, 'j1', '', 7])
   put('scp', [undefined, undefined, ['read', 'write:x'], ['write:x'], 'read write:x', [], ['read', 1], 'read', {}, true])

@@ -1,8 +1,9 @@
 'use strict'
 
 // requiredScope (issue 25): every required scope-token must be granted by the access token's
-// space-delimited `scope` (RFC 9068 §2.2.3) or its `scp` (a string or an array, Okta / Entra
-// ID); otherwise 403 insufficient_scope, after every 401 check. Both engines, one table.
+// space-delimited `scope` (RFC 9068 §2.2.3), its `scp` (a string or an array, Okta / Entra
+// ID) or its `permissions` (an array, Auth0); otherwise 403 insufficient_scope, after every 401
+// check. Both engines, one table.
 
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
@@ -31,6 +32,15 @@ const CASES = [
   [{ scp: ['write', 'read:orders'] }, null],
   [{ scp: 'read:orders write' }, null],
   [{ scope: 'read:orders', scp: ['write'] }, null],
+  // Auth0's RBAC permissions.
+  [{ permissions: ['write', 'read:orders'] }, null],
+  [{ scope: 'openid', permissions: ['read:orders', 'write'] }, null],
+  [{ scope: 'read:orders', permissions: ['write'] }, null],
+  [{ permissions: [] }, 'insufficient_scope'],
+  [{ permissions: ['read:orders write'] }, 'insufficient_scope'],
+  [{ permissions: 'read:orders write' }, 'invalid_claims'],
+  [{ permissions: ['read:orders', 'write', 0] }, 'invalid_claims'],
+  [{ permissions: null }, 'invalid_claims'],
   [{ scope: `${'x '.repeat(2000)}write read:orders` }, null],
   [{}, 'insufficient_scope'],
   [{ scope: '' }, 'insufficient_scope'],

@@ -124,6 +124,7 @@ class Claims {
     this.scope = undefined
     this.scp = undefined
     this.client_id = undefined
+    this.permissions = undefined
   }
 
   /**
@@ -160,6 +161,8 @@ class Claims {
         return (this.scp = once(this.scp, r))
       case 'client_id':
         return (this.client_id = once(this.client_id, r))
+      case 'permissions':
+        return (this.permissions = once(this.permissions, r))
       default:
         return r.ignoreValue()
     }

@@ -61,6 +61,8 @@ pub struct Claims<'a> {
     pub scp: Claim<'a>,
     /// RFC 9068 §2.2: the OAuth client the token was issued to.
     pub client_id: Claim<'a>,
+    /// Auth0's RBAC permissions: an array of strings, each one scope.
+    pub permissions: Claim<'a>,
 }
 
 impl<'a> Claims<'a> {
@@ -106,6 +108,7 @@ impl<'a> Claims<'a> {
             "scope" => &mut self.scope,
             "scp" => &mut self.scp,
             "client_id" => &mut self.client_id,
+            "permissions" => &mut self.permissions,
             _ => return None,
         })
     }

@@ -69,7 +69,7 @@ impl ClaimRules {
         if self.required_scopes.is_empty() {
             return Ok(());
         }
-        check_scopes(&self.required_scopes, &claims.scope, &claims.scp)
+        check_scopes(&self.required_scopes, claims)
     }
 
     fn audience_matches(&self, aud: &Claim<'_>) -> bool {
@@ -101,14 +101,17 @@ fn check_profile_claims(c: &Claims<'_>) -> Result<(), AuthError> {
     }
 }
 
-/// Every required scope must be granted by `scope` or `scp`. Read in place: no list is built,
-/// whatever the claim's size (it is bounded by `maxTokenBytes`). Empty scope-tokens (repeated
-/// spaces) never match, as a required scope is never empty. A `scope` that is not a string or an
-/// `scp` that is neither a string nor an array of strings is `invalid_claims`: the token does
-/// not say what it grants in a form we can read.
-fn check_scopes(required: &[String], scope: &Claim<'_>, scp: &Claim<'_>) -> Result<(), AuthError> {
+/// Every required scope must be granted by `scope`, `scp` or `permissions`. Read in place: no
+/// list is built, whatever the claim's size (it is bounded by `maxTokenBytes`). Empty
+/// scope-tokens (repeated spaces) never match, as a required scope is never empty. A `scope`
+/// that is not a string, an `scp` that is neither a string nor an array of strings, or
+/// `permissions` that are not an array of strings are `invalid_claims`: the token does not say
+/// what it grants in a form we can read.
+fn check_scopes(required: &[String], claims: &Claims<'_>) -> Result<(), AuthError> {
+    let (scope, scp, permissions) = (&claims.scope, &claims.scp, &claims.permissions);
     if !matches!(scope, Claim::Absent | Claim::Str(_))
         || !matches!(scp, Claim::Absent | Claim::Str(_) | Claim::StrList(_))
+        || !matches!(permissions, Claim::Absent | Claim::StrList(_))
     {
         return Err(AuthError::InvalidClaims);
     }
@@ -119,7 +122,7 @@ fn check_scopes(required: &[String], scope: &Claim<'_>, scp: &Claim<'_>) -> Resu
     };
     if required
         .iter()
-        .all(|wanted| grants(scope, wanted) || grants(scp, wanted))
+        .all(|wanted| grants(scope, wanted) || grants(scp, wanted) || grants(permissions, wanted))
     {
         Ok(())
     } else {
@@ -351,6 +354,14 @@ mod tests {
             ok(r#"{"sub":"u","exp":9,"scope":"read","scp":["write"]}"#),
             Ok(())
         );
+        assert_eq!(
+            ok(r#"{"sub":"u","exp":9,"permissions":["write","read"]}"#),
+            Ok(())
+        );
+        assert_eq!(
+            ok(r#"{"sub":"u","exp":9,"scope":"read","permissions":["write"]}"#),
+            Ok(())
+        );
         for lacking in [
             r#"{"sub":"u","exp":9}"#,
             r#"{"sub":"u","exp":9,"scope":"read"}"#,
@@ -375,6 +386,8 @@ mod tests {
             r#"{"sub":"u","exp":9,"scope":1}"#,
             r#"{"sub":"u","exp":9,"scope":"read","scp":["read",1]}"#,
             r#"{"sub":"u","exp":9,"scp":{"read":true}}"#,
+            r#"{"sub":"u","exp":9,"permissions":"read"}"#,
+            r#"{"sub":"u","exp":9,"scope":"read","permissions":["read",null]}"#,
         ] {
             assert_eq!(
                 check(&r, json, 1.0),
