@@ -42,6 +42,7 @@ export type ErrorCode =
   | 'keys_unavailable'
   | 'insufficient_scope'
   | 'missing_profile_claim'
+  | 'insufficient_user_authentication'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -207,6 +208,16 @@ export interface AuthConfigOptions {
    * `missing_profile_claim`). Default false.
    */
   requireAccessTokenProfile?: boolean | null | undefined
+  /**
+   * Step-up (RFC 9470): the access token's `acr` must equal one of these, else 401
+   * `insufficient_user_authentication` (its challenge names `acr_values`). Default: not checked.
+   */
+  requiredAcr?: string | string[] | null | undefined
+  /**
+   * Step-up (RFC 9470): most seconds since `auth_time` (then required), else 401
+   * `insufficient_user_authentication` (its challenge names `max_age`). Default: not checked.
+   */
+  maxAuthAgeSec?: number | null | undefined
   /**
    * Scope(s) every access token must grant, all of them; otherwise 403 `insufficient_scope`.
    * Read from the space-delimited `scope` claim (RFC 9068), `scp` (a string or an array of
@@ -463,6 +474,13 @@ export declare class Authenticator {
    * empty when scopes are not checked. The middleware names them in its challenges.
    */
   get requiredScope(): Array<string>
+  /** The acr values a step-up accepts (`requiredAcr`); empty when not checked. */
+  get requiredAcr(): Array<string>
+  /**
+   * The most seconds since the user authenticated (`maxAuthAgeSec`); `null` when not
+   * checked.
+   */
+  get maxAuthAgeSec(): number | null
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
   /** Tokens added back per second (`rateLimitRefillPerSec`). */

@@ -104,8 +104,8 @@ function readStringList(v, { name }) {
   if (list.length === 0 || list.some((s) => s === '')) throw rangeError(`config.${name} must not be empty`)
   // RFC 6749 §3.3 scope-tokens (src/config.rs `is_scope_token`): a space could never match one
   // token of a claim, and a quote or backslash would need escaping in the challenge.
-  if (name === 'requiredScope' && !list.every((s) => SCOPE_TOKEN.test(s))) {
-    throw rangeError(`config.${name} must hold scope-tokens (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes)`)
+  if ((name === 'requiredScope' || name === 'requiredAcr') && !list.every((s) => SCOPE_TOKEN.test(s))) {
+    throw rangeError(`config.${name} must hold printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3 scope-tokens)`)
   }
   return list
 }

@@ -4,7 +4,7 @@
 // every verdict equal to the native core's (src/jwt/*.rs): strict base64url, the serde-equivalent
 // JSON reading of js/jwt/claims.js, and one fixed check order: structure, header (alg, kid), claims
 // (typ with the access-token profile), JSON, key selection, signature, claim types, nbf, exp,
-// missing exp, aud, iss, sub, type, profile claims, scope.
+// missing exp, aud, iss, sub, type, profile claims, step-up, scope.
 
 const { parseHeader, parseClaims } = require('./jwt/claims')
 const { fail, Failure } = require('./error')
@@ -58,6 +58,9 @@ class ClaimRules {
     this.expectedType = expectedType
     // Scopes are granted to access tokens; a refresh token is never checked for them.
     this.requiredScopes = expectedType === 'access' ? settings.requiredScopes : []
+    // RFC 9470 step-up (access tokens only).
+    this.requiredAcr = expectedType === 'access' ? settings.requiredAcrs : []
+    this.maxAuthAgeSec = expectedType === 'access' ? settings.maxAuthAgeSec : null
     // The `header.` prefix of the last token whose header passed, and the key it selected in
     // the key set it was selected from; no token starts with a NUL.
     this.acceptedHeader = '\0'
@@ -89,12 +92,24 @@ class ClaimRules {
       const missing = checkProfileClaims(claims)
       if (missing !== null) return fail(missing)
     }
+    if (this.requiredAcr.length > 0 || this.maxAuthAgeSec !== null) {
+      const refused = this.checkAuthentication(claims, now)
+      if (refused !== null) return fail(refused)
+    }
     // Last: every 401 reason wins over the 403.
     if (this.requiredScopes.length > 0) {
       const refused = checkScopes(this.requiredScopes, claims)
       if (refused !== null) return fail(refused)
     }
     return claims
+  }
+
+  /** src/jwt/validate.rs `check_authentication` (RFC 9470 §3): null when it passes. */
+  checkAuthentication({ acr, auth_time: authTime }, now) {
+    if ((acr !== undefined && typeof acr !== 'string') || (authTime !== undefined && typeof authTime !== 'number')) return 'invalid_claims'
+    if (this.requiredAcr.length > 0 && !this.requiredAcr.includes(acr)) return 'insufficient_user_authentication'
+    if (this.maxAuthAgeSec !== null && !(typeof authTime === 'number' && now - authTime <= this.maxAuthAgeSec)) return 'insufficient_user_authentication'
+    return null
   }
 
   audienceMatches(aud) {

@@ -368,9 +368,10 @@ fn string_list(list: Vec<String>, name: &str) -> Checked<Setting> {
     }
     // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). A space could never match
     // one token of a claim, and a quote or backslash would need escaping in the challenge.
-    if name == "requiredScope" && !list.iter().all(|s| is_scope_token(s)) {
+    if (name == "requiredScope" || name == "requiredAcr") && !list.iter().all(|s| is_scope_token(s))
+    {
         return Err(ArgError::Range(format!(
-            "config.{name} must hold scope-tokens (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes)"
+            "config.{name} must hold printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3 scope-tokens)"
         )));
     }
     Ok(Setting::List(list))

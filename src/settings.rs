@@ -52,6 +52,9 @@ pub struct Settings {
     required_scopes: Vec<String>,
     /// `requireAccessTokenProfile` (RFC 9068).
     access_token_profile: bool,
+    /// `requiredAcr`, `maxAuthAgeSec` (RFC 9470 step-up).
+    required_acr: Vec<String>,
+    max_auth_age_sec: Option<f64>,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -105,6 +108,8 @@ impl Settings {
             max_revocations: 0,
             required_scopes: Vec::new(),
             access_token_profile: false,
+            required_acr: Vec::new(),
+            max_auth_age_sec: None,
         }
     }
 
@@ -139,6 +144,8 @@ impl Settings {
             ("maxRevocations", Number(n)) => self.max_revocations = n as usize,
             ("requiredScope", List(l)) => self.required_scopes = l,
             ("requireAccessTokenProfile", Bool(b)) => self.access_token_profile = b,
+            ("requiredAcr", List(l)) => self.required_acr = l,
+            ("maxAuthAgeSec", Number(n)) => self.max_auth_age_sec = Some(n),
             // Read before every other option (it steers the secrets' checks) and kept by
             // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
@@ -224,6 +231,14 @@ impl Settings {
     pub fn required_scopes(&self) -> &[String] {
         &self.required_scopes
     }
+    /// `requiredAcr`: empty when not checked.
+    pub fn required_acr(&self) -> &[String] {
+        &self.required_acr
+    }
+    /// `maxAuthAgeSec`: `None` when not checked.
+    pub fn max_auth_age_sec(&self) -> Option<f64> {
+        self.max_auth_age_sec
+    }
     #[cfg(test)]
     pub fn access_token_profile(&self) -> bool {
         self.access_token_profile
@@ -254,6 +269,11 @@ impl Settings {
                 TokenKind::Refresh => Vec::new(),
             },
             access_token_profile: profile,
+            required_acr: match kind {
+                TokenKind::Access => self.required_acr.clone(),
+                TokenKind::Refresh => Vec::new(),
+            },
+            max_auth_age_sec: self.max_auth_age_sec.filter(|_| kind == TokenKind::Access),
         }
     }
 
@@ -296,7 +316,12 @@ impl Settings {
                 .as_ref()
                 .map_or(b"\xff-none", Secret::expose),
         );
-        for list in [&self.issuers, &self.audiences, &self.required_scopes] {
+        for list in [
+            &self.issuers,
+            &self.audiences,
+            &self.required_scopes,
+            &self.required_acr,
+        ] {
             field(&(list.len() as u64).to_le_bytes());
             list.iter().for_each(|s| field(s.as_bytes()));
         }
@@ -311,6 +336,7 @@ impl Settings {
             self.max_token_bytes as f64,
             self.clock_timestamp.unwrap_or(f64::NAN),
             self.max_revocations as f64,
+            self.max_auth_age_sec.unwrap_or(f64::NAN),
             self.verified_token_cache_size
                 .map_or(f64::NAN, |n| n as f64),
         ] {

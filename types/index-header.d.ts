@@ -42,6 +42,7 @@ export type ErrorCode =
   | 'keys_unavailable'
   | 'insufficient_scope'
   | 'missing_profile_claim'
+  | 'insufficient_user_authentication'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -207,6 +208,16 @@ export interface AuthConfigOptions {
    * `missing_profile_claim`). Default false.
    */
   requireAccessTokenProfile?: boolean | null | undefined
+  /**
+   * Step-up (RFC 9470): the access token's `acr` must equal one of these, else 401
+   * `insufficient_user_authentication` (its challenge names `acr_values`). Default: not checked.
+   */
+  requiredAcr?: string | string[] | null | undefined
+  /**
+   * Step-up (RFC 9470): most seconds since `auth_time` (then required), else 401
+   * `insufficient_user_authentication` (its challenge names `max_age`). Default: not checked.
+   */
+  maxAuthAgeSec?: number | null | undefined
   /**
    * Scope(s) every access token must grant, all of them; otherwise 403 `insufficient_scope`.
    * Read from the space-delimited `scope` claim (RFC 9068), `scp` (a string or an array of

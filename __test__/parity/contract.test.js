@@ -132,6 +132,7 @@ const failing = {
   tenant_mismatch: () => [{ enforceTenantMatch: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, tenant_id: 'a' }, SECRET)}`, 'b'],
   rate_limited: () => [{ rateLimitMax: 1 }, `Bearer ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`, undefined, 2],
   missing_profile_claim: () => [{ requireAccessTokenProfile: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, iss: 'i', aud: 'a', iat: NOW, jti: 'j' }, SECRET, { alg: 'HS256', typ: 'at+jwt' })}`],
+  insufficient_user_authentication: () => [{ requiredAcr: 'mfa' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, acr: 'pwd' }, SECRET)}`],
   insufficient_scope: () => [{ requiredScope: 'write' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, scope: 'read' }, SECRET)}`],
 }
 // Codes no single authenticate call of a fresh authenticator produces, and where they are tested.

@@ -43,6 +43,8 @@ const CONFIGS = [
   { accessSecret: Buffer.from(ACCESS), clockTimestamp: 0, audience: ['api', 'web'], rateLimitMax: 0 },
   // Required scopes (issue 25): scope and scp of every shape below.
   { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requiredScope: ['read', 'write:x'], rateLimitMax: 0 },
+  // Step-up (RFC 9470, issue 25): acr and auth_time.
+  { accessSecret: ACCESS, clockTimestamp: NOW, requiredAcr: ['mfa', 'gold'], maxAuthAgeSec: 60, rateLimitMax: 0 },
   // The RFC 9068 profile (issue 25): header typ and the profile's claims.
   { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requireAccessTokenProfile: true, requireSubject: false, requireExpiration: false, rateLimitMax: 0 },
 ]
@@ -127,7 +129,8 @@ function claimsFor(rng, config) {
     claims.iss = rng.pick(['auth.example', 'legacy', 'other'])
     if (rng.chance(0.5)) claims.tenant_id = rng.pick(['acme', 'globex'])
     if (rng.chance(0.5)) claims.scope = rng.pick(['read write:x', 'write:x  read', 'read', ''])
-    if (rng.chance(0.7)) Object.assign(claims, { client_id: 'c1', iat: config.clockTimestamp - 5, jti: `j${rng.int(1000)}` })
+    if (rng.chance(0.6)) Object.assign(claims, { client_id: 'c1', iat: config.clockTimestamp - 5, jti: `j${rng.int(1000)}` })
+    if (rng.chance(0.6)) Object.assign(claims, { acr: rng.pick(['mfa', 'gold', 'pwd']), auth_time: config.clockTimestamp - rng.pick([0, 59, 60, 61, 60.5, -5]) })
     return claims
   }
   const claims = {}
@@ -135,7 +138,7 @@ function claimsFor(rng, config) {
     const v = rng.pick(values)
     if (v !== undefined) claims[name] = v
   }
-  put('sub', ['user-1', 'user-2', 'user-1', 'user-2', '', undefined, 42, null])
+  put('sub', ['user-1', 'user-2', 'user-1', 'user-2', '', undefined, undefined, 42, null])
   put('email', [undefined, 'a@example.com', 'é@example.com', 5])
   put('role', [undefined, 'admin', 'user', ['admin']])
   put('tenant_id', [undefined, undefined, 'acme', 'Acme', 'globex', '', 'bad:id', 7])
@@ -147,6 +150,8 @@ function claimsFor(rng, config) {
   put('nbf', [undefined, undefined, now - 10, now, now + 1, now + 30, now + 31, 'x'])
   put('iat', [undefined, now, 'x'])
   put('scope', [undefined, undefined, 'read write:x', ' read  write:x ', 'read', 'readwrite:x', 'READ WRITE:X', 'ré write:x read', '', ['read', 'write:x'], null, 0, false])
+  put('acr', [undefined, undefined, 'mfa', 'pwd', '', ['mfa'], null])
+  put('auth_time', [undefined, undefined, now, now - 60, now - 61, now + 1, 'x'])
   put('permissions', [undefined, undefined, undefined, ['read', 'write:x'], ['write:x'], [], 'read', [1]])
   put('client_id', [undefined, 'c1', '', 5, null])
   put('jti', [undefined, undefined, undefined, undefined, undefined, 'j1', '', 7])
@@ -265,8 +270,8 @@ function tokenFor(rng, config) {
   if (r < 0.06) return rawToken(HS256, rng.pick(ODD_PAYLOADS), ACCESS)
   if (r < 0.1) return rawToken(rng.pick(ODD_HEADERS), '{"sub":"u","exp":9999999999}', ACCESS)
   const secret = rng.chance(0.85) ? ACCESS : rng.pick([WRONG, REFRESH])
-  // Half of a profile config's tokens say they are access tokens (RFC 9068 typ).
-  const header = config.requireAccessTokenProfile && rng.chance(0.5) ? { alg: 'HS256', typ: rng.pick(['at+jwt', 'application/at+jwt', 'At+Jwt', 'JWT', 'at+jwt ']) } : HS256
+  // Most of a profile config's tokens say they are access tokens (RFC 9068 typ).
+  const header = config.requireAccessTokenProfile && rng.chance(0.75) ? { alg: 'HS256', typ: rng.pick(['at+jwt', 'at+jwt', 'application/at+jwt', 'At+Jwt', 'JWT', 'at+jwt ']) } : HS256
   let t = token(claimsFor(rng, config), secret, header)
   if (rng.chance(0.15)) t = mutate(rng, t)
   return t
@@ -301,9 +306,9 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   const checker = makeChecker()
   const pairs = CONFIGS.map(pairOf)
 
-  // Random requests across every config.
+  // Random requests across every config (1,000 or more each, so every code is reached often).
   const rng = random(20261123)
-  for (let i = 0; i < 6000; i++) {
+  for (let i = 0; i < 9000; i++) {
     const k = i % CONFIGS.length
     const t = tokenFor(rng, CONFIGS[k])
     const args = [authorizationFor(rng, t), rng.pick(TENANT_HEADERS), rng.pick(HOSTS)]
@@ -338,7 +343,7 @@ test('both engines give identical results on >= 10,000 generated requests', () =
     assert.equal(m.duration.count, m.authentication.succeeded + m.authentication.failed)
     counted += m.duration.count
   }
-  assert.equal(counted, 6000)
+  assert.equal(counted, 9000)
   // The generator reaches every outcome but rate limiting and shared-limit leases (tested by
   // sequences below).
   const reached = [...checker.codes.keys()].sort()

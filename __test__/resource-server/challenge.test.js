@@ -16,9 +16,10 @@ const { token } = require('../support/tokens')
 const SECRET = 'resource-server-challenge-secret-0123456789'
 const NOW = 1_700_000_000
 
-test('RFC 6750 error codes: invalid_request, insufficient_scope, invalid_token for every other 401, none for the rest', () => {
+test('RFC 6750 error codes: invalid_request, insufficient_scope, insufficient_user_authentication (RFC 9470), invalid_token for every other 401, none for the rest', () => {
+  const own = new Set(['insufficient_scope', 'insufficient_user_authentication'])
   for (const [code, { status }] of Object.entries(TABLE)) {
-    const want = code === 'invalid_authorization_format' ? 'invalid_request' : code === 'insufficient_scope' ? 'insufficient_scope' : status === 401 ? 'invalid_token' : null
+    const want = code === 'invalid_authorization_format' ? 'invalid_request' : own.has(code) ? code : status === 401 ? 'invalid_token' : null
     assert.equal(bearerError(code), want, code)
   }
   assert.equal(bearerError('no_such_code'), null)
@@ -42,6 +43,7 @@ test('one challenge per failure code, written at construction; the scheme is a p
   assert.equal(c.of('tenant_mismatch'), undefined)
   assert.equal(new Challenge().bare, 'Bearer')
   assert.equal(new Challenge({}).of('insufficient_scope'), 'Bearer error="insufficient_scope", error_description="Token lacks a required scope"')
+  assert.equal(new Challenge({ acrValues: ['mfa', 'urn:x'], maxAge: 0 }).of('insufficient_user_authentication'), 'Bearer error="insufficient_user_authentication", error_description="A stronger or more recent user authentication is required", acr_values="mfa urn:x", max_age="0"')
   assert.equal(new Challenge({ scheme: 'DPoP', realm: 'api' }).of('invalid_signature'), 'DPoP realm="api", error="invalid_token", error_description="Invalid token signature"')
 })
 

@@ -125,6 +125,8 @@ class Claims {
     this.scp = undefined
     this.client_id = undefined
     this.permissions = undefined
+    this.acr = undefined
+    this.auth_time = undefined
   }
 
   /**
@@ -163,6 +165,10 @@ class Claims {
         return (this.client_id = once(this.client_id, r))
       case 'permissions':
         return (this.permissions = once(this.permissions, r))
+      case 'acr':
+        return (this.acr = once(this.acr, r))
+      case 'auth_time':
+        return (this.auth_time = once(this.auth_time, r))
       default:
         return r.ignoreValue()
     }

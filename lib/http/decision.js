@@ -136,10 +136,12 @@ class AuthDecision {
     // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).
     this.verifiedClaims = new VerifiedClaims()
     // Every WWW-Authenticate value this middleware can send, written now (lib/http/challenge.js).
-    const requiredScope = this.engine.authenticator.requiredScope
+    const { requiredScope, requiredAcr, maxAuthAgeSec } = this.engine.authenticator
     this.challenge = new Challenge({
       realm: this.options.realm,
       scope: Array.isArray(requiredScope) ? requiredScope : [],
+      acrValues: Array.isArray(requiredAcr) ? requiredAcr : [],
+      maxAge: typeof maxAuthAgeSec === 'number' ? maxAuthAgeSec : undefined,
       resourceMetadata: resourceMetadataUrl(options === undefined || options === null ? undefined : options.resourceMetadata),
     })
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if

@@ -256,6 +256,19 @@ impl Authenticator {
         self.core.settings().required_scopes().to_vec()
     }
 
+    /// The acr values a step-up accepts (`requiredAcr`); empty when not checked.
+    #[napi(catch_unwind, getter)]
+    pub fn required_acr(&self) -> Vec<String> {
+        self.core.settings().required_acr().to_vec()
+    }
+
+    /// The most seconds since the user authenticated (`maxAuthAgeSec`); `null` when not
+    /// checked.
+    #[napi(catch_unwind, getter)]
+    pub fn max_auth_age_sec(&self) -> Option<f64> {
+        self.core.settings().max_auth_age_sec()
+    }
+
     /// Bucket capacity (`rateLimitMax`, 0 when rate limiting is off).
     #[napi(catch_unwind, getter)]
     pub fn rate_limit_max(&self) -> u32 {

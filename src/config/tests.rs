@@ -28,6 +28,8 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "refreshSecret" => json!(s.refresh_secret().map(|_| "set")),
         "issuer" => json!(Some(s.issuers()).filter(|l| !l.is_empty())),
         "audience" => json!(Some(s.audiences()).filter(|l| !l.is_empty())),
+        "requiredAcr" => json!(Some(s.required_acr()).filter(|l| !l.is_empty())),
+        "maxAuthAgeSec" => json!(s.max_auth_age_sec()),
         "requireAccessTokenProfile" => json!(s.access_token_profile()),
         "requiredScope" => json!(Some(s.required_scopes()).filter(|l| !l.is_empty())),
         "baseDomain" => json!(s.base_domain()),

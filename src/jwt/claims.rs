@@ -63,6 +63,9 @@ pub struct Claims<'a> {
     pub client_id: Claim<'a>,
     /// Auth0's RBAC permissions: an array of strings, each one scope.
     pub permissions: Claim<'a>,
+    /// OpenID Connect Core §2: how the user authenticated, and when (RFC 9470 step-up).
+    pub acr: Claim<'a>,
+    pub auth_time: Claim<'a>,
 }
 
 impl<'a> Claims<'a> {
@@ -109,6 +112,8 @@ impl<'a> Claims<'a> {
             "scp" => &mut self.scp,
             "client_id" => &mut self.client_id,
             "permissions" => &mut self.permissions,
+            "acr" => &mut self.acr,
+            "auth_time" => &mut self.auth_time,
             _ => return None,
         })
     }

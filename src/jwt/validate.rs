@@ -25,11 +25,15 @@ pub struct ClaimRules {
     /// RFC 9068: header `typ` at+jwt (checked in `verify`, before the key), and the profile's
     /// claims present. Access tokens only.
     pub access_token_profile: bool,
+    /// RFC 9470 step-up: accepted `acr` values (empty: not checked) and the most seconds since
+    /// `auth_time` (`None`: not checked). Access tokens only.
+    pub required_acr: Vec<String>,
+    pub max_auth_age_sec: Option<f64>,
 }
 
 impl ClaimRules {
     /// Checks in a fixed order (the same order the JS engine uses): types, nbf, exp, aud, iss,
-    /// sub, type, profile claims, scope (last: every 401 reason wins over the 403). `now` is the current time in whole seconds since the epoch.
+    /// sub, type, profile claims, step-up, scope (last: every 401 reason wins over the 403). `now` is the current time in whole seconds since the epoch.
     pub fn validate(&self, claims: &Claims<'_>, now: f64) -> Result<(), AuthError> {
         check_types(claims)?;
         let tolerance = self.clock_tolerance_sec;
@@ -66,10 +70,36 @@ impl ClaimRules {
         if self.access_token_profile {
             check_profile_claims(claims)?;
         }
+        if !self.required_acr.is_empty() || self.max_auth_age_sec.is_some() {
+            self.check_authentication(claims, now)?;
+        }
         if self.required_scopes.is_empty() {
             return Ok(());
         }
         check_scopes(&self.required_scopes, claims)
+    }
+
+    /// RFC 9470 §3: the user's authentication is one of `required_acr` and no older than
+    /// `max_auth_age_sec` (no leeway: a stale authentication is the caller's to renew).
+    fn check_authentication(&self, c: &Claims<'_>, now: f64) -> Result<(), AuthError> {
+        if !matches!(c.acr, Claim::Absent | Claim::Str(_))
+            || !matches!(c.auth_time, Claim::Absent | Claim::Num(_))
+        {
+            return Err(AuthError::InvalidClaims);
+        }
+        if !self.required_acr.is_empty()
+            && !c
+                .acr
+                .as_str()
+                .is_some_and(|acr| self.required_acr.iter().any(|a| a == acr))
+        {
+            return Err(AuthError::InsufficientUserAuthentication);
+        }
+        match (self.max_auth_age_sec, c.auth_time.as_num()) {
+            (Some(max), Some(at)) if now - at <= max => Ok(()),
+            (Some(_), _) => Err(AuthError::InsufficientUserAuthentication),
+            (None, _) => Ok(()),
+        }
     }
 
     fn audience_matches(&self, aud: &Claim<'_>) -> bool {
@@ -169,6 +199,8 @@ mod tests {
             expected_type: TokenKind::Access,
             required_scopes: vec![],
             access_token_profile: false,
+            required_acr: vec![],
+            max_auth_age_sec: None,
         }
     }
 
@@ -445,6 +477,61 @@ mod tests {
         assert_eq!(
             check(&rules(), r#"{"sub":"u","exp":9,"client_id":7}"#, 1.0),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn step_up_needs_an_accepted_acr_and_a_recent_auth_time() {
+        let r = ClaimRules {
+            required_acr: vec!["mfa".into(), "urn:x:gold".into()],
+            max_auth_age_sec: Some(300.0),
+            ..rules()
+        };
+        let at = |json: &str| check(&r, json, 1000.0);
+        assert_eq!(
+            at(r#"{"sub":"u","exp":2000,"acr":"mfa","auth_time":700}"#),
+            Ok(())
+        );
+        assert_eq!(
+            at(r#"{"sub":"u","exp":2000,"acr":"urn:x:gold","auth_time":999}"#),
+            Ok(())
+        );
+        for lacking in [
+            r#"{"sub":"u","exp":2000,"acr":"pwd","auth_time":999}"#,
+            r#"{"sub":"u","exp":2000,"acr":"MFA","auth_time":999}"#,
+            r#"{"sub":"u","exp":2000,"auth_time":999}"#,
+            r#"{"sub":"u","exp":2000,"acr":"mfa","auth_time":699}"#,
+            r#"{"sub":"u","exp":2000,"acr":"mfa"}"#,
+        ] {
+            assert_eq!(
+                at(lacking),
+                Err(AuthError::InsufficientUserAuthentication),
+                "{lacking}"
+            );
+        }
+        for odd in [
+            r#"{"sub":"u","exp":2000,"acr":["mfa"],"auth_time":999}"#,
+            r#"{"sub":"u","exp":2000,"acr":"mfa","auth_time":"999"}"#,
+            r#"{"sub":"u","exp":2000,"acr":null,"auth_time":999}"#,
+        ] {
+            assert_eq!(at(odd), Err(AuthError::InvalidClaims), "{odd}");
+        }
+        // A 401 reason before it wins; it wins over insufficient_scope.
+        assert_eq!(
+            at(r#"{"sub":"u","exp":5,"acr":"pwd"}"#),
+            Err(AuthError::TokenExpired)
+        );
+        let scoped = ClaimRules {
+            required_scopes: vec!["read".into()],
+            ..r
+        };
+        assert_eq!(
+            check(
+                &scoped,
+                r#"{"sub":"u","exp":2000,"acr":"pwd","auth_time":999}"#,
+                1000.0
+            ),
+            Err(AuthError::InsufficientUserAuthentication)
         );
     }
 }
