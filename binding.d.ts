@@ -54,6 +54,9 @@ export type ErrorCode =
   | 'dpop_required'
   | 'dpop_replay_unavailable'
   | 'use_dpop_nonce'
+  | 'insufficient_scope'
+  | 'missing_profile_claim'
+  | 'insufficient_user_authentication'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -242,6 +245,30 @@ export interface AuthConfigOptions {
   dpopNonceSecret?: Secret | null | undefined
   /** How long one DPoP nonce is current, 1..86400 seconds. Default 300. */
   dpopNonceLifetimeSec?: number | null | undefined
+  /**
+   * RFC 9068 JWT access tokens only: the header `typ` must be `at+jwt` or `application/at+jwt`
+   * (else `wrong_token_type`: an ID token is refused), and `iss`, `exp`, `aud`, `sub`,
+   * `client_id`, `iat` and `jti` present (`exp` and `sub` with their own codes, the others
+   * `missing_profile_claim`). Default false.
+   */
+  requireAccessTokenProfile?: boolean | null | undefined
+  /**
+   * Step-up (RFC 9470): the access token's `acr` must equal one of these, else 401
+   * `insufficient_user_authentication` (its challenge names `acr_values`). Default: not checked.
+   */
+  requiredAcr?: string | string[] | null | undefined
+  /**
+   * Step-up (RFC 9470): most seconds since `auth_time` (then required), else 401
+   * `insufficient_user_authentication` (its challenge names `max_age`). Default: not checked.
+   */
+  maxAuthAgeSec?: number | null | undefined
+  /**
+   * Scope(s) every access token must grant, all of them; otherwise 403 `insufficient_scope`.
+   * Read from the space-delimited `scope` claim (RFC 9068), `scp` (a string or an array of
+   * strings, Okta and Entra ID) and `permissions` (an array of strings, Auth0). Each is an
+   * RFC 6749 §3.3 scope-token. Default: not checked.
+   */
+  requiredScope?: string | string[] | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */
@@ -503,6 +530,18 @@ export declare class Authenticator {
    * `requireCertificateBoundTokens`): the adapters read the client certificate only then.
    */
   get certificateBoundTokens(): boolean
+  /**
+   * The scopes every access token must grant (`requiredScope`), in their configured order;
+   * empty when scopes are not checked. The middleware names them in its challenges.
+   */
+  get requiredScope(): Array<string>
+  /** The acr values a step-up accepts (`requiredAcr`); empty when not checked. */
+  get requiredAcr(): Array<string>
+  /**
+   * The most seconds since the user authenticated (`maxAuthAgeSec`); `null` when not
+   * checked.
+   */
+  get maxAuthAgeSec(): number | null
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
   /** Tokens added back per second (`rateLimitRefillPerSec`). */

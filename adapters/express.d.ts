@@ -165,6 +165,10 @@ declare namespace authShield {
   export type TooManyRequestsError = TooManyRequestsErrorClass
   export const ServiceUnavailableError: typeof ServiceUnavailableErrorClass
   export type ServiceUnavailableError = ServiceUnavailableErrorClass
+  /** RFC 9728 metadata with an Express route `handler`: `app.get(meta.path, meta.handler)`. */
+  export function protectedResourceMetadata(
+    options: middleware.ProtectedResourceMetadataOptions,
+  ): middleware.ProtectedResourceMetadata<(req: IncomingMessage, res: ServerResponse) => void>
   export { authShield, authShield as default }
 
   /**

@@ -228,5 +228,8 @@ module.exports.AuthShieldError = AuthShieldError
 module.exports.UnauthorizedError = UnauthorizedError
 module.exports.TooManyRequestsError = TooManyRequestsError
 module.exports.ServiceUnavailableError = ServiceUnavailableError
+// RFC 9728 protected-resource metadata: the document, its URL (the middleware's
+// `resourceMetadata` option) and a route `handler` serving it (lib/http/resource-metadata.js).
+module.exports.protectedResourceMetadata = require('../lib/http/resource-metadata').metadataFor('node')
 // express-jwt's defaults and callback shapes on the same middleware (lib/http/express-jwt-compat.js).
 module.exports.expressjwt = expressJwtOn({ middlewareOf, urlOf, EXPRESS_OPTIONS })

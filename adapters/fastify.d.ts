@@ -79,6 +79,10 @@ declare namespace authShield {
   export type TooManyRequestsError = TooManyRequestsErrorClass
   export const ServiceUnavailableError: typeof ServiceUnavailableErrorClass
   export type ServiceUnavailableError = ServiceUnavailableErrorClass
+  /** RFC 9728 metadata with a Fastify route `handler`: `app.get(meta.path, meta.handler)`. */
+  export function protectedResourceMetadata(
+    options: middleware.ProtectedResourceMetadataOptions,
+  ): middleware.ProtectedResourceMetadata<(request: FastifyRequest, reply: FastifyReply) => FastifyReply>
   export { authShield, authShield as default }
 }
 

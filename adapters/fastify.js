@@ -153,3 +153,6 @@ module.exports.AuthShieldError = AuthShieldError
 module.exports.UnauthorizedError = UnauthorizedError
 module.exports.TooManyRequestsError = require('../lib/http/unauthorized-error').TooManyRequestsError
 module.exports.ServiceUnavailableError = require('../lib/http/unauthorized-error').ServiceUnavailableError
+// RFC 9728 protected-resource metadata: the document, its URL (the middleware's
+// `resourceMetadata` option) and a route `handler` serving it (lib/http/resource-metadata.js).
+module.exports.protectedResourceMetadata = require('../lib/http/resource-metadata').metadataFor('fastify')

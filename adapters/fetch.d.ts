@@ -96,6 +96,8 @@ declare namespace fetchEntry {
   export import UnauthorizedError = middleware.UnauthorizedError
   export import TooManyRequestsError = middleware.TooManyRequestsError
   export import ServiceUnavailableError = middleware.ServiceUnavailableError
+  /** RFC 9728 metadata with a `handler()` answering it with a `Response` (serve it on `meta.path`). */
+  export function protectedResourceMetadata(options: middleware.ProtectedResourceMetadataOptions): middleware.ProtectedResourceMetadata<(request?: Request) => Response>
 }
 
 export = fetchEntry

@@ -215,4 +215,8 @@ class Refused {
   }
 }
 
-module.exports = { createVerifier, ...ERROR_CLASSES }
+// RFC 9728 protected-resource metadata: the document, its URL (the verifier's
+// `resourceMetadata` option) and a `handler` answering it with a Response.
+const protectedResourceMetadata = require('../lib/http/resource-metadata').metadataFor('fetch')
+
+module.exports = { createVerifier, protectedResourceMetadata, ...ERROR_CLASSES }

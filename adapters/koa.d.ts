@@ -71,6 +71,8 @@ declare namespace authShield {
   export import UnauthorizedError = middleware.UnauthorizedError
   export import TooManyRequestsError = middleware.TooManyRequestsError
   export import ServiceUnavailableError = middleware.ServiceUnavailableError
+  /** RFC 9728 metadata with a Koa `handler(ctx)` answering it (mount it on `meta.path`). */
+  export function protectedResourceMetadata(options: middleware.ProtectedResourceMetadataOptions): middleware.ProtectedResourceMetadata<(ctx: KoaContext) => void>
   export { authShield, authShield as default }
 }
 

@@ -106,3 +106,6 @@ module.exports = authShield
 module.exports.authShield = authShield
 module.exports.default = authShield
 Object.assign(module.exports, ERROR_CLASSES)
+// RFC 9728 protected-resource metadata: the document, its URL (the middleware's
+// `resourceMetadata` option) and a route `handler` serving it (lib/http/resource-metadata.js).
+module.exports.protectedResourceMetadata = require('../lib/http/resource-metadata').metadataFor('koa')

@@ -516,6 +516,21 @@ class Authenticator {
     return this.#core.revocations.unavailable
   }
 
+  /** The scopes every access token must grant (`requiredScope`); empty when not checked. */
+  get requiredScope() {
+    return this.#core.settings.requiredScopes.slice()
+  }
+
+  /** The acr values a step-up accepts (`requiredAcr`); empty when not checked. */
+  get requiredAcr() {
+    return this.#core.settings.requiredAcrs.slice()
+  }
+
+  /** The most seconds since the user authenticated (`maxAuthAgeSec`); null when not checked. */
+  get maxAuthAgeSec() {
+    return this.#core.settings.maxAuthAgeSec
+  }
+
   get rateLimitMax() {
     return this.#core.settings.rateLimitMax
   }

@@ -102,6 +102,11 @@ function readStringList(v, { name }) {
     }
   } else throw wrongType()
   if (list.length === 0 || list.some((s) => s === '')) throw rangeError(`config.${name} must not be empty`)
+  // RFC 6749 §3.3 scope-tokens (src/config.rs `is_scope_token`): a space could never match one
+  // token of a claim, and a quote or backslash would need escaping in the challenge.
+  if ((name === 'requiredScope' || name === 'requiredAcr') && !list.every((s) => SCOPE_TOKEN.test(s))) {
+    throw rangeError(`config.${name} must hold printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3 scope-tokens)`)
+  }
   return list
 }
 
@@ -126,6 +131,8 @@ function readInteger(v, option) {
   if (!Number.isInteger(n)) throw rangeError(`config.${option.name} must be an integer`)
   return n
 }
+
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
 
 const DOMAIN_LABEL = /^[A-Za-z0-9-]{1,63}$/
 

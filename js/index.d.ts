@@ -50,6 +50,15 @@ export declare class Authenticator {
   verifyRefreshToken(token: string): TokenVerification
   /** Verifies a bare access token without tenant resolution or rate limiting. */
   verifyAccessToken(token: string): TokenVerification
+  /**
+   * The scopes every access token must grant (`requiredScope`), in their configured order;
+   * empty when scopes are not checked. The middleware names them in its challenges.
+   */
+  get requiredScope(): Array<string>
+  /** The acr values a step-up accepts (`requiredAcr`); empty when not checked. */
+  get requiredAcr(): Array<string>
+  /** The most seconds since the user authenticated (`maxAuthAgeSec`); `null` when not checked. */
+  get maxAuthAgeSec(): number | null
   /** Bucket capacity (`rateLimitMax`, 0 when rate limiting is off). */
   get rateLimitMax(): number
   /** Tokens added back per second (`rateLimitRefillPerSec`). */

@@ -3,7 +3,8 @@
 // Token verification (key selection by js/jwt/key-set.js) and claim rules on node:crypto, with the structural checks that make
 // every verdict equal to the native core's (src/jwt/*.rs): strict base64url, the serde-equivalent
 // JSON reading of js/jwt/claims.js, and one fixed check order: structure, header (alg, kid), claims
-// JSON, key selection, signature, claim types, nbf, exp, missing exp, aud, iss, sub, type.
+// (typ with the access-token profile), JSON, key selection, signature, claim types, nbf, exp,
+// missing exp, aud, iss, sub, type, profile claims, step-up, scope.
 
 const { parseHeader, parseClaims } = require('./jwt/claims')
 const { fail, Failure } = require('./error')
@@ -47,11 +48,19 @@ class ClaimRules {
     this.issuers = settings.issuers
     this.audiences = settings.audiences
     this.tolerance = settings.clockToleranceSec
-    this.requireExpiration = settings.requireExpiration
-    this.requireSubject = settings.requireSubject
+    // RFC 9068 (access tokens only): header typ at+jwt, and the profile's claims; exp and sub
+    // are among them.
+    this.accessTokenProfile = settings.requireAccessTokenProfile && expectedType === 'access'
+    this.requireExpiration = settings.requireExpiration || this.accessTokenProfile
+    this.requireSubject = settings.requireSubject || this.accessTokenProfile
     // A refresh token must always say it is one.
     this.requireTokenType = settings.requireTokenType || expectedType === 'refresh'
     this.expectedType = expectedType
+    // Scopes are granted to access tokens; a refresh token is never checked for them.
+    this.requiredScopes = expectedType === 'access' ? settings.requiredScopes : []
+    // RFC 9470 step-up (access tokens only).
+    this.requiredAcr = expectedType === 'access' ? settings.requiredAcrs : []
+    this.maxAuthAgeSec = expectedType === 'access' ? settings.maxAuthAgeSec : null
     // The `header.` prefix of the last token whose header passed, and the key it selected in
     // the key set it was selected from; no token starts with a NUL.
     this.acceptedHeader = '\0'
@@ -79,7 +88,28 @@ class ClaimRules {
     if (claims.type !== undefined ? claims.type !== this.expectedType : this.requireTokenType) {
       return fail('wrong_token_type')
     }
+    if (this.accessTokenProfile) {
+      const missing = checkProfileClaims(claims)
+      if (missing !== null) return fail(missing)
+    }
+    if (this.requiredAcr.length > 0 || this.maxAuthAgeSec !== null) {
+      const refused = this.checkAuthentication(claims, now)
+      if (refused !== null) return fail(refused)
+    }
+    // Last: every 401 reason wins over the 403.
+    if (this.requiredScopes.length > 0) {
+      const refused = checkScopes(this.requiredScopes, claims)
+      if (refused !== null) return fail(refused)
+    }
     return claims
+  }
+
+  /** src/jwt/validate.rs `check_authentication` (RFC 9470 §3): null when it passes. */
+  checkAuthentication({ acr, auth_time: authTime }, now) {
+    if ((acr !== undefined && typeof acr !== 'string') || (authTime !== undefined && typeof authTime !== 'number')) return 'invalid_claims'
+    if (this.requiredAcr.length > 0 && !this.requiredAcr.includes(acr)) return 'insufficient_user_authentication'
+    if (this.maxAuthAgeSec !== null && !(typeof authTime === 'number' && now - authTime <= this.maxAuthAgeSec)) return 'insufficient_user_authentication'
+    return null
   }
 
   audienceMatches(aud) {
@@ -109,6 +139,8 @@ function decodeVerified(token, keys, memo) {
     if (header === null || header.hasCrit || header.badKid) return fail('malformed_token')
     // Case-sensitive on purpose: "none", "hs256" and every other spelling are refused.
     if (header.alg === undefined || !Object.hasOwn(ALGS, header.alg)) return fail('unsupported_algorithm')
+    // An ID token or any other JWT is not an access token, whoever signed it.
+    if (memo !== null && memo.accessTokenProfile && !header.atJwt) return fail('wrong_token_type')
   }
   const claims = parseClaims(payloadJson)
   if (claims === null) return fail('malformed_token')
@@ -145,6 +177,51 @@ function decodeKnownGood(token) {
  */
 function signedWith(token, keys) {
   return !(decodeVerified(token, keys, null) instanceof Failure)
+}
+
+/**
+ * src/jwt/validate.rs `check_profile_claims`: iss, aud, client_id, iat and jti present (a
+ * non-empty string, a non-empty list for aud, a number for iat); null when they are.
+ */
+function checkProfileClaims(c) {
+  if (c.client_id !== undefined && typeof c.client_id !== 'string') return 'invalid_claims'
+  const named = (v) => typeof v === 'string' && v !== ''
+  const aud = Array.isArray(c.aud) ? c.aud.length > 0 : named(c.aud)
+  return named(c.iss) && aud && named(c.client_id) && typeof c.iat === 'number' && named(c.jti) ? null : 'missing_profile_claim'
+}
+
+/**
+ * src/jwt/validate.rs `check_scopes`: every required scope granted by `scope` (space-delimited),
+ * `scp` (a string or an array of strings) or `permissions` (an array of strings, Auth0), read in
+ * place (no split list per request); null when all are, else the failure code. A claim of
+ * another JSON type is invalid_claims.
+ */
+function checkScopes(required, { scope, scp, permissions }) {
+  if (
+    (scope !== undefined && typeof scope !== 'string') ||
+    (scp !== undefined && typeof scp !== 'string' && !Array.isArray(scp)) ||
+    (permissions !== undefined && !Array.isArray(permissions))
+  ) {
+    return 'invalid_claims'
+  }
+  for (let i = 0; i < required.length; i++) {
+    const wanted = required[i]
+    if (!grants(scope, wanted) && !grants(scp, wanted) && !grants(permissions, wanted)) return 'insufficient_scope'
+  }
+  return null
+}
+
+/** Whether `claim` holds the scope-token `wanted` (never empty): a space-delimited string, or a list. */
+function grants(claim, wanted) {
+  if (typeof claim === 'string') {
+    // Bounded: each search starts past the last match.
+    for (let at = claim.indexOf(wanted); at >= 0; at = claim.indexOf(wanted, at + 1)) {
+      const end = at + wanted.length
+      if ((at === 0 || claim.charCodeAt(at - 1) === 0x20) && (end === claim.length || claim.charCodeAt(end) === 0x20)) return true
+    }
+    return false
+  }
+  return claim !== undefined && claim.includes(wanted)
 }
 
 /** A registered claim of the wrong JSON type is an error, not a claim to ignore. */

@@ -366,7 +366,21 @@ fn string_list(list: Vec<String>, name: &str) -> Checked<Setting> {
     if list.is_empty() || list.iter().any(String::is_empty) {
         return Err(ArgError::Range(format!("config.{name} must not be empty")));
     }
+    // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). A space could never match
+    // one token of a claim, and a quote or backslash would need escaping in the challenge.
+    if (name == "requiredScope" || name == "requiredAcr") && !list.iter().all(|s| is_scope_token(s))
+    {
+        return Err(ArgError::Range(format!(
+            "config.{name} must hold printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3 scope-tokens)"
+        )));
+    }
     Ok(Setting::List(list))
+}
+
+/// One RFC 6749 §3.3 scope-token (NQCHAR only).
+pub(crate) fn is_scope_token(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b))
 }
 
 fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {

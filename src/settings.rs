@@ -58,6 +58,13 @@ pub struct Settings {
     dpop_max_replay_entries: usize,
     dpop_nonce_secret: Option<Secret>,
     dpop_nonce_lifetime_sec: f64,
+    /// `requiredScope`: scope-tokens every access token must grant.
+    required_scopes: Vec<String>,
+    /// `requireAccessTokenProfile` (RFC 9068).
+    access_token_profile: bool,
+    /// `requiredAcr`, `maxAuthAgeSec` (RFC 9470 step-up).
+    required_acr: Vec<String>,
+    max_auth_age_sec: Option<f64>,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -116,6 +123,10 @@ impl Settings {
             dpop_max_replay_entries: 0,
             dpop_nonce_secret: None,
             dpop_nonce_lifetime_sec: 0.0,
+            required_scopes: Vec::new(),
+            access_token_profile: false,
+            required_acr: Vec::new(),
+            max_auth_age_sec: None,
         }
     }
 
@@ -155,6 +166,10 @@ impl Settings {
             ("dpopMaxReplayEntries", Number(n)) => self.dpop_max_replay_entries = n as usize,
             ("dpopNonceSecret", Secret(s)) => self.dpop_nonce_secret = Some(s),
             ("dpopNonceLifetimeSec", Number(n)) => self.dpop_nonce_lifetime_sec = n,
+            ("requiredScope", List(l)) => self.required_scopes = l,
+            ("requireAccessTokenProfile", Bool(b)) => self.access_token_profile = b,
+            ("requiredAcr", List(l)) => self.required_acr = l,
+            ("maxAuthAgeSec", Number(n)) => self.max_auth_age_sec = Some(n),
             // Read before every other option (it steers the secrets' checks) and kept by
             // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
@@ -257,6 +272,22 @@ impl Settings {
     pub fn require_subject(&self) -> bool {
         self.require_subject
     }
+    /// `requiredScope`: empty when scopes are not checked.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.required_scopes
+    }
+    /// `requiredAcr`: empty when not checked.
+    pub fn required_acr(&self) -> &[String] {
+        &self.required_acr
+    }
+    /// `maxAuthAgeSec`: `None` when not checked.
+    pub fn max_auth_age_sec(&self) -> Option<f64> {
+        self.max_auth_age_sec
+    }
+    #[cfg(test)]
+    pub fn access_token_profile(&self) -> bool {
+        self.access_token_profile
+    }
     pub fn max_revocations(&self) -> usize {
         self.max_revocations
     }
@@ -286,15 +317,28 @@ impl Settings {
     }
 
     pub fn claim_rules(&self, kind: TokenKind) -> ClaimRules {
+        let profile = self.access_token_profile && kind == TokenKind::Access;
         ClaimRules {
             issuers: self.issuers.clone(),
             audiences: self.audiences.clone(),
             clock_tolerance_sec: self.clock_tolerance_sec,
-            require_expiration: self.require_expiration,
-            require_subject: self.require_subject,
+            // RFC 9068 §2.2: exp and sub are required claims of the profile.
+            require_expiration: self.require_expiration || profile,
+            require_subject: self.require_subject || profile,
             // A refresh token must always say it is one.
             require_token_type: self.require_token_type || kind == TokenKind::Refresh,
             expected_type: kind,
+            // Scopes are granted to access tokens; a refresh token is never checked for them.
+            required_scopes: match kind {
+                TokenKind::Access => self.required_scopes.clone(),
+                TokenKind::Refresh => Vec::new(),
+            },
+            access_token_profile: profile,
+            required_acr: match kind {
+                TokenKind::Access => self.required_acr.clone(),
+                TokenKind::Refresh => Vec::new(),
+            },
+            max_auth_age_sec: self.max_auth_age_sec.filter(|_| kind == TokenKind::Access),
         }
     }
 
@@ -342,7 +386,12 @@ impl Settings {
                 .as_ref()
                 .map_or(b"\xff-none", Secret::expose),
         );
-        for list in [&self.issuers, &self.audiences] {
+        for list in [
+            &self.issuers,
+            &self.audiences,
+            &self.required_scopes,
+            &self.required_acr,
+        ] {
             field(&(list.len() as u64).to_le_bytes());
             list.iter().for_each(|s| field(s.as_bytes()));
         }
@@ -360,6 +409,7 @@ impl Settings {
             self.dpop_iat_window_sec,
             self.dpop_max_replay_entries as f64,
             self.dpop_nonce_lifetime_sec,
+            self.max_auth_age_sec.unwrap_or(f64::NAN),
             self.verified_token_cache_size
                 .map_or(f64::NAN, |n| n as f64),
         ] {
@@ -374,6 +424,7 @@ impl Settings {
             self.certificate_bound_tokens as u8,
             self.require_certificate_bound_tokens as u8,
             self.dpop as u8,
+            self.access_token_profile as u8,
         ]);
         let mut out = [0u8; 32];
         out.copy_from_slice(ctx.finish().as_ref());

@@ -85,6 +85,7 @@ const PROBES = {
     while (over.length <= 8192) over = token(claims({ pad: `${payloadOf(over).pad}x` }), SECRET)
     assert.equal(auth.verifyAccessToken(over).errorCode, 'token_too_large', `${over.length} bytes`)
   },
+  requireAccessTokenProfile: (auth) => assert.equal(auth.verifyAccessToken(token(claims(), SECRET)).valid, true),
   requireTokenType: (auth) => assert.equal(auth.verifyAccessToken(token(claims(), SECRET)).valid, true),
   requireExpiration: (auth) =>
     assert.equal(auth.verifyAccessToken(token({ sub: 'u1' }, SECRET)).errorCode, 'missing_expiration'),

@@ -136,6 +136,9 @@ const failing = {
   certificate_mismatch: () => [{ certificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': THUMB } }, SECRET)}`, undefined, 1, { clientCertThumbprint: THUMB.replace(/^./, 'B') }],
   unbound_token: () => [{ requireCertificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`, undefined, 1, { clientCertThumbprint: THUMB }],
   missing_dpop_proof: () => [{ dpop: true }, `DPoP ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`],
+  missing_profile_claim: () => [{ requireAccessTokenProfile: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, iss: 'i', aud: 'a', iat: NOW, jti: 'j' }, SECRET, { alg: 'HS256', typ: 'at+jwt' })}`],
+  insufficient_user_authentication: () => [{ requiredAcr: 'mfa' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, acr: 'pwd' }, SECRET)}`],
+  insufficient_scope: () => [{ requiredScope: 'write' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, scope: 'read' }, SECRET)}`],
 }
 const THUMB = 'Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs'
 // Codes no single authenticate call of a fresh authenticator produces, and where they are tested.

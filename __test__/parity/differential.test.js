@@ -41,6 +41,12 @@ const CONFIGS = [
   { accessSecret: ACCESS, refreshSecret: ACCESS, clockTimestamp: NOW, enforceTenantMatch: true, baseDomain: 'Example.com.', rateLimitMax: 0 },
   // jsonwebtoken reads clockTimestamp 0 as "unset": the JS engine must still use it.
   { accessSecret: Buffer.from(ACCESS), clockTimestamp: 0, audience: ['api', 'web'], rateLimitMax: 0 },
+  // Required scopes (issue 25): scope and scp of every shape below.
+  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requiredScope: ['read', 'write:x'], rateLimitMax: 0 },
+  // Step-up (RFC 9470, issue 25): acr and auth_time.
+  { accessSecret: ACCESS, clockTimestamp: NOW, requiredAcr: ['mfa', 'gold'], maxAuthAgeSec: 60, rateLimitMax: 0 },
+  // The RFC 9068 profile (issue 25): header typ and the profile's claims.
+  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requireAccessTokenProfile: true, requireSubject: false, requireExpiration: false, rateLimitMax: 0 },
 ]
 
 const TENANT_CLAIMS = [undefined, 'acme', 'Acme', '', 'globex', 'bad:id', 'a'.repeat(64), 7]
@@ -122,6 +128,9 @@ function claimsFor(rng, config) {
     const claims = { sub: rng.pick(['user-1', 'user-2']), exp: config.clockTimestamp + 60, aud: 'api', type: 'access' }
     claims.iss = rng.pick(['auth.example', 'legacy', 'other'])
     if (rng.chance(0.5)) claims.tenant_id = rng.pick(['acme', 'globex'])
+    if (rng.chance(0.5)) claims.scope = rng.pick(['read write:x', 'write:x  read', 'read', ''])
+    if (rng.chance(0.6)) Object.assign(claims, { client_id: 'c1', iat: config.clockTimestamp - 5, jti: `j${rng.int(1000)}` })
+    if (rng.chance(0.6)) Object.assign(claims, { acr: rng.pick(['mfa', 'gold', 'pwd']), auth_time: config.clockTimestamp - rng.pick([0, 59, 60, 61, 60.5, -5]) })
     return claims
   }
   const claims = {}
@@ -129,7 +138,7 @@ function claimsFor(rng, config) {
     const v = rng.pick(values)
     if (v !== undefined) claims[name] = v
   }
-  put('sub', ['user-1', 'user-2', 'user-1', 'user-2', '', undefined, 42, null])
+  put('sub', ['user-1', 'user-2', 'user-1', 'user-2', '', undefined, undefined, 42, null])
   put('email', [undefined, 'a@example.com', 'é@example.com', 5])
   put('role', [undefined, 'admin', 'user', ['admin']])
   put('tenant_id', [undefined, undefined, 'acme', 'Acme', 'globex', '', 'bad:id', 7])
@@ -137,9 +146,16 @@ function claimsFor(rng, config) {
   put('aud', [undefined, 'api', 'web', ['x', 'api'], ['x'], [1], 'other', []])
   put('type', [undefined, undefined, 'access', 'refresh', 'Access', 1])
   const now = config.clockTimestamp
-  put('exp', [now + 3600, now + 3600, now - 100, now - 31, now - 30, now - 1, now, now + 1, now + 29, now + 0.5, undefined, '9', null])
+  put('exp', [now + 3600, now + 3600, now - 100, now - 31, now - 30, now - 1, now, now + 1, now + 29, now + 0.5, undefined, undefined, '9', null])
   put('nbf', [undefined, undefined, now - 10, now, now + 1, now + 30, now + 31, 'x'])
   put('iat', [undefined, now, 'x'])
+  put('scope', [undefined, undefined, 'read write:x', ' read  write:x ', 'read', 'readwrite:x', 'READ WRITE:X', 'ré write:x read', '', ['read', 'write:x'], null, 0, false])
+  put('acr', [undefined, undefined, 'mfa', 'pwd', '', ['mfa'], null])
+  put('auth_time', [undefined, undefined, now, now - 60, now - 61, now + 1, 'x'])
+  put('permissions', [undefined, undefined, undefined, ['read', 'write:x'], ['write:x'], [], 'read', [1]])
+  put('client_id', [undefined, 'c1', '', 5, null])
+  put('jti', [undefined, undefined, undefined, undefined, undefined, 'j1', '', 7])
+  put('scp', [undefined, undefined, ['read', 'write:x'], ['write:x'], 'read write:x', [], ['read', 1], 'read', {}, true])
   if (rng.chance(0.2)) claims.extra = rng.pick([{ nested: [1, { a: null }] }, 1e300, 'x'.repeat(50), [[], {}]])
   return claims
 }
@@ -149,6 +165,10 @@ const ODD_PAYLOADS = [
   '{"sub":"u","sub":"v","exp":9999999999}',
   '{"sub":"u","s\\u0075b":"v","exp":9999999999}',
   '{"sub":"u","exp":9999999999,"x":1,"x":2}',
+  '{"sub":"u","exp":9999999999,"scope":"read write:x","scope":"read"}',
+  '{"sub":"u","exp":9999999999,"scp":["read"],"scp":["write:x"]}',
+  '{"sub":"u","exp":9999999999,"scope":"read\\u0020write:x"}',
+  '{"sub":"u","exp":9999999999,"scope":"read\\twrite:x"}',
   '{"sub":"\\ud800","exp":9999999999}',
   '{"sub":"u","exp":9999999999,"x":"\\ud800"}',
   '{"sub":"\\ud83d\\ude00","exp":9999999999}',
@@ -197,6 +217,15 @@ const ODD_HEADERS = [
   '{"alg":["HS256"]}',
   '{"alg":null}',
   '{"typ":"JWT"}',
+  '{"alg":"HS256","typ":"at+jwt"}',
+  '{"alg":"HS256","typ":"application/AT+JWT"}',
+  '{"alg":"HS256","typ":"at+jwt","typ":"at+jwt"}',
+  '{"alg":"HS256","typ":"JWT","typ":"at+jwt"}',
+  '{"alg":"HS256","typ":1e400}',
+  '{"alg":"HS256","typ":["at+jwt"]}',
+  '{"alg":"HS256","typ":"\\ud800"}',
+  '{"alg":"HS256","typ":"\\u017ft+jwt"}',
+  '{"alg":"HS256","typ":"at+jwt "}',
   '{"alg":"HS256","x":"\xff"}',
   '{"alg":"HS256","\xff":1}',
   '{"alg":"HS256","kid":"../../etc/passwd"}',
@@ -241,7 +270,9 @@ function tokenFor(rng, config) {
   if (r < 0.06) return rawToken(HS256, rng.pick(ODD_PAYLOADS), ACCESS)
   if (r < 0.1) return rawToken(rng.pick(ODD_HEADERS), '{"sub":"u","exp":9999999999}', ACCESS)
   const secret = rng.chance(0.85) ? ACCESS : rng.pick([WRONG, REFRESH])
-  let t = token(claimsFor(rng, config), secret)
+  // Most of a profile config's tokens say they are access tokens (RFC 9068 typ).
+  const header = config.requireAccessTokenProfile && rng.chance(0.75) ? { alg: 'HS256', typ: rng.pick(['at+jwt', 'at+jwt', 'application/at+jwt', 'At+Jwt', 'JWT', 'at+jwt ']) } : HS256
+  let t = token(claimsFor(rng, config), secret, header)
   if (rng.chance(0.15)) t = mutate(rng, t)
   return t
 }
@@ -275,9 +306,9 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   const checker = makeChecker()
   const pairs = CONFIGS.map(pairOf)
 
-  // Random requests across every config.
+  // Random requests across every config (1,000 or more each, so every code is reached often).
   const rng = random(20261123)
-  for (let i = 0; i < 6000; i++) {
+  for (let i = 0; i < 9000; i++) {
     const k = i % CONFIGS.length
     const t = tokenFor(rng, CONFIGS[k])
     const args = [authorizationFor(rng, t), rng.pick(TENANT_HEADERS), rng.pick(HOSTS)]
@@ -312,7 +343,7 @@ test('both engines give identical results on >= 10,000 generated requests', () =
     assert.equal(m.duration.count, m.authentication.succeeded + m.authentication.failed)
     counted += m.duration.count
   }
-  assert.equal(counted, 6000)
+  assert.equal(counted, 9000)
   // The generator reaches every outcome but rate limiting and shared-limit leases (tested by
   // sequences below).
   const reached = [...checker.codes.keys()].sort()

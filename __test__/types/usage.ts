@@ -270,7 +270,7 @@ app.get('/api/claims', (req, res) => {
 })
 app.use((err: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
   if (err instanceof authShield.UnauthorizedError) {
-    const jwtCode: 'credentials_required' | 'credentials_bad_scheme' | 'credentials_bad_format' | 'invalid_token' | 'revoked_token' | 'invalid_tenant' | 'tenant_mismatch' = err.code
+    const jwtCode: 'credentials_required' | 'credentials_bad_scheme' | 'credentials_bad_format' | 'invalid_token' | 'revoked_token' | 'invalid_tenant' | 'tenant_mismatch' | 'insufficient_scope' = err.code
     const ours: ErrorCode = err.errorCode
     const cause = err.inner instanceof authShield.AuthShieldError ? err.inner.result.errorCode : err.inner.message
     res.status(err.status).json({ jwtCode, ours, cause })

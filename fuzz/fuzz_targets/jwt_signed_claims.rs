@@ -43,6 +43,10 @@ fuzz_target!(|input: Input| {
         require_subject: true,
         require_token_type: false,
         expected_type: TokenKind::Access,
+        required_scopes: vec!["read".into(), "write:all".into()],
+        access_token_profile: true,
+        required_acr: vec!["mfa".into()],
+        max_auth_age_sec: Some(300.0),
     };
     let verdict = decode_verified(token.as_bytes(), &key, &mut scratch)
         .and_then(|claims| rules.validate(&claims, input.now as f64).map(|()| ()));

@@ -64,9 +64,13 @@ function skipRestOfArray(r) {
 function parseHeader(buf) {
   if (!isUtf8(buf)) return null
   const r = new Reader(buf)
-  const header = { alg: undefined, kid: undefined, hasCrit: false, badKid: false }
+  const header = { alg: undefined, kid: undefined, hasCrit: false, badKid: false, atJwt: false }
   let algSeen = false
   let kidSeen = false
+  // src/jwt/header.rs: typ is read for the access-token profile; a second typ is never at+jwt.
+  let typ
+  let typSeen = false
+  let typRepeated = false
   try {
     r.topObject((key) => {
       // A second alg or kid would let two parsers disagree on the key.
@@ -82,6 +86,10 @@ function parseHeader(buf) {
         // RFC 7515 §4.1.4: a kid is a string.
         if (typeof v === 'string') header.kid = v
         else header.badKid = true
+      } else if (key === 'typ') {
+        typRepeated = typRepeated || typSeen
+        typSeen = true
+        typ = claimValue(r)
       } else {
         r.ignoreValue()
         if (key === 'crit') header.hasCrit = true
@@ -91,8 +99,13 @@ function parseHeader(buf) {
     if (err === MALFORMED) return null
     throw err
   }
+  header.atJwt = !typRepeated && typeof typ === 'string' && AT_JWT.test(typ)
   return header
 }
+
+// RFC 9068 §2.1 typ, ASCII case-insensitive (RFC 7515 §4.1.9); without the u flag, /i never
+// folds a non-ASCII character onto an ASCII one.
+const AT_JWT = /^(?:application\/)?at\+jwt$/i
 
 /** The registered and auth-shield claims a payload may carry; absent ones stay undefined. */
 class Claims {
@@ -113,6 +126,12 @@ class Claims {
     // cnf.jkt (RFC 9449 §6.1): a string, OTHER (not a string), or undefined without it (or
     // without an object cnf) (src/jwt/claims.rs `cnf_jkt`).
     this.cnf_jkt = undefined
+    this.scope = undefined
+    this.scp = undefined
+    this.client_id = undefined
+    this.permissions = undefined
+    this.acr = undefined
+    this.auth_time = undefined
   }
 
   /**
@@ -146,6 +165,18 @@ class Claims {
       case 'cnf':
         if (this.cnf !== undefined) throw MALFORMED
         return this.readConfirmation(r)
+      case 'scope':
+        return (this.scope = once(this.scope, r))
+      case 'scp':
+        return (this.scp = once(this.scp, r))
+      case 'client_id':
+        return (this.client_id = once(this.client_id, r))
+      case 'permissions':
+        return (this.permissions = once(this.permissions, r))
+      case 'acr':
+        return (this.acr = once(this.acr, r))
+      case 'auth_time':
+        return (this.auth_time = once(this.auth_time, r))
       default:
         return r.ignoreValue()
     }

@@ -21,6 +21,8 @@ const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
 const { clientCertReader } = require('./client-cert')
 const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult } = require('./dpop')
+const { Challenge } = require('./challenge')
+const { resourceMetadataUrl } = require('./resource-metadata')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -144,6 +146,15 @@ class AuthDecision {
     this.dpopRequired = options !== undefined && options !== null && options.dpopRequired === true
     if (this.dpopRequired && this.dpopSender === null) throw typeError('options.dpopRequired needs options.dpopOrigin')
     this.dpopReplay = sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender)
+    // Every WWW-Authenticate value this middleware can send, written now (lib/http/challenge.js).
+    const { requiredScope, requiredAcr, maxAuthAgeSec } = this.engine.authenticator
+    this.challenge = new Challenge({
+      realm: this.options.realm,
+      scope: Array.isArray(requiredScope) ? requiredScope : [],
+      acrValues: Array.isArray(requiredAcr) ? requiredAcr : [],
+      maxAge: typeof maxAuthAgeSec === 'number' ? maxAuthAgeSec : undefined,
+      resourceMetadata: resourceMetadataUrl(options === undefined || options === null ? undefined : options.resourceMetadata),
+    })
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
     // both): the limit goes through it, and an identity without a lease yet waits for one round
     // trip (docs/scale-out.md).
@@ -275,7 +286,7 @@ class AuthDecision {
   }
 
   headersFor(result, authorization) {
-    return responseHeaders(result, authorization, this.rateLimitHeaders, this.options.realm)
+    return responseHeaders(result, authorization, this.rateLimitHeaders, this.challenge)
   }
 
   /**
@@ -384,7 +395,7 @@ function isPending(decision) {
 const ANONYMOUS = Object.freeze({ user: undefined, tenantId: undefined, tenantSource: undefined })
 
 /** Response headers for a result, as [name, value] pairs (X-Request-Id always). */
-function responseHeaders(result, authorization, rateLimitHeaders, realm) {
+function responseHeaders(result, authorization, rateLimitHeaders, challenges) {
   const headers = [['X-Request-Id', result.requestId]]
   if (result.rateLimitLimit !== undefined && (result.authenticated || result.errorCode === 'rate_limited')) {
     rateLimitHeaders(result, headers)
@@ -392,7 +403,9 @@ function responseHeaders(result, authorization, rateLimitHeaders, realm) {
   // A 503 that remains with a store (its wait queue full, Redis failing past the fallback):
   // the lease is seconds away at most (RFC 9110 §10.2.3).
   if (result.errorCode === 'rate_limit_pending') headers.push(['Retry-After', '1'])
-  if (result.errorStatus === 401) headers.push(['WWW-Authenticate', dpopChallenge(result, authorization, realm) ?? challenge(result, authorization, realm)])
+  if (result.errorStatus === 401 || result.errorCode === 'insufficient_scope') {
+    headers.push(['WWW-Authenticate', dpopChallenge(result, authorization, challenges.realm) ?? challenge(result, authorization, challenges)])
+  }
   // A 503 for a state the server expects to end (keys_unavailable: a remote key set not in force)
   // says when to try again (RFC 9110 §10.2.3).
   else if (result.errorStatus === 503 && result.errorCode !== 'rate_limit_pending' && result.retryAfterMs > 0) headers.push(['Retry-After', String(Math.ceil(result.retryAfterMs / 1000))])
@@ -404,18 +417,14 @@ const BEARER_SCHEME = /^bearer(?: |$)/i
 
 /**
  * RFC 6750 §3.1: a request without bearer credentials (none, or another scheme) gets a bare
- * challenge; a malformed Authorization header is `invalid_request`; any other 401 is
- * `invalid_token`. The status stays 401 in every case, as the AuthResult says.
+ * challenge; a malformed Authorization header is `invalid_request`; a token without a required
+ * scope `insufficient_scope` (403, with the scopes); any other 401 is `invalid_token`. The
+ * status is the AuthResult's in every case. The values were written at construction.
  */
-function challenge(result, authorization, realm) {
-  const params = realm === undefined ? [] : [`realm="${realm}"`]
+function challenge(result, authorization, challenges) {
   const code = result.errorCode
   const noBearer = code === 'missing_authorization' || !BEARER_SCHEME.test(authorization || '')
-  if (!noBearer) {
-    params.push(`error="${code === 'invalid_authorization_format' ? 'invalid_request' : 'invalid_token'}"`)
-    params.push(`error_description="${result.error}"`)
-  }
-  return params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`
+  return noBearer ? challenges.bare : challenges.of(code)
 }
 
 function errorBody(result) {

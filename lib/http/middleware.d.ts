@@ -183,6 +183,11 @@ export interface CommonOptions<Req> {
   /** `realm` of the WWW-Authenticate challenge. */
   realm?: string
   /**
+   * The RFC 9728 protected-resource metadata (an adapter's `protectedResourceMetadata()`) or
+   * the https URL of its document: every challenge then carries `resource_metadata`.
+   */
+  resourceMetadata?: string | ProtectedResourceMetadata<unknown>
+  /**
    * Milliseconds the middleware waits for a Promise returned by any callback of the application
    * (getToken, isRevoked, skip/unless predicates, onError, formatUser, onMismatch) and for a
    * recovery (a JWKS refresh, a store lease); past it the request is refused
@@ -251,6 +256,7 @@ export type UnauthorizedCode =
   | 'revoked_token'
   | 'invalid_tenant'
   | 'tenant_mismatch'
+  | 'insufficient_scope'
 
 /**
  * express-jwt's error: `new UnauthorizedError(code, { message })` as in express-jwt (a `getToken`
@@ -335,4 +341,34 @@ export declare class AuthShieldError extends Error {
   retryAfterMs: number
   /** The whole AuthResult (a failure). */
   result: AuthFailure
+}
+
+/** The options of `protectedResourceMetadata()` (RFC 9728 §2); any other name is a TypeError. */
+export interface ProtectedResourceMetadataOptions {
+  /** This API's resource identifier: an https URL without fragment (http only on loopback). */
+  resource: string
+  /** Issuer identifiers of the authorization servers that issue its tokens. */
+  authorizationServers?: string[]
+  /** Scope-tokens (RFC 6749 §3.3) this API uses. */
+  scopesSupported?: string[]
+  /** How a token may be sent (RFC 6750 §2). Default ['header']. */
+  bearerMethodsSupported?: Array<'header' | 'body' | 'query'>
+  /** A name for people. */
+  resourceName?: string
+  /** An https URL of the API's documentation. */
+  resourceDocumentation?: string
+}
+
+/**
+ * RFC 9728 protected-resource metadata, built once: `url` (what the challenges name; the
+ * `resourceMetadata` middleware option takes this object), `path` (where to serve it),
+ * `document` and its `json`, and a route `handler` of the adapter serving it.
+ */
+export interface ProtectedResourceMetadata<Handler> {
+  readonly resource: string
+  readonly url: string
+  readonly path: string
+  readonly document: Readonly<Record<string, unknown>>
+  readonly json: string
+  readonly handler: Handler
 }

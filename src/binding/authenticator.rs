@@ -289,6 +289,26 @@ impl Authenticator {
         self.core.settings().certificate_binding() != crate::cert_binding::CertificateBinding::Off
     }
 
+    /// The scopes every access token must grant (`requiredScope`), in their configured order;
+    /// empty when scopes are not checked. The middleware names them in its challenges.
+    #[napi(catch_unwind, getter)]
+    pub fn required_scope(&self) -> Vec<String> {
+        self.core.settings().required_scopes().to_vec()
+    }
+
+    /// The acr values a step-up accepts (`requiredAcr`); empty when not checked.
+    #[napi(catch_unwind, getter)]
+    pub fn required_acr(&self) -> Vec<String> {
+        self.core.settings().required_acr().to_vec()
+    }
+
+    /// The most seconds since the user authenticated (`maxAuthAgeSec`); `null` when not
+    /// checked.
+    #[napi(catch_unwind, getter)]
+    pub fn max_auth_age_sec(&self) -> Option<f64> {
+        self.core.settings().max_auth_age_sec()
+    }
+
     /// Bucket capacity (`rateLimitMax`, 0 when rate limiting is off).
     #[napi(catch_unwind, getter)]
     pub fn rate_limit_max(&self) -> u32 {

@@ -30,6 +30,10 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "refreshSecret" => json!(s.refresh_secret().map(|_| "set")),
         "issuer" => json!(Some(s.issuers()).filter(|l| !l.is_empty())),
         "audience" => json!(Some(s.audiences()).filter(|l| !l.is_empty())),
+        "requiredAcr" => json!(Some(s.required_acr()).filter(|l| !l.is_empty())),
+        "maxAuthAgeSec" => json!(s.max_auth_age_sec()),
+        "requireAccessTokenProfile" => json!(s.access_token_profile()),
+        "requiredScope" => json!(Some(s.required_scopes()).filter(|l| !l.is_empty())),
         "baseDomain" => json!(s.base_domain()),
         "clockTimestamp" => json!(s.clock_timestamp()),
         "maxRevocations" => json!(s.max_revocations() as f64),
@@ -304,4 +308,14 @@ fn settings_debug_never_shows_secrets() {
     assert!(!shown.contains("refresh-refresh"), "{shown}");
     assert!(!shown.contains("48, 49, 50"), "{shown}");
     assert!(shown.contains("redacted"), "{shown}");
+}
+
+#[test]
+fn required_scopes_are_scope_tokens() {
+    for bad in ["read write", "a\"b", "a\\b", "caf\u{e9}", "tab\t", ""] {
+        let err = refused(base().with("requiredScope", bad));
+        assert!(matches!(err, ArgError::Range(_)), "{bad:?}: {err:?}");
+    }
+    let s = validate(base().with("requiredScope", vec!["read:orders", "!#[]~"])).unwrap();
+    assert_eq!(s.required_scopes(), ["read:orders", "!#[]~"]);
 }

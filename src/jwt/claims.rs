@@ -70,6 +70,17 @@ pub struct Claims<'a> {
     /// `cnf.jkt` (RFC 9449 §6.1): `Str` when it is a string, `Other` when it is not, `Absent`
     /// without it (or without an object `cnf`).
     pub cnf_jkt: Claim<'a>,
+    /// RFC 9068 §2.2.3 / RFC 8693 §4.2: space-delimited scope-tokens.
+    pub scope: Claim<'a>,
+    /// The `scope` of Okta and Entra ID: a string or an array of strings.
+    pub scp: Claim<'a>,
+    /// RFC 9068 §2.2: the OAuth client the token was issued to.
+    pub client_id: Claim<'a>,
+    /// Auth0's RBAC permissions: an array of strings, each one scope.
+    pub permissions: Claim<'a>,
+    /// OpenID Connect Core §2: how the user authenticated, and when (RFC 9470 step-up).
+    pub acr: Claim<'a>,
+    pub auth_time: Claim<'a>,
 }
 
 impl<'a> Claims<'a> {
@@ -107,6 +118,12 @@ impl<'a> Claims<'a> {
             "role" => &mut self.role,
             "tenant_id" => &mut self.tenant_id,
             "type" => &mut self.token_type,
+            "scope" => &mut self.scope,
+            "scp" => &mut self.scp,
+            "client_id" => &mut self.client_id,
+            "permissions" => &mut self.permissions,
+            "acr" => &mut self.acr,
+            "auth_time" => &mut self.auth_time,
             _ => return None,
         })
     }

@@ -13,6 +13,9 @@ pub const STANDARD_HEADER_B64: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
 pub struct Header<'a> {
     pub alg: Alg,
     pub kid: Option<Cow<'a, str>>,
+    /// RFC 9068 §2.1: `typ` is `at+jwt` (or `application/at+jwt`, RFC 7515 §4.1.9: media
+    /// types compare case-insensitively), given once.
+    pub at_jwt: bool,
 }
 
 impl<'a> Header<'a> {
@@ -20,6 +23,10 @@ impl<'a> Header<'a> {
         let text = std::str::from_utf8(json).map_err(|_| AuthError::MalformedToken)?;
         let mut alg: Option<Scalar<'a>> = None;
         let mut kid: Option<Scalar<'a>> = None;
+        // Read for the access-token profile only; a second `typ` is never at+jwt (two parsers
+        // could disagree on which one counts), but is not malformed without the profile.
+        let mut typ: Option<Scalar<'a>> = None;
+        let mut typ_repeated = false;
         let mut has_crit = false;
         Scanner::new(text)
             .object(|key, scanner| match key.as_ref() {
@@ -33,6 +40,17 @@ impl<'a> Header<'a> {
                 "kid" => {
                     kid = Some(scanner.value()?);
                     Some(())
+                }
+                "typ" => {
+                    typ_repeated |= typ.is_some();
+                    match scanner.value()? {
+                        // A number too large for a double is malformed wherever a known member holds it.
+                        Scalar::Num(n) if !n.is_finite() => None,
+                        value => {
+                            typ = Some(value);
+                            Some(())
+                        }
+                    }
                 }
                 "crit" => {
                     has_crit = true;
@@ -51,10 +69,11 @@ impl<'a> Header<'a> {
             Some(Scalar::Str(kid)) => Some(kid),
             Some(_) => return Err(AuthError::MalformedToken),
         };
+        let at_jwt = !typ_repeated && matches!(&typ, Some(Scalar::Str(t)) if is_at_jwt(t));
         // Case-sensitive on purpose: "none", "None", "hs256" and every other spelling are refused.
         match alg {
             Some(Scalar::Str(name)) => match Alg::from_name(&name) {
-                Some(alg) => Ok(Header { alg, kid }),
+                Some(alg) => Ok(Header { alg, kid, at_jwt }),
                 None => Err(AuthError::UnsupportedAlgorithm),
             },
             // A number too large for a double is malformed wherever a known member holds it.
@@ -63,6 +82,15 @@ impl<'a> Header<'a> {
         }
     }
 }
+/// `at+jwt` or `application/at+jwt`, ASCII case-insensitive (RFC 9068 §2.1, RFC 7515 §4.1.9).
+fn is_at_jwt(typ: &str) -> bool {
+    let bare = match typ.get(..12) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("application/") => &typ[12..],
+        _ => typ,
+    };
+    bare.eq_ignore_ascii_case("at+jwt")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +159,34 @@ mod tests {
                 "{:?}",
                 String::from_utf8_lossy(json)
             );
+        }
+    }
+
+    #[test]
+    fn recognises_the_access_token_typ() {
+        let at = |json: &str| Header::parse(json.as_bytes()).unwrap().at_jwt;
+        for yes in [
+            "at+jwt",
+            "AT+JWT",
+            "application/at+jwt",
+            "Application/At+JWT",
+        ] {
+            assert!(at(&format!(r#"{{"alg":"RS256","typ":"{yes}"}}"#)), "{yes}");
+        }
+        for no in [
+            r#"{"alg":"RS256"}"#,
+            r#"{"alg":"RS256","typ":"JWT"}"#,
+            r#"{"alg":"RS256","typ":"at+jwt "}"#,
+            r#"{"alg":"RS256","typ":"application/jwt"}"#,
+            r#"{"alg":"RS256","typ":"application/application/at+jwt"}"#,
+            r#"{"alg":"RS256","typ":"xat+jwt"}"#,
+            r#"{"alg":"RS256","typ":["at+jwt"]}"#,
+            r#"{"alg":"RS256","typ":null}"#,
+            r#"{"alg":"RS256","typ":"at+jwt","typ":"at+jwt"}"#,
+            r#"{"alg":"RS256","typ":"JWT","typ":"at+jwt"}"#,
+            r#"{"alg":"RS256","typ":"\u00e1t+jwt"}"#,
+        ] {
+            assert!(!at(no), "{no}");
         }
     }
 }

@@ -19,11 +19,21 @@ pub struct ClaimRules {
     pub require_token_type: bool,
     /// The kind whose `type` claim this check accepts.
     pub expected_type: TokenKind,
+    /// Scope-tokens the token must grant, all of them (`requiredScope`); empty means "not
+    /// checked". Access tokens only.
+    pub required_scopes: Vec<String>,
+    /// RFC 9068: header `typ` at+jwt (checked in `verify`, before the key), and the profile's
+    /// claims present. Access tokens only.
+    pub access_token_profile: bool,
+    /// RFC 9470 step-up: accepted `acr` values (empty: not checked) and the most seconds since
+    /// `auth_time` (`None`: not checked). Access tokens only.
+    pub required_acr: Vec<String>,
+    pub max_auth_age_sec: Option<f64>,
 }
 
 impl ClaimRules {
     /// Checks in a fixed order (the same order the JS engine uses): types, nbf, exp, aud, iss,
-    /// sub, type. `now` is the current time in whole seconds since the epoch.
+    /// sub, type, profile claims, step-up, scope (last: every 401 reason wins over the 403). `now` is the current time in whole seconds since the epoch.
     pub fn validate(&self, claims: &Claims<'_>, now: f64) -> Result<(), AuthError> {
         check_types(claims)?;
         let tolerance = self.clock_tolerance_sec;
@@ -53,9 +63,42 @@ impl ClaimRules {
         }
         match claims.token_type.as_str() {
             // A refresh token must never pass as an access token, even under a shared secret.
-            Some(t) if t != self.expected_type.claim() => Err(AuthError::WrongTokenType),
-            None if self.require_token_type => Err(AuthError::WrongTokenType),
-            _ => Ok(()),
+            Some(t) if t != self.expected_type.claim() => return Err(AuthError::WrongTokenType),
+            None if self.require_token_type => return Err(AuthError::WrongTokenType),
+            _ => {}
+        }
+        if self.access_token_profile {
+            check_profile_claims(claims)?;
+        }
+        if !self.required_acr.is_empty() || self.max_auth_age_sec.is_some() {
+            self.check_authentication(claims, now)?;
+        }
+        if self.required_scopes.is_empty() {
+            return Ok(());
+        }
+        check_scopes(&self.required_scopes, claims)
+    }
+
+    /// RFC 9470 §3: the user's authentication is one of `required_acr` and no older than
+    /// `max_auth_age_sec` (no leeway: a stale authentication is the caller's to renew).
+    fn check_authentication(&self, c: &Claims<'_>, now: f64) -> Result<(), AuthError> {
+        if !matches!(c.acr, Claim::Absent | Claim::Str(_))
+            || !matches!(c.auth_time, Claim::Absent | Claim::Num(_))
+        {
+            return Err(AuthError::InvalidClaims);
+        }
+        if !self.required_acr.is_empty()
+            && !c
+                .acr
+                .as_str()
+                .is_some_and(|acr| self.required_acr.iter().any(|a| a == acr))
+        {
+            return Err(AuthError::InsufficientUserAuthentication);
+        }
+        match (self.max_auth_age_sec, c.auth_time.as_num()) {
+            (Some(max), Some(at)) if now - at <= max => Ok(()),
+            (Some(_), _) => Err(AuthError::InsufficientUserAuthentication),
+            (None, _) => Ok(()),
         }
     }
 
@@ -66,6 +109,54 @@ impl ClaimRules {
             Claim::StrList(list) => list.iter().any(|a| accepted(a)),
             _ => false,
         }
+    }
+}
+
+/// RFC 9068 §2.2: iss, aud, client_id, iat and jti present (exp and sub have their own codes
+/// and are required with the profile). Present means a non-empty string (a non-empty list for
+/// `aud`, a number for `iat`): an empty value names nothing to check.
+fn check_profile_claims(c: &Claims<'_>) -> Result<(), AuthError> {
+    if !matches!(c.client_id, Claim::Absent | Claim::Str(_)) {
+        return Err(AuthError::InvalidClaims);
+    }
+    let named = |claim: &Claim<'_>| claim.as_str().is_some_and(|s| !s.is_empty());
+    let aud = match &c.aud {
+        Claim::StrList(list) => !list.is_empty(),
+        other => named(other),
+    };
+    if named(&c.iss) && aud && named(&c.client_id) && c.iat.as_num().is_some() && named(&c.jti) {
+        Ok(())
+    } else {
+        Err(AuthError::MissingProfileClaim)
+    }
+}
+
+/// Every required scope must be granted by `scope`, `scp` or `permissions`. Read in place: no
+/// list is built, whatever the claim's size (it is bounded by `maxTokenBytes`). Empty
+/// scope-tokens (repeated spaces) never match, as a required scope is never empty. A `scope`
+/// that is not a string, an `scp` that is neither a string nor an array of strings, or
+/// `permissions` that are not an array of strings are `invalid_claims`: the token does not say
+/// what it grants in a form we can read.
+fn check_scopes(required: &[String], claims: &Claims<'_>) -> Result<(), AuthError> {
+    let (scope, scp, permissions) = (&claims.scope, &claims.scp, &claims.permissions);
+    if !matches!(scope, Claim::Absent | Claim::Str(_))
+        || !matches!(scp, Claim::Absent | Claim::Str(_) | Claim::StrList(_))
+        || !matches!(permissions, Claim::Absent | Claim::StrList(_))
+    {
+        return Err(AuthError::InvalidClaims);
+    }
+    let grants = |claim: &Claim<'_>, wanted: &str| match claim {
+        Claim::Str(s) => s.split(' ').any(|t| t == wanted),
+        Claim::StrList(list) => list.iter().any(|t| t == wanted),
+        _ => false,
+    };
+    if required
+        .iter()
+        .all(|wanted| grants(scope, wanted) || grants(scp, wanted) || grants(permissions, wanted))
+    {
+        Ok(())
+    } else {
+        Err(AuthError::InsufficientScope)
     }
 }
 
@@ -106,6 +197,10 @@ mod tests {
             require_subject: true,
             require_token_type: false,
             expected_type: TokenKind::Access,
+            required_scopes: vec![],
+            access_token_profile: false,
+            required_acr: vec![],
+            max_auth_age_sec: None,
         }
     }
 
@@ -267,5 +362,176 @@ mod tests {
                 "{json}"
             );
         }
+    }
+
+    fn scoped(required: &[&str]) -> ClaimRules {
+        ClaimRules {
+            required_scopes: required.iter().map(|s| (*s).to_owned()).collect(),
+            ..rules()
+        }
+    }
+
+    #[test]
+    fn requires_every_scope_from_scope_or_scp() {
+        let r = scoped(&["read", "write"]);
+        let ok = |json: &str| check(&r, json, 1.0);
+        assert_eq!(ok(r#"{"sub":"u","exp":9,"scope":"read write"}"#), Ok(()));
+        assert_eq!(
+            ok(r#"{"sub":"u","exp":9,"scope":"  write   x read "}"#),
+            Ok(())
+        );
+        assert_eq!(ok(r#"{"sub":"u","exp":9,"scp":["write","read"]}"#), Ok(()));
+        assert_eq!(ok(r#"{"sub":"u","exp":9,"scp":"read write"}"#), Ok(()));
+        assert_eq!(
+            ok(r#"{"sub":"u","exp":9,"scope":"read","scp":["write"]}"#),
+            Ok(())
+        );
+        assert_eq!(
+            ok(r#"{"sub":"u","exp":9,"permissions":["write","read"]}"#),
+            Ok(())
+        );
+        assert_eq!(
+            ok(r#"{"sub":"u","exp":9,"scope":"read","permissions":["write"]}"#),
+            Ok(())
+        );
+        for lacking in [
+            r#"{"sub":"u","exp":9}"#,
+            r#"{"sub":"u","exp":9,"scope":"read"}"#,
+            r#"{"sub":"u","exp":9,"scope":"readwrite"}"#,
+            r#"{"sub":"u","exp":9,"scope":"read,write"}"#,
+            r#"{"sub":"u","exp":9,"scope":"READ WRITE"}"#,
+            r#"{"sub":"u","exp":9,"scope":""}"#,
+            r#"{"sub":"u","exp":9,"scp":[]}"#,
+            r#"{"sub":"u","exp":9,"scp":["read write"]}"#,
+            r#"{"sub":"u","exp":9,"scope":"r\u00e9ad write read\u0000"}"#,
+        ] {
+            assert_eq!(ok(lacking), Err(AuthError::InsufficientScope), "{lacking}");
+        }
+    }
+
+    #[test]
+    fn a_scope_claim_of_another_type_is_invalid_claims_when_scopes_are_required() {
+        let r = scoped(&["read"]);
+        for json in [
+            r#"{"sub":"u","exp":9,"scope":["read"]}"#,
+            r#"{"sub":"u","exp":9,"scope":null}"#,
+            r#"{"sub":"u","exp":9,"scope":1}"#,
+            r#"{"sub":"u","exp":9,"scope":"read","scp":["read",1]}"#,
+            r#"{"sub":"u","exp":9,"scp":{"read":true}}"#,
+            r#"{"sub":"u","exp":9,"permissions":"read"}"#,
+            r#"{"sub":"u","exp":9,"scope":"read","permissions":["read",null]}"#,
+        ] {
+            assert_eq!(
+                check(&r, json, 1.0),
+                Err(AuthError::InvalidClaims),
+                "{json}"
+            );
+            // Without required scopes the claims are not read.
+            assert_eq!(check(&rules(), json, 1.0), Ok(()), "{json}");
+        }
+    }
+
+    #[test]
+    fn every_401_reason_wins_over_insufficient_scope() {
+        let r = scoped(&["read"]);
+        assert_eq!(
+            check(&r, r#"{"sub":"u","exp":1}"#, 5.0),
+            Err(AuthError::TokenExpired)
+        );
+        assert_eq!(
+            check(&r, r#"{"sub":"u","exp":9,"type":"refresh"}"#, 1.0),
+            Err(AuthError::WrongTokenType)
+        );
+    }
+
+    #[test]
+    fn the_access_token_profile_requires_its_claims() {
+        let r = ClaimRules {
+            access_token_profile: true,
+            ..rules()
+        };
+        let full = r#"{"iss":"i","exp":9,"aud":"a","sub":"u","client_id":"c","iat":1,"jti":"j"}"#;
+        assert_eq!(check(&r, full, 1.0), Ok(()));
+        let list = r#"{"iss":"i","exp":9,"aud":["a"],"sub":"u","client_id":"c","iat":1,"jti":"j"}"#;
+        assert_eq!(check(&r, list, 1.0), Ok(()));
+        for (without, code) in [
+            ("iss", AuthError::MissingProfileClaim),
+            ("aud", AuthError::MissingProfileClaim),
+            ("client_id", AuthError::MissingProfileClaim),
+            ("iat", AuthError::MissingProfileClaim),
+            ("jti", AuthError::MissingProfileClaim),
+        ] {
+            let mut v: serde_json::Value = serde_json::from_str(full).unwrap();
+            v.as_object_mut().unwrap().remove(without);
+            assert_eq!(check(&r, &v.to_string(), 1.0), Err(code), "{without}");
+            for empty in [serde_json::json!(""), serde_json::json!([])] {
+                v[without] = empty;
+                let verdict = check(&r, &v.to_string(), 1.0);
+                assert!(verdict.is_err(), "{without} empty");
+            }
+        }
+        let bad_client =
+            r#"{"iss":"i","exp":9,"aud":"a","sub":"u","client_id":7,"iat":1,"jti":"j"}"#;
+        assert_eq!(check(&r, bad_client, 1.0), Err(AuthError::InvalidClaims));
+        // Without the profile, none of them is required.
+        assert_eq!(
+            check(&rules(), r#"{"sub":"u","exp":9,"client_id":7}"#, 1.0),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn step_up_needs_an_accepted_acr_and_a_recent_auth_time() {
+        let r = ClaimRules {
+            required_acr: vec!["mfa".into(), "urn:x:gold".into()],
+            max_auth_age_sec: Some(300.0),
+            ..rules()
+        };
+        let at = |json: &str| check(&r, json, 1000.0);
+        assert_eq!(
+            at(r#"{"sub":"u","exp":2000,"acr":"mfa","auth_time":700}"#),
+            Ok(())
+        );
+        assert_eq!(
+            at(r#"{"sub":"u","exp":2000,"acr":"urn:x:gold","auth_time":999}"#),
+            Ok(())
+        );
+        for lacking in [
+            r#"{"sub":"u","exp":2000,"acr":"pwd","auth_time":999}"#,
+            r#"{"sub":"u","exp":2000,"acr":"MFA","auth_time":999}"#,
+            r#"{"sub":"u","exp":2000,"auth_time":999}"#,
+            r#"{"sub":"u","exp":2000,"acr":"mfa","auth_time":699}"#,
+            r#"{"sub":"u","exp":2000,"acr":"mfa"}"#,
+        ] {
+            assert_eq!(
+                at(lacking),
+                Err(AuthError::InsufficientUserAuthentication),
+                "{lacking}"
+            );
+        }
+        for odd in [
+            r#"{"sub":"u","exp":2000,"acr":["mfa"],"auth_time":999}"#,
+            r#"{"sub":"u","exp":2000,"acr":"mfa","auth_time":"999"}"#,
+            r#"{"sub":"u","exp":2000,"acr":null,"auth_time":999}"#,
+        ] {
+            assert_eq!(at(odd), Err(AuthError::InvalidClaims), "{odd}");
+        }
+        // A 401 reason before it wins; it wins over insufficient_scope.
+        assert_eq!(
+            at(r#"{"sub":"u","exp":5,"acr":"pwd"}"#),
+            Err(AuthError::TokenExpired)
+        );
+        let scoped = ClaimRules {
+            required_scopes: vec!["read".into()],
+            ..r
+        };
+        assert_eq!(
+            check(
+                &scoped,
+                r#"{"sub":"u","exp":2000,"acr":"pwd","auth_time":999}"#,
+                1000.0
+            ),
+            Err(AuthError::InsufficientUserAuthentication)
+        );
     }
 }

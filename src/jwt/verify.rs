@@ -94,7 +94,8 @@ impl Verifier {
         if token.len() > self.max_token_bytes {
             return Err(AuthError::TokenTooLarge);
         }
-        let claims = decode_verified(token, keys, scratch)?;
+        let (claims, _) =
+            decode_verified_by(token, keys, scratch, self.rules.access_token_profile)?;
         self.rules.validate(&claims, now)?;
         Ok(claims)
     }
@@ -120,7 +121,8 @@ impl Verifier {
             self.rules.validate(&claims, now)?;
             return Ok(claims);
         }
-        let (claims, by_hmac) = decode_verified_by(token, keys, scratch)?;
+        let (claims, by_hmac) =
+            decode_verified_by(token, keys, scratch, self.rules.access_token_profile)?;
         self.rules.validate(&claims, now)?;
         // An HMAC check costs less than the digest: HMAC tokens are only remembered when the
         // cache was asked for by size (`cache_hmac`), even in a key set with asymmetric keys.
@@ -134,21 +136,24 @@ impl Verifier {
 /// Decodes `token` and checks its structure, key and signature; the claims borrow from
 /// `scratch`.
 ///
-/// Order (both engines): structure, header (`alg`, `kid`), claims JSON, key selection, then
-/// the signature; claims are validated by the caller.
+/// Order (both engines): structure, header (`alg`, `kid`; `typ` with the access-token
+/// profile), claims JSON, key selection, then the signature; claims are validated by the caller.
 pub fn decode_verified<'s>(
     token: &[u8],
     keys: &impl KeyLookup,
     scratch: &'s mut Vec<u8>,
 ) -> Result<Claims<'s>, AuthError> {
-    decode_verified_by(token, keys, scratch).map(|(claims, _)| claims)
+    decode_verified_by(token, keys, scratch, false).map(|(claims, _)| claims)
 }
 
-/// As [`decode_verified`], also saying whether the key that verified the token is an HMAC key.
+/// As [`decode_verified`], also saying whether the key that verified the token is an HMAC key;
+/// `at_jwt` requires the RFC 9068 header `typ` (an ID token or any other JWT is not an access
+/// token, whoever signed it).
 fn decode_verified_by<'s>(
     token: &[u8],
     keys: &impl KeyLookup,
     scratch: &'s mut Vec<u8>,
+    at_jwt: bool,
 ) -> Result<(Claims<'s>, bool), AuthError> {
     let (header_b64, payload_b64, signature_b64) = split_compact(token)?;
     scratch.clear();
@@ -173,6 +178,10 @@ fn decode_verified_by<'s>(
     } else {
         Some(Header::parse(header_json)?)
     };
+    // The standard header's typ is "JWT".
+    if at_jwt && !header.as_ref().is_some_and(|h| h.at_jwt) {
+        return Err(AuthError::WrongTokenType);
+    }
     let claims = Claims::parse(payload_json).ok_or(AuthError::MalformedToken)?;
     let key = keys.select(header.as_ref())?;
 

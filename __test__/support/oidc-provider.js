@@ -1,0 +1,88 @@
+'use strict'
+
+// Test support: a real OpenID Provider (`oidc-provider`, a certified implementation) on
+// loopback, issuing RFC 9068 JWT access tokens (`typ: at+jwt`) for one resource indicator
+// (RFC 8707) through the client_credentials grant. Tokens are obtained over HTTP from its token
+// endpoint, found through its discovery document; its keys are published at its jwks_uri.
+
+const http = require('node:http')
+const { generateKeyPairSync, randomUUID } = require('node:crypto')
+const { listen } = require('./http')
+
+const CLIENT_SECRET = 'resource-server-test-client-secret-0123456789'
+
+/** A fresh RSA signing key as a private JWK with its kid. */
+function rsaJwk() {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  return { ...privateKey.export({ format: 'jwk' }), kid: `op-${randomUUID()}`, alg: 'RS256', use: 'sig' }
+}
+
+/**
+ * Starts a provider for `resource` granting `scopes` (an array of scope-tokens). Resolves to
+ * `{ issuer, resource, clientId, metadata, jwksUri, token(scope), rawToken(body), close() }`:
+ * `token(scope)` obtains an access token for `scope` (a space-delimited string) over HTTP.
+ */
+async function startProvider({ resource = 'https://api.example/', scopes = ['read:orders', 'write:orders'], clientId = 'orders-client', accessTokenTTL = 300 } = {}) {
+  const { default: Provider } = await import('oidc-provider')
+  const server = http.createServer()
+  const { base, close } = await listen(server)
+  const provider = new Provider(base, {
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: CLIENT_SECRET,
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+        scope: scopes.join(' '),
+      },
+    ],
+    scopes,
+    jwks: { keys: [rsaJwk()] },
+    ttl: { ClientCredentials: accessTokenTTL },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (ctx, indicator) => {
+          if (indicator !== resource) throw new Error(`unknown resource ${indicator}`)
+          return { scope: scopes.join(' '), audience: resource, accessTokenTTL, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }
+        },
+      },
+    },
+  })
+  // oidc-provider logs its development warnings (http issuer, Node version) to the console.
+  server.on('request', provider.callback())
+  const metadata = await (await fetch(`${base}/.well-known/openid-configuration`)).json()
+  const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(CLIENT_SECRET)}`).toString('base64')}`
+
+  /** The token endpoint's answer to `params` (client_credentials), as { status, json }. */
+  async function rawToken(params) {
+    const res = await fetch(metadata.token_endpoint, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', resource, ...params }).toString(),
+    })
+    return { status: res.status, json: await res.json() }
+  }
+
+  async function token(scope) {
+    const { status, json } = await rawToken(scope === undefined ? {} : { scope })
+    if (status !== 200 || typeof json.access_token !== 'string') throw new Error(`token endpoint answered ${status}: ${JSON.stringify(json)}`)
+    return json.access_token
+  }
+
+  return { issuer: metadata.issuer, resource, clientId, metadata, jwksUri: metadata.jwks_uri, provider, token, rawToken, close }
+}
+
+/** The JOSE header and payload of a compact JWS, decoded (for assertions only). */
+function decodeJwt(jwt) {
+  const [header, payload] = jwt.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')))
+  return { header, payload }
+}
+
+module.exports = { startProvider, decodeJwt }

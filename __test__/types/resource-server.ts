@@ -1,0 +1,17 @@
+// The resource-server names (issue 25) as a TypeScript user writes them.
+import authShield = require('auth-shield/express')
+import fastifyPlugin = require('auth-shield/fastify')
+import koaAuthShield = require('auth-shield/koa')
+import fetchEntry = require('auth-shield/fetch')
+import { Authenticator } from 'auth-shield'
+
+const meta = authShield.protectedResourceMetadata({ resource: 'https://api.example/', authorizationServers: ['https://as.example'], scopesSupported: ['read'] })
+const path: string = meta.path
+const url: string = meta.url
+authShield({ accessSecret: 'x'.repeat(32), requiredScope: ['read', 'write'] }, { resourceMetadata: meta, realm: 'api' })
+authShield({ accessSecret: 'x'.repeat(32), requiredScope: 'read' }, { resourceMetadata: 'https://api.example/.well-known/oauth-protected-resource' })
+const f = fastifyPlugin.protectedResourceMetadata({ resource: 'https://api.example/' })
+const k = koaAuthShield.protectedResourceMetadata({ resource: 'https://api.example/', bearerMethodsSupported: ['header'] })
+const r: Response = fetchEntry.protectedResourceMetadata({ resource: 'https://api.example/' }).handler()
+const scopes: string[] = new Authenticator({ accessSecret: 'x'.repeat(32) }).requiredScope
+void [path, url, f, k, r, scopes]
