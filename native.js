@@ -63,7 +63,13 @@ class Authenticator extends Native {
 
   /** The counters of this authenticator, read now, in the documented shape (docs/observability.md). */
   metrics() {
-    return countersToSnapshot(super.metrics())
+    let needed = super.metrics(counters)
+    // Grown once, when the binding has more counters than the array holds.
+    if (needed > counters.length) {
+      counters = new Float64Array(needed)
+      needed = super.metrics(counters)
+    }
+    return countersToSnapshot(counters, needed)
   }
 
   get [STORE_SEAM]() {
@@ -75,14 +81,18 @@ class Authenticator extends Native {
 const CODES = Object.keys(require('./contract/error-codes.json'))
 
 /**
- * The documented snapshot from the one Float64Array of the binding's `metrics()` (its layout is
- * written in src/binding/metrics.rs): the same shape as the JS engine's (js/metrics.js).
+ * The documented snapshot from the counters the binding's `metrics()` wrote into `c` (their
+ * layout is written in src/binding/metrics.rs): the same shape as the JS engine's (js/metrics.js).
  */
-function countersToSnapshot(c) {
+// The array the binding writes each snapshot's counters into, reused: each snapshot is built
+// from it at once.
+let counters = new Float64Array(0)
+
+function countersToSnapshot(c, length) {
   const bounds = c[9]
   const bucketsAt = 10 + bounds
   const failedAt = bucketsAt + bounds + 1
-  if (c.length !== failedAt + CODES.length) throw new Error('auth-shield: the binding and contract/error-codes.json disagree on the error codes (rebuild the addon)')
+  if (length !== failedAt + CODES.length) throw new Error('auth-shield: the binding and contract/error-codes.json disagree on the error codes (rebuild the addon)')
   const failures = {}
   let failed = 0
   for (let i = 0; i < CODES.length; i++) {

@@ -141,11 +141,17 @@ impl Authenticator {
     /// decisions, verified-token cache lookups, revocations and the call-duration histogram
     /// (docs/observability.md). Counting costs a few relaxed atomic increments per call;
     /// authenticators made by `shared` from equal settings share their counters.
-    #[napi(catch_unwind, ts_return_type = "AuthenticatorMetrics")]
-    pub fn metrics(&self) -> Float64Array {
-        // The counters as one typed array (src/binding/metrics.rs); native.js's subclass
-        // builds the documented object from them, the method users call.
-        super::metrics::counters(&self.core)
+    #[napi(
+        catch_unwind,
+        ts_args_type = "",
+        ts_return_type = "AuthenticatorMetrics"
+    )]
+    pub fn metrics(&self, mut into: Float64ArraySlice) -> u32 {
+        // The counters written into native.js's typed array (src/binding/metrics.rs); its
+        // subclass builds the documented object from them, the method users call.
+        // SAFETY: the array is an argument of the call in progress, alive until it returns,
+        // and no other Rust reference to its memory exists.
+        super::metrics::counters_into(&self.core, unsafe { into.as_mut() })
     }
 
     /// Times every later `authenticate` call into `metrics().duration`, or stops. Off by
