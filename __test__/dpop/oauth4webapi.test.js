@@ -1,8 +1,8 @@
 'use strict'
 
 // Proofs from a second, independent DPoP client: oauth4webapi's DPoP handle and
-// protectedResourceRequest against our Express (native engine) and Fetch (JS engine) servers
-// on loopback. The client addresses https://api.example.com (our dpopOrigin) and a customFetch
+// protectedResourceRequest against our Express and Fetch servers on loopback, each on both
+// engines. The client addresses https://api.example.com (our dpopOrigin) and a customFetch
 // carries the request to the loopback server, as a TLS-terminating proxy would. With server
 // nonces: the first request is answered 401 use_dpop_nonce with a DPoP-Nonce header, the handle
 // keeps the nonce, the retry passes, and later requests carry it from the start. The exact
@@ -21,10 +21,11 @@ const ORIGIN = 'https://api.example.com'
 const URL_ORDERS = new URL(`${ORIGIN}/orders`)
 const NONCE_SECRET = 'oauth4webapi-nonce-secret-0123456789'
 
-const SERVERS = [
-  ['express', 'native', (config, options) => expressServer(expressShield(config, options))],
-  ['fetch', 'js', (config, options) => fetchServer(fetchRoute(createVerifier(config, options)))],
-]
+const SERVERS = []
+for (const engine of ['native', 'js']) {
+  SERVERS.push(['express', engine, (config, options) => expressServer(expressShield(config, options))])
+  SERVERS.push(['fetch', engine, (config, options) => fetchServer(fetchRoute(createVerifier(config, options)))])
+}
 
 let oauth
 let jose
