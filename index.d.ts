@@ -22,7 +22,7 @@ export {
   validateSqlInterval, verifyApiKey, verifyHotp, verifyPassword, verifyPasswordSync, verifyTotp,
 } from './binding'
 
-import type { AuthConfig, AuthResult } from './binding'
+import type { AuthConfig, AuthResult, SenderContext } from './binding'
 
 /**
  * Same chain and result as `Authenticator#authenticate`, configured per call. Keys,
@@ -30,10 +30,13 @@ import type { AuthConfig, AuthResult } from './binding'
  * `Authenticator.shared`); reusing one config object skips reading it again while its values
  * are unchanged. At most 64 distinct configs are kept, never forgotten: one more throws a
  * `RangeError` with code `ERR_AUTH_SHIELD_CONFIG_LIMIT` (use `new Authenticator(config)`).
+ * `sender` is `authenticate`'s 4th argument (the DPoP proof, the client certificate's
+ * thumbprint), read only when the config turns DPoP or certificate-bound tokens on.
  */
 export declare function authenticateRequest(
   authorization: string | null | undefined,
   tenantHeader: string | null | undefined,
   host: string | null | undefined,
   config: AuthConfig,
+  sender?: SenderContext | null,
 ): AuthResult

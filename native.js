@@ -155,7 +155,7 @@ function earlierError(copy, option, error) {
   return error
 }
 
-// authenticateRequest(authorization, tenantHeader, host, config): the one place the native
+// authenticateRequest(authorization, tenantHeader, host, config, sender): the one place the native
 // engine keeps its one-shot cache. Reading the config is most of a one-shot call's cost, and
 // callers pass the same object on every request, so each config object maps (WeakMap: the entry
 // goes with the object, no other bound needed) to a snapshot of its enumerable values and an
@@ -164,9 +164,9 @@ function earlierError(copy, option, error) {
 // straight to that authenticator; any changed value (a Buffer's bytes included) makes a new one.
 const authenticators = new WeakMap()
 
-function authenticateRequest(authorization, tenantHeader, host, config) {
+function authenticateRequest(authorization, tenantHeader, host, config, sender) {
   if (typeof config !== 'object' || config === null) {
-    return Authenticator.shared(config).authenticate(authorization, tenantHeader, host)
+    return Authenticator.shared(config).authenticate(authorization, tenantHeader, host, sender)
   }
   let entry = authenticators.get(config)
   if (entry === undefined || !unchanged(entry.snapshot, config)) {
@@ -176,7 +176,7 @@ function authenticateRequest(authorization, tenantHeader, host, config) {
     entry = { snapshot: copy, authenticator: Authenticator.shared(config) }
     authenticators.set(config, entry)
   }
-  return entry.authenticator.authenticate(authorization, tenantHeader, host)
+  return entry.authenticator.authenticate(authorization, tenantHeader, host, sender)
 }
 
 /** A copy of a value that a later change to the original cannot reach. */

@@ -235,10 +235,7 @@ class Core {
       Buffer.byteLength(token) > this.settings.maxTokenBytes
         ? new Failure('token_too_large')
         : this.explain(kind, token, kind === 'access' ? this.verifyAccess(token, this.now()) : rules.verify(token, key, this.now()))
-    if (!(claims instanceof Failure)) {
-      const revoked = this.revocations.check(claims)
-      if (revoked !== undefined) claims = fail(revoked)
-    }
+    if (!(claims instanceof Failure)) claims = this.judgeWithoutSender(claims, kind)
     // Every key always present (undefined where it does not apply), in contract/results.json's order.
     if (claims instanceof Failure) {
       const { status, message } = TABLE[claims.code]
@@ -257,6 +254,23 @@ class Core {
     r.jti = text(claims.jti)
     r.expiresAtSec = typeof claims.exp === 'number' ? claims.exp : undefined
     return r
+  }
+
+  /**
+   * The checks after the signature for a token with no request (src/authenticator.rs
+   * `verify`): an access token as `authenticate` judges it sent as Bearer without a client
+   * certificate, so a sender-constrained token fails closed.
+   */
+  judgeWithoutSender(claims, kind) {
+    const access = kind === 'access'
+    if (access && claims.cnf_jkt !== undefined) return fail('dpop_bound_token_as_bearer')
+    const revoked = this.revocations.check(claims)
+    if (revoked !== undefined) return fail(revoked)
+    if (access) {
+      const unbound = checkBinding(this.certificateBinding, claims.cnf, undefined)
+      if (unbound !== undefined) return fail(unbound)
+    }
+    return claims
   }
 
   /**

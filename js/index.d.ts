@@ -108,12 +108,14 @@ export declare class Authenticator {
  * One-shot form: the config is validated per call; equal configs share keys, buckets and
  * revocations (with `Authenticator.shared` too). At most 64 distinct configs are kept, never
  * forgotten: one more throws a `RangeError` with code `ERR_AUTH_SHIELD_CONFIG_LIMIT`.
+ * `sender` is `authenticate`'s 4th argument, as in the native engine.
  */
 export declare function authenticateRequest(
   authorization: string | null | undefined,
   tenantHeader: string | null | undefined,
   host: string | null | undefined,
   config: AuthConfig,
+  sender?: SenderContext | null,
 ): AuthResult
 
 /**

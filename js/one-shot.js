@@ -39,9 +39,9 @@ function sharedCore(config) {
   return core
 }
 
-/** Same chain and result as `Authenticator#authenticate`, configured per call. */
-function authenticateRequest(authorization, tenantHeader, host, config) {
-  return sharedCore(config).authenticate(authorization, tenantHeader, host)
+/** Same chain and result as `Authenticator#authenticate` (`sender` its 4th argument), configured per call. */
+function authenticateRequest(authorization, tenantHeader, host, config, sender) {
+  return sharedCore(config).authenticate(authorization, tenantHeader, host, sender)
 }
 
 module.exports = { authenticateRequest, sharedCore, MAX_SHARED_CONFIGS }

@@ -586,6 +586,12 @@ impl Authenticator {
     /// also carry no type unless `requireTokenType`; a refresh token must say `"refresh"`).
     /// The same path as the request chain's. `None` for a refresh token when there is no
     /// refresh key (neither `refreshSecret` nor `signingKey`).
+    ///
+    /// There is no request, so no sender: an access token is judged as `authenticate` judges it
+    /// sent as `Bearer` without a client certificate, in the same order. A sender-constrained
+    /// token fails closed (`dpop_bound_token_as_bearer`; with certificate-bound tokens on,
+    /// `certificate_required`, `unbound_token`, `invalid_claims`): `valid` never says a stolen
+    /// bound token is good.
     pub fn verify<'s>(
         &self,
         kind: TokenKind,
@@ -604,7 +610,18 @@ impl Authenticator {
             verdict
                 .map_err(|err| self.explain(kind, token, err))
                 .and_then(|claims| {
+                    let access = kind == TokenKind::Access;
+                    if access && !matches!(claims.cnf_jkt, Claim::Absent) {
+                        return Err(AuthError::DpopBoundTokenAsBearer);
+                    }
                     self.revocations.check(token_ids(&claims))?;
+                    if access {
+                        cert_binding::check(
+                            self.settings.certificate_binding(),
+                            &claims.cnf,
+                            None,
+                        )?;
+                    }
                     Ok(claims)
                 }),
         )
@@ -992,6 +1009,43 @@ mod tests {
     }
 
     #[test]
+    fn verify_judges_a_bound_access_token_as_bearer_without_a_sender() {
+        let thumb = "Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs";
+        let config = |certificates: bool| {
+            let raw = RawConfig::new()
+                .with("accessSecret", ACCESS)
+                .with("rateLimitMax", 0.0)
+                .with("certificateBoundTokens", certificates);
+            Authenticator::new(Settings::from_config(raw).unwrap())
+        };
+        let verdict = |core: &Authenticator, claims: &str| {
+            let token = core.issue(TokenKind::Access, claims).unwrap();
+            core.verify(TokenKind::Access, token.as_bytes(), &mut Vec::new())
+                .unwrap()
+                .map(|_| ())
+                .map_err(|e| e.code())
+        };
+        let dpop = r#"{"sub":"u","cnf":{"jkt":"0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}}"#;
+        let mtls = format!(r#"{{"sub":"u","cnf":{{"x5t#S256":"{thumb}"}}}}"#);
+        for certificates in [false, true] {
+            let core = config(certificates);
+            assert_eq!(verdict(&core, r#"{"sub":"u"}"#), Ok(()));
+            assert_eq!(
+                verdict(&core, dpop),
+                Err("dpop_bound_token_as_bearer"),
+                "a DPoP-bound token, whatever the settings"
+            );
+            assert_eq!(
+                verdict(&core, r#"{"sub":"u","cnf":{"jkt":7}}"#),
+                Err("dpop_bound_token_as_bearer")
+            );
+        }
+        // A certificate-bound token: as authenticate does, checked only when turned on.
+        assert_eq!(verdict(&config(false), &mtls), Ok(()));
+        assert_eq!(verdict(&config(true), &mtls), Err("certificate_required"));
+    }
+
+    #[test]
     fn certificate_binding_runs_after_revocation_and_before_the_tenant() {
         let thumb = "Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs";
         let raw = RawConfig::new()
@@ -1016,8 +1070,13 @@ mod tests {
         // A bad tenant header is not reached without the certificate.
         assert_eq!(run(Some(b"bad:id"), None), Some("certificate_required"));
         assert_eq!(run(Some(b"bad:id"), Some(thumb)), Some("invalid_tenant"));
+        // Its jti and exp, read by a core that does not check the binding.
+        let plain = RawConfig::new()
+            .with("accessSecret", ACCESS)
+            .with("rateLimitMax", 0.0);
+        let plain = Authenticator::new(Settings::from_config(plain).unwrap());
         let mut scratch = Vec::new();
-        let verified = core.verify(TokenKind::Access, token.as_bytes(), &mut scratch);
+        let verified = plain.verify(TokenKind::Access, token.as_bytes(), &mut scratch);
         let claims = verified.unwrap().unwrap();
         let (jti, exp) = (
             claims.jti.as_str().unwrap().to_owned(),

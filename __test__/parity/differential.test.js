@@ -1139,3 +1139,55 @@ test('DPoP: both engines agree field for field on generated proofs, mutations, r
     assert.ok(codes.get(c) >= 1, `${c} reached ${codes.get(c) || 0} times: ${JSON.stringify([...codes])}`)
   }
 })
+
+// verifyAccessToken has no request, hence no sender: it judges an access token as authenticate
+// judges it sent as Bearer without a client certificate (docs/sender-constrained.md), so a
+// sender-constrained token is never `valid` there. authenticateRequest takes the sender as its
+// 5th argument.
+test('verifyAccessToken fails closed on sender-constrained tokens, as authenticate does on Bearer without a sender; both engines', async () => {
+  const { URL, issuer, clientKey, proof } = require('../support/dpop')
+  const modes = [{}, { certificateBoundTokens: true }, { requireCertificateBoundTokens: true }, { dpop: true }]
+  const code = (r, ok) => (r[ok] ? 'ok' : r.errorCode)
+  const codes = new Set()
+  const payloads = [...CNF_PAYLOADS, '{"jkt":"0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}', '{"jkt":7}', '{"jkt":null}']
+  for (const mode of modes) {
+    const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, ...mode })
+    for (const cnf of payloads) {
+      const t = rawToken(HS256, `{"sub":"u","exp":${NOW + 60}${cnf === null ? '' : `,"cnf":${cnf}`}}`, ACCESS)
+      const v = pair.n.verifyAccessToken(t)
+      assert.deepStrictEqual(pair.j.verifyAccessToken(t), v, JSON.stringify([mode, cnf]))
+      const bearer = pair.n.authenticate(`Bearer ${t}`)
+      assert.deepStrictEqual(withoutRequestId(pair.j.authenticate(`Bearer ${t}`)), withoutRequestId(bearer))
+      assert.equal(code(v, 'valid'), code(bearer, 'authenticated'), JSON.stringify([mode, cnf]))
+      if (!v.valid) assert.equal(v.errorStatus, 401)
+      codes.add(code(v, 'valid'))
+    }
+    sameMetrics(pair)
+  }
+  for (const c of ['ok', 'dpop_bound_token_as_bearer', 'certificate_required', 'unbound_token', 'invalid_claims', 'malformed_token']) assert.ok(codes.has(c), `${c}: ${[...codes]}`)
+
+  // The brief's case: a DPoP-bound token and a certificate-bound one are not `valid` on their own.
+  const iss = await issuer()
+  const key = await clientKey('ES256')
+  const dpopBound = await iss.sign({ cnf: { jkt: key.jkt } })
+  const certBound = token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': THUMB } }, ACCESS)
+  for (const engine of [native, js]) {
+    const dpopConfig = { keys: iss.keys, dpop: true, rateLimitMax: 0 }
+    const verdict = new engine.Authenticator(dpopConfig).verifyAccessToken(dpopBound)
+    assert.equal(verdict.valid, false)
+    assert.equal(verdict.errorCode, 'dpop_bound_token_as_bearer')
+    assert.equal(verdict.jti, undefined)
+    const certConfig = { accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, certificateBoundTokens: true }
+    assert.equal(new engine.Authenticator(certConfig).verifyAccessToken(certBound).errorCode, 'certificate_required')
+
+    // authenticateRequest: the sender is the 5th argument, the proof checked and replays refused.
+    const sender = { dpop: await proof(key, { token: dpopBound, url: URL }), method: 'GET', url: URL }
+    assert.equal(engine.authenticateRequest(`DPoP ${dpopBound}`, null, null, dpopConfig).errorCode, 'missing_dpop_proof')
+    assert.equal(engine.authenticateRequest(`DPoP ${dpopBound}`, null, null, dpopConfig, sender).authenticated, true)
+    assert.equal(engine.authenticateRequest(`DPoP ${dpopBound}`, null, null, dpopConfig, sender).errorCode, 'dpop_proof_replayed')
+    assert.equal(engine.authenticateRequest(`Bearer ${certBound}`, null, null, certConfig, { clientCertThumbprint: THUMB }).authenticated, true)
+    assert.equal(engine.authenticateRequest(`Bearer ${certBound}`, null, null, certConfig, { clientCertThumbprint: OTHER_THUMB }).errorCode, 'certificate_mismatch')
+    assert.equal(engine.authenticateRequest(`Bearer ${certBound}`, null, null, certConfig).errorCode, 'certificate_required')
+    assert.throws(() => engine.authenticateRequest(`Bearer ${certBound}`, null, null, certConfig, 7), { code: 'ERR_INVALID_ARG_TYPE' })
+  }
+})

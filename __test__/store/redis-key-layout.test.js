@@ -8,7 +8,7 @@
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { SHARDS, hasHashTag, shardOf, leaseKeys, revocationKeys } = require('../../lib/store/key-layout')
+const { SHARDS, hasHashTag, shardOf, leaseKeys, revocationKeys, dpopReplayKey } = require('../../lib/store/key-layout')
 const { redisSkip, startRedis } = require('../support/redis-server')
 const { CLIENT_KINDS, connectClient } = require('../support/redis-clients')
 const { token } = require('../support/tokens')
@@ -30,6 +30,11 @@ describe('key layout', () => {
         epoch: 'auth-shield:revocations:epoch',
       })
     }
+  })
+
+  it('keeps a DPoP replay entry one untagged key on every topology', () => {
+    assert.equal(dpopReplayKey('auth-shield:', 'ab'.repeat(32)), `auth-shield:dpop:${'ab'.repeat(32)}`)
+    assert.equal(hasHashTag(dpopReplayKey('auth-shield:', 'ab'.repeat(32))), false)
   })
 
   it('tags cluster keys: buckets by shard, the revocations in one slot', () => {

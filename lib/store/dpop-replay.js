@@ -3,7 +3,8 @@
 // The shared DPoP replay store (RFC 9449 §11.1): a proof accepted by one process is refused by
 // every other one sharing the Redis. One `SET <prefix>dpop:<sha256(thumbprint.jti)> 1 NX PX
 // <ms>` per DPoP request the engine accepted, kept until the proof's iat window has passed.
-// One key per command, so every command touches one hash slot on a Cluster without a hash tag.
+// One key per command, so every command touches one hash slot on a Cluster without a hash tag
+// (lib/store/key-layout.js `dpopReplayKey`: the entries spread over every master).
 // A round trip per DPoP request is the price (docs/dpop.md); it is paid only by requests that
 // passed every other check, so a flood of forged proofs costs Redis nothing.
 //
@@ -13,6 +14,7 @@
 const { commandClient } = require('./commands')
 const { answerWithin } = require('./answer-within')
 const { readStoreOptions } = require('./options')
+const { dpopReplayKey } = require('./key-layout')
 const { codedError } = require('../../js/error')
 
 class DpopReplayStore {
@@ -30,7 +32,7 @@ class DpopReplayStore {
    * answers anything else, or is later than `commandTimeoutMs`: the caller refuses the request.
    */
   async admit(replayKey, ttlMs) {
-    const key = `${this.options.prefix}dpop:${replayKey}`
+    const key = dpopReplayKey(this.options.prefix, replayKey)
     const ms = this.options.commandTimeoutMs
     let reply
     try {

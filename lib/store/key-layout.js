@@ -10,6 +10,9 @@
 //     spread over the masters;
 //   - the revocation keys share one tag, `{<prefix>}:tokens` and so on: the sets, the stream and
 //     the epoch marker live in one slot, on one master.
+//   - a DPoP replay entry is one key, `<prefix>dpop:<replay key>`, on every topology and without
+//     a tag: each is written by one SET NX PX (one key, one slot), and untagged entries spread
+//     over every master instead of piling every client's proofs onto one.
 // A prefix that already holds a hash tag is used as it is: everything under it is in one slot,
 // on every topology.
 
@@ -53,4 +56,9 @@ function revocationKeys(prefix, topology) {
   return { tokens: `${p}:tokens`, subjects: `${p}:subjects`, stream: `${p}:stream`, epoch: `${p}:epoch` }
 }
 
-module.exports = { SHARDS, hasHashTag, shardOf, leaseKeys, revocationKeys }
+/** The DPoP replay entry of `replayKey` under `prefix`: the same single key on every topology. */
+function dpopReplayKey(prefix, replayKey) {
+  return `${prefix}dpop:${replayKey}`
+}
+
+module.exports = { SHARDS, hasHashTag, shardOf, leaseKeys, revocationKeys, dpopReplayKey }
