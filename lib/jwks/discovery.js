@@ -2,8 +2,8 @@
 
 // Discovery of one trusted issuer's key set URL (lib/jwks/issuers.js): the issuer's OpenID
 // Connect metadata (OpenID Connect Discovery 1.0 §4: `<issuer>/.well-known/openid-configuration`),
-// else its RFC 8414 metadata (§3: `/.well-known/oauth-authorization-server` inserted between the
-// host and the issuer's path). Fetched as a JWKS is (lib/jwks/fetch.js: no redirect, a byte cap,
+// else, when that answers 404, its RFC 8414 metadata (§3: `/.well-known/oauth-authorization-server`
+// inserted between the host and the issuer's path). Fetched as a JWKS is (lib/jwks/fetch.js: no redirect, a byte cap,
 // a time-out); only URLs derived from the configured issuer are fetched, never one from a token.
 //
 // Checks (mix-up defence, OpenID Connect Discovery §4.3, RFC 8414 §3.3): the document's `issuer`
@@ -14,7 +14,7 @@
 
 const { typeError } = require('../../js/error')
 const { jwksError } = require('./document')
-const { fetchDocument } = require('./fetch')
+const { fetchDocument, HTTP_STATUS } = require('./fetch')
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost'])
 
@@ -53,8 +53,8 @@ function metadataUrls(issuerUrl) {
 
 /**
  * Fetches the issuer's metadata and resolves to its checked `jwks_uri` (a URL). Rejects with
- * an `ERR_AUTH_SHIELD_JWKS_DISCOVERY` error (the fetch error as `cause` when both documents
- * were unreachable).
+ * the fetch error (ERR_AUTH_SHIELD_JWKS_FETCH, _TIMEOUT, _TOO_LARGE, _CLOSED), or with
+ * `ERR_AUTH_SHIELD_JWKS_DISCOVERY` for a document refused or when both forms answered 404.
  */
 async function discoverJwksUri(issuer, issuerUrl, options, signal) {
   let bytes = null
@@ -65,8 +65,9 @@ async function discoverJwksUri(issuer, issuerUrl, options, signal) {
       break
     } catch (err) {
       lastError = err
-      // A time-out or a close ends discovery now: trying the second document would double the wait.
-      if (err.code === 'ERR_AUTH_SHIELD_JWKS_TIMEOUT' || err.code === 'ERR_AUTH_SHIELD_JWKS_CLOSED') throw err
+      // Only an absent document (404) sends discovery to the second form; any other failure (a
+      // time-out, a redirect, an oversized answer, a server error) is the issuer's answer.
+      if (err[HTTP_STATUS] !== 404) throw err
     }
   }
   if (bytes === null) throw jwksError('ERR_AUTH_SHIELD_JWKS_DISCOVERY', `no metadata found for the issuer ${issuer}: ${lastError.message}`, lastError)
