@@ -14,6 +14,8 @@ const Fastify = require('fastify')
 const jose = require('jose')
 const authShield = require('../../adapters/express')
 const authShieldPlugin = require('../../adapters/fastify')
+const Koa = require('koa')
+const koaAuthShield = require('../../adapters/koa')
 const { createVerifier } = require('../../adapters/fetch')
 const { createTrustedIssuers, MAX_ISSUERS } = require('../../lib/jwks/index')
 const { listen, get } = require('../support/http')
@@ -40,6 +42,15 @@ const ADAPTERS = {
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
     return { base: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close() }
+  },
+  async koa(middleware) {
+    const app = new Koa()
+    app.silent = true
+    app.use(koaAuthShield(CONFIG, middleware))
+    app.use((ctx) => {
+      ctx.body = { sub: ctx.state.user.userId, iss: ctx.state.auth.iss }
+    })
+    return listen(http.createServer(app.callback()))
   },
   async fetch(middleware) {
     const verify = createVerifier(CONFIG, middleware)
@@ -197,6 +208,18 @@ describe('trusted issuers with discovery: two real oidc-providers behind one app
       mixed.close()
       await impostor.close()
     }
+  })
+
+  it('closed during discovery: ready() rejects with ERR_AUTH_SHIELD_JWKS_CLOSED, nothing left running', async () => {
+    opA.setDown(true)
+    const closing = createTrustedIssuers([opA.issuer])
+    const ready = closing.ready()
+    closing.close()
+    opA.setDown(false)
+    await assert.rejects(ready, (err) => err.code === 'ERR_AUTH_SHIELD_JWKS_CLOSED' || err.code === 'ERR_AUTH_SHIELD_JWKS_FETCH')
+    await assert.rejects(closing.ready(), (err) => typeof err.code === 'string' && err.code.startsWith('ERR_AUTH_SHIELD_JWKS_'))
+    assert.equal(await closing.refresh(), false)
+    assert.equal(closing.keys, null)
   })
 
   for (const engine of ['native', 'js']) {

@@ -25,6 +25,7 @@ const { typeError, rangeError } = require('../../js/error')
 const { readOptionBag } = require('../../js/option-reader')
 const { RemoteJwks, placeholderKeys, SOURCE, RETRY_IN } = require('./source')
 const { readIssuer, discoverJwksUri } = require('./discovery')
+const { jwksError } = require('./document')
 
 /** Most issuers one registry trusts. */
 const MAX_ISSUERS = 50
@@ -130,7 +131,7 @@ class TrustedIssuers extends EventEmitter {
       [...this.#entries.values()].map(async (e) => {
         if (e.source === null) {
           await (e.discovering !== null ? e.discovering : Promise.resolve(false))
-          if (e.source === null) throw e.lastError
+          if (e.source === null) throw e.lastError !== null ? e.lastError : jwksError('ERR_AUTH_SHIELD_JWKS_CLOSED', 'the trusted issuers are closed')
         }
         return e.source.ready()
       }),
