@@ -108,6 +108,42 @@ describe('trusted issuers at their edges', () => {
     }
   })
 
+  it('follows a jwks_uri on another origin (the documented policy: the metadata came from the issuer), and never the token’s jku', async () => {
+    const keyHost = await idp()
+    const issuer = `${provider.base}/cross`
+    provider.routes['/cross/.well-known/openid-configuration'] = json({ issuer, jwks_uri: `${keyHost.base}/keys` })
+    keyHost.routes['/keys'] = json({ keys: [pair.publicJwk] })
+    const registry = createTrustedIssuers([issuer])
+    try {
+      await registry.ready()
+      assert.equal(registry.status()[0].jwksUri, `${keyHost.base}/keys`)
+      const server = await app(registry, 'native')
+      try {
+        assert.equal((await get(`${server.base}/api`, bearer(await mint(pair, issuer)))).status, 200)
+        // A token naming its own key set: the header is never followed.
+        const stranger = keyPair('jku-key')
+        keyHost.routes['/attacker'] = json({ keys: [stranger.publicJwk] })
+        const now = Math.floor(Date.now() / 1000)
+        const withJku = await new jose.SignJWT({})
+          .setProtectedHeader({ alg: 'RS256', kid: 'jku-key', jku: `${keyHost.base}/attacker` })
+          .setIssuer(issuer)
+          .setSubject('u')
+          .setAudience(AUDIENCE)
+          .setExpirationTime(now + 60)
+          .sign(await jose.importJWK(stranger.privateJwk, 'RS256'))
+        const r = await get(`${server.base}/api`, bearer(withJku))
+        assert.equal(r.status, 401)
+        assert.equal(r.json.code, 'unknown_key')
+        assert.equal(keyHost.hits['/attacker'], undefined)
+      } finally {
+        await server.close()
+      }
+    } finally {
+      registry.close()
+      await keyHost.close()
+    }
+  })
+
   it('leaves out a kid two issuers publish: neither issuer\u2019s token naming it passes; their other keys do', async () => {
     const one = await idp()
     const two = await idp()
