@@ -144,6 +144,47 @@ describe('trusted issuers at their edges', () => {
     }
   })
 
+  it('per issuer: its own audiences, its own algorithms, and a jwksUri that skips discovery', async () => {
+    const issuer = `${provider.base}/per-issuer`
+    provider.routes['/per-issuer/keys'] = json({ keys: [pair.publicJwk] })
+    const other = `${provider.base}/es-only`
+    provider.routes['/es-only/.well-known/openid-configuration'] = json({ issuer: other, jwks_uri: `${provider.base}/per-issuer/keys` })
+    const registry = createTrustedIssuers([{ issuer, jwksUri: `${provider.base}/per-issuer/keys`, audience: ['https://orders.example/', AUDIENCE] }])
+    const strict = createTrustedIssuers([{ issuer, jwksUri: `${provider.base}/per-issuer/keys`, audience: 'https://orders.example/' }])
+    // Only ES256 keys for this issuer: its RS256-only document has no usable key, refused.
+    const esOnly = createTrustedIssuers([{ issuer: other, algorithms: ['ES256'] }], { retryMinMs: 60_000, retryMaxMs: 60_000 })
+    try {
+      await registry.ready()
+      await strict.ready()
+      await assert.rejects(esOnly.ready(), (err) => err.code === 'ERR_AUTH_SHIELD_JWKS_INVALID')
+      assert.equal(provider.hits['/per-issuer/.well-known/openid-configuration'], undefined, 'discovery ran despite jwksUri')
+      for (const engine of ['native', 'js']) {
+        for (const [r, status, code] of [
+          [registry, 200, undefined],
+          [strict, 401, 'invalid_audience'],
+        ]) {
+          const server = await app(r, engine)
+          try {
+            const answer = await get(`${server.base}/api`, bearer(await mint(pair, issuer)))
+            assert.equal(answer.status, status, answer.body)
+            assert.equal(answer.json.code, code)
+          } finally {
+            await server.close()
+          }
+        }
+      }
+    } finally {
+      registry.close()
+      strict.close()
+      esOnly.close()
+    }
+    assert.throws(() => createTrustedIssuers([{ issuer, jwksUri: 'http://idp.example/keys' }]), /https:/)
+    assert.throws(() => createTrustedIssuers([{ issuer, audience: [] }]), TypeError)
+    assert.throws(() => createTrustedIssuers([{ issuer, tenant: 'a' }]), /unknown trusted-issuer field/)
+    assert.throws(() => createTrustedIssuers([{ issuer, algorithms: ['none'] }]), RangeError)
+    assert.throws(() => createTrustedIssuers([null]), TypeError)
+  })
+
   it('leaves out a kid two issuers publish: neither issuer\u2019s token naming it passes; their other keys do', async () => {
     const one = await idp()
     const two = await idp()

@@ -88,10 +88,26 @@ async function discoverJwksUri(issuer, issuerUrl, options, signal) {
   } catch {
     throw jwksError('ERR_AUTH_SHIELD_JWKS_DISCOVERY', `the jwks_uri of ${issuer} is not a URL`)
   }
-  if (jwksUri.protocol !== 'https:' && !(isLoopback(jwksUri) && isLoopback(issuerUrl))) {
+  if (!allowedJwksUri(jwksUri, issuerUrl)) {
     throw jwksError('ERR_AUTH_SHIELD_JWKS_DISCOVERY', `the jwks_uri of ${issuer} must be https: (http: only on loopback for a loopback issuer)`)
   }
   return jwksUri
 }
 
-module.exports = { readIssuer, discoverJwksUri, metadataUrls }
+function allowedJwksUri(jwksUri, issuerUrl) {
+  return jwksUri.protocol === 'https:' || (isLoopback(jwksUri) && isLoopback(issuerUrl))
+}
+
+/** A configured `jwksUri` (discovery skipped), under the rule discovered ones follow. */
+function readJwksUri(value, issuerUrl) {
+  let url
+  try {
+    url = new URL(value)
+  } catch {
+    throw typeError(`a trusted issuer's jwksUri is not a valid URL: ${JSON.stringify(String(value)).slice(0, 256)}`)
+  }
+  if (!allowedJwksUri(url, issuerUrl)) throw typeError(`a trusted issuer's jwksUri must be https: (http: only on loopback for a loopback issuer)`)
+  return url
+}
+
+module.exports = { readIssuer, discoverJwksUri, metadataUrls, readJwksUri }

@@ -24,8 +24,8 @@ const EventEmitter = require('node:events')
 const { typeError, rangeError } = require('../../js/error')
 const { readOptionBag } = require('../../js/option-reader')
 const { RemoteJwks, placeholderKeys, SOURCE, RETRY_IN } = require('./source')
-const { readIssuer, discoverJwksUri } = require('./discovery')
-const { jwksError } = require('./document')
+const { readIssuer, discoverJwksUri, readJwksUri } = require('./discovery')
+const { jwksError, readAlgorithms } = require('./document')
 
 /** Most issuers one registry trusts. */
 const MAX_ISSUERS = 50
@@ -36,7 +36,6 @@ const ISSUERS = Symbol.for('auth-shield.trusted-issuers')
 class TrustedIssuers extends EventEmitter {
   #entries = new Map()
   #list
-  #options
   #read
   #targets = new Set()
   #union = null
@@ -48,19 +47,29 @@ class TrustedIssuers extends EventEmitter {
     super()
     if (!Array.isArray(issuers) || issuers.length === 0) throw typeError('createTrustedIssuers needs a non-empty array of issuer identifiers')
     if (issuers.length > MAX_ISSUERS) throw rangeError(`at most ${MAX_ISSUERS} trusted issuers, got ${issuers.length}`)
-    this.#options = options
     // Checked now (as each key source will check them again): a bad option fails here, not later.
     this.#read = readOptionBag(options, 'jwksOptions')
     if (this.#read.retryMinMs > this.#read.retryMaxMs) {
       throw rangeError(`options.retryMinMs (${this.#read.retryMinMs}) must not exceed options.retryMaxMs (${this.#read.retryMaxMs})`)
     }
-    for (const issuer of issuers) {
+    for (const item of issuers) {
+      const spec = readSpec(item)
+      const { issuer } = spec
       const url = readIssuer(issuer)
       if (this.#entries.has(issuer)) throw typeError(`the issuer ${issuer} is listed twice`)
-      this.#entries.set(issuer, { issuer, url, source: null, keys: null, discovering: null, failures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
+      const jwksUri = spec.jwksUri === undefined ? null : readJwksUri(spec.jwksUri, url)
+      const audiences = readAudiences(spec.audience, issuer)
+      // This issuer's key-source options, checked now: a bad one fails here, not at discovery.
+      const sourceOptions = spec.algorithms === undefined ? options : { ...options, algorithms: spec.algorithms }
+      readOptionBag(sourceOptions, 'jwksOptions')
+      readAlgorithms(sourceOptions === undefined ? undefined : sourceOptions.algorithms)
+      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, sourceOptions, source: null, keys: null, discovering: null, failures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
     }
     this.#list = Object.freeze([...this.#entries.keys()])
-    for (const entry of this.#entries.values()) this.#discover(entry)
+    for (const entry of this.#entries.values()) {
+      if (entry.jwksUri === null) this.#discover(entry)
+      else this.#startSource(entry, entry.jwksUri)
+    }
   }
 
   get [SOURCE]() {
@@ -169,14 +178,7 @@ class TrustedIssuers extends EventEmitter {
         if (this.#closed) return false
         entry.failures = 0
         entry.lastError = null
-        const source = new RemoteJwks(jwksUri, this.#options)
-        source.on('error', (err) => this.#notify('error', err))
-        source.on('expired', (err) => this.#notify('expired', err))
-        // The source hands its sets to this registry, which installs the union (or refuses it:
-        // the source then keeps the set in force, as for any refused document).
-        source.attach({ setKeys: (set) => this.#install(entry, set === placeholderKeys() ? null : set) })
-        entry.source = source
-        return source.ready().then(
+        return this.#startSource(entry, jwksUri).ready().then(
           () => true,
           () => false,
         )
@@ -193,6 +195,18 @@ class TrustedIssuers extends EventEmitter {
       },
     )
     return entry.discovering
+  }
+
+  /** The remote key set of `entry`, started. */
+  #startSource(entry, jwksUri) {
+    const source = new RemoteJwks(jwksUri, entry.sourceOptions)
+    source.on('error', (err) => this.#notify('error', err))
+    source.on('expired', (err) => this.#notify('expired', err))
+    // The source hands its sets to this registry, which installs the union (or refuses it:
+    // the source then keeps the set in force, as for any refused document).
+    source.attach({ setKeys: (set) => this.#install(entry, set === placeholderKeys() ? null : set) })
+    entry.source = source
+    return source
   }
 
   #retryWithin(entry, delay) {
@@ -253,9 +267,31 @@ class TrustedIssuers extends EventEmitter {
   }
 }
 
+const SPEC_FIELDS = new Set(['issuer', 'audience', 'algorithms', 'jwksUri'])
+
+/** An issuer as a string, or `{ issuer, audience?, algorithms?, jwksUri? }`. */
+function readSpec(item) {
+  if (typeof item === 'string') return { issuer: item }
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw typeError('each trusted issuer is an issuer identifier or { issuer, audience?, algorithms?, jwksUri? }')
+  for (const name of Object.keys(item)) if (!SPEC_FIELDS.has(name)) throw typeError(`unknown trusted-issuer field ${JSON.stringify(name)}`)
+  return item
+}
+
+/** An issuer's own accepted audiences (null: only the config's `audience` applies). */
+function readAudiences(audience, issuer) {
+  if (audience === undefined || audience === null) return null
+  const list = typeof audience === 'string' ? [audience] : audience
+  if (!Array.isArray(list) || list.length === 0 || list.length > 100 || !list.every((a) => typeof a === 'string' && a.length > 0 && a.length <= 2048)) {
+    throw typeError(`the audience of ${issuer} is a non-empty string or an array of 1 to 100 of them`)
+  }
+  return Object.freeze([...list])
+}
+
 /**
  * `createTrustedIssuers(issuers, options)`: a started registry (every issuer's discovery is under
- * way). `issuers`: issuer identifiers (https:, or http: on loopback), at most MAX_ISSUERS;
+ * way). `issuers`: issuer identifiers (https:, or http: on loopback), at most MAX_ISSUERS, or
+ * `{ issuer, audience?, algorithms?, jwksUri? }` (its own accepted audiences, key algorithms, and a
+ * key set URL that skips discovery);
  * options: those of createRemoteJwks, for every issuer (discovery uses timeoutMs, maxBytes,
  * cooldownMs, retryMinMs and retryMaxMs too).
  */

@@ -76,7 +76,8 @@ function useJwksSource(decision, source) {
  * The trusted-issuer form of useJwksSource (lib/jwks/issuers.js). The engine verified the token
  * against the union of the issuers' keys and checked `iss` against the trusted list; here, a
  * verified token passes only when the key its `kid` names was published by the issuer its `iss`
- * names (else `unknown_key`: that issuer has no such key). The token is decoded here only on a
+ * names (else `unknown_key`: that issuer has no such key), and its `aud` names one of that
+ * issuer's own audiences when it has some (else `invalid_audience`). The token is decoded here only on a
  * success or a key failure. A key failure of a token whose `iss` is not trusted is
  * `invalid_issuer` and asks no fetch; of a trusted issuer without keys in force,
  * `keys_unavailable`; an `unknown_key` refreshes only the issuer the token names.
@@ -94,7 +95,12 @@ function useTrustedIssuers(decision, registry) {
     const claimed = issuerAndKid(authorization)
     const entry = claimed === null ? undefined : registry.entry(claimed.iss)
     if (entry === undefined) return refused(result, 'invalid_issuer')
-    if (result.authenticated) return claimed.kid !== null && registry.owns(entry, claimed.kid) ? result : remember(named, refused(result, 'unknown_key'), entry)
+    if (result.authenticated) {
+      if (claimed.kid === null || !registry.owns(entry, claimed.kid)) return remember(named, refused(result, 'unknown_key'), entry)
+      // An issuer's own audiences (RFC 7519 §4.1.3: aud is a string or an array of them).
+      if (entry.audiences !== null && !entry.audiences.some((a) => a === claimed.aud || (Array.isArray(claimed.aud) && claimed.aud.includes(a)))) return refused(result, 'invalid_audience')
+      return result
+    }
     if (entry.keys === null) return remember(named, refused(result, UNAVAILABLE, retryInMs(registry, entry)), entry)
     return remember(named, result, entry)
   }
@@ -133,7 +139,7 @@ function issuerAndKid(authorization) {
     return null
   }
   if (typeof header !== 'object' || header === null || typeof payload !== 'object' || payload === null || typeof payload.iss !== 'string') return null
-  return { iss: payload.iss, kid: typeof header.kid === 'string' ? header.kid : null }
+  return { iss: payload.iss, kid: typeof header.kid === 'string' ? header.kid : null, aud: payload.aud }
 }
 
 const { failure: FAILURE } = resultTemplates()
