@@ -25,4 +25,5 @@ const trustedList: readonly string[] = trusted.issuers
 const firstUri: string | null | undefined = trusted.status()[0]?.jwksUri
 trusted.on('error', (err) => void (err.code satisfies jwksEntry.JwksErrorCode))
 const maxIssuers: number = jwksEntry.MAX_ISSUERS
+jwksEntry.createTrustedIssuers(['https://a.example/', { issuer: 'https://b.example/', audience: ['api'], algorithms: ['RS256'], jwksUri: 'https://b.example/keys' }])
 void [trustedList, firstUri, maxIssuers]

@@ -115,6 +115,18 @@ export declare function createRemoteJwks(url: string | URL, options?: RemoteJwks
 
 export declare function isJwksSource(value: unknown): value is RemoteJwks
 
+/** One trusted issuer with options of its own (`createTrustedIssuers`). */
+export interface TrustedIssuerOptions {
+  /** The issuer identifier: tokens' `iss` must equal it exactly, and so must its metadata's `issuer`. */
+  issuer: string
+  /** This issuer's tokens must name one of these in `aud` (besides the config's `audience`, if any). */
+  audience?: string | readonly string[]
+  /** Only keys of this issuer bound to these algorithms are used. Default: the options' `algorithms`. */
+  algorithms?: readonly string[]
+  /** The key set URL, discovery skipped (https:, or http: on loopback for a loopback issuer). */
+  jwksUri?: string
+}
+
 /** One trusted issuer's state (`TrustedIssuers#status()`). */
 export interface TrustedIssuerStatus {
   /** The issuer identifier, as configured. */
@@ -164,6 +176,6 @@ export declare const MAX_ISSUERS: number
  * MAX_ISSUERS). The options are createRemoteJwks's, for every issuer; discovery uses timeoutMs,
  * maxBytes, cooldownMs, retryMinMs and retryMaxMs as well.
  */
-export declare function createTrustedIssuers(issuers: readonly string[], options?: RemoteJwksOptions): TrustedIssuers
+export declare function createTrustedIssuers(issuers: readonly (string | TrustedIssuerOptions)[], options?: RemoteJwksOptions): TrustedIssuers
 
 export declare function isTrustedIssuers(value: unknown): value is TrustedIssuers
