@@ -222,14 +222,18 @@ describe('trusted issuers with discovery: two real oidc-providers behind one app
     assert.equal(closing.keys, null)
   })
 
-  for (const engine of ['native', 'js']) {
-    it(`${engine}: an issuer down at start-up is answered keys_unavailable, the other works, and it recovers when it is back`, async () => {
+  for (const [adapter, engine] of [
+    ['express', 'native'],
+    ['express', 'js'],
+    ['fetch', 'native'],
+    ['fetch', 'js'],
+  ]) {
+    it(`${adapter}, ${engine}: an issuer down at start-up is answered keys_unavailable, the other works, and it recovers when it is back`, async () => {
       opA.setDown(true)
       const started = createTrustedIssuers([opA.issuer, opB.issuer], { retryMinMs: 100, retryMaxMs: 200, cooldownMs: 0 })
       const errors = []
       started.on('error', (err) => errors.push(err.code))
-      const app = express().use('/api', authShield(CONFIG, { jwks: started, engine }), (req, res) => res.json({ sub: req.user.userId }))
-      const server = await listen(http.createServer(app))
+      const server = await ADAPTERS[adapter]({ jwks: started, engine })
       try {
         await eventually(() => started.status()[1].keys !== null, 'issuer B has keys')
         const b = await get(`${server.base}/api`, bearer(tokens.b))
