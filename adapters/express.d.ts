@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type * as middleware from '../lib/http/middleware'
 import type { AuthConfig, AuthConfigOptions } from '../index'
-import type { RemoteJwks } from '../lib/jwks/index'
+import type { RemoteJwks, TrustedIssuers } from '../lib/jwks/index'
 import type {
   AuthShieldError as AuthShieldErrorClass,
   UnauthorizedError as UnauthorizedErrorClass,
@@ -201,7 +201,7 @@ declare function authShield(options: authShield.ExpressJwtOptions): authShield.A
 /** With a ready `jwks` source, a config without keys takes the source's key set. */
 declare function authShield(
   config: AuthConfigOptions,
-  options: authShield.ExpressAuthShieldOptions & { jwks: RemoteJwks },
+  options: authShield.ExpressAuthShieldOptions & { jwks: RemoteJwks | TrustedIssuers },
 ): authShield.AuthShieldMiddleware
 
 export = authShield

@@ -2,7 +2,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthConfig, AuthConfigOptions } from '../index'
-import type { RemoteJwks } from '../lib/jwks/index'
+import type { RemoteJwks, TrustedIssuers } from '../lib/jwks/index'
 import type * as middleware from '../lib/http/middleware'
 import type {
   AuthShieldError as AuthShieldErrorClass,
@@ -67,7 +67,7 @@ declare namespace authShield {
   export interface FastifyJwksOptions extends Omit<FastifyAuthShieldOptions, 'config' | 'authenticator' | 'secret' | 'jwks'> {
     /** The authenticator config; its keys, if any, come before the source's. */
     config: AuthConfigOptions
-    jwks: RemoteJwks
+    jwks: RemoteJwks | TrustedIssuers
   }
 
   export { AuthShieldStats, AuthUser, EngineName, ErrorCode, JwtClaims, ShadowMismatch, TenantSource }

@@ -3,7 +3,7 @@
 
 import * as middleware from '../lib/http/middleware'
 import type { AuthConfigOptions, AuthFailure } from '../index'
-import type { RemoteJwks } from '../lib/jwks/index'
+import type { RemoteJwks, TrustedIssuers } from '../lib/jwks/index'
 
 declare namespace fetchEntry {
   /**
@@ -89,7 +89,7 @@ declare namespace fetchEntry {
    */
   export function createVerifier(configOrAuthenticator: middleware.AuthSource, options?: FetchVerifierOptions): VerifyRequest
   /** With a ready `jwks` source, a config without keys takes the source's key set. */
-  export function createVerifier(config: AuthConfigOptions, options: FetchVerifierOptions & { jwks: RemoteJwks }): VerifyRequest
+  export function createVerifier(config: AuthConfigOptions, options: FetchVerifierOptions & { jwks: RemoteJwks | TrustedIssuers }): VerifyRequest
 
   // The error classes, values and types, as in every adapter.
   export import AuthShieldError = middleware.AuthShieldError

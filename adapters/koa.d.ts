@@ -3,7 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import * as middleware from '../lib/http/middleware'
 import type { AuthConfigOptions } from '../index'
-import type { RemoteJwks } from '../lib/jwks/index'
+import type { RemoteJwks, TrustedIssuers } from '../lib/jwks/index'
 
 declare namespace authShield {
   /**
@@ -89,7 +89,7 @@ declare function authShield(
 /** With a ready `jwks` source, a config without keys takes the source's key set. */
 declare function authShield(
   config: AuthConfigOptions,
-  options: authShield.KoaAuthShieldOptions & { jwks: RemoteJwks },
+  options: authShield.KoaAuthShieldOptions & { jwks: RemoteJwks | TrustedIssuers },
 ): authShield.AuthShieldMiddleware
 
 export = authShield

@@ -1191,3 +1191,32 @@ test('verifyAccessToken fails closed on sender-constrained tokens, as authentica
     assert.throws(() => engine.authenticateRequest(`Bearer ${certBound}`, null, null, certConfig, 7), { code: 'ERR_INVALID_ARG_TYPE' })
   }
 })
+
+// Trusted issuers (lib/jwks/issuers.js): the Authenticator holds the union of the issuers' keys
+// and their issuer list; the key-to-issuer binding is checked by the engine-independent glue on
+// each engine's result. Here, the engine part: tokens of each issuer's key claiming each issuer,
+// unknown kids, untrusted, trailing-slash and upper-case issuers give identical results.
+test('trusted issuers: the union key set with the issuers list gives identical results in both engines', async () => {
+  const { keyEntry, joseToken } = require('../support/keys')
+  const A = 'https://tenant-a.idp.example'
+  const B = 'https://tenant-b.idp.example/'
+  const keys = [keyEntry('RS256', 'a-1'), keyEntry('ES256', 'b-1'), keyEntry('EdDSA', 'b-2')]
+  const pair = pairOf({ keys, issuer: [A, B], audience: 'api', clockTimestamp: NOW, rateLimitMax: 0 })
+  const checker = makeChecker()
+  for (const [alg, kid] of [
+    ['RS256', 'a-1'],
+    ['ES256', 'b-1'],
+    ['EdDSA', 'b-2'],
+    ['RS256', 'b-1'],
+    ['ES256', 'unknown'],
+    ['ES256', undefined],
+  ]) {
+    for (const iss of [A, B, `${A}/`, B.toUpperCase(), 'https://untrusted.example/', undefined]) {
+      const claims = { sub: 'u', aud: 'api', exp: NOW + 60, ...(iss === undefined ? {} : { iss }) }
+      const t = await joseToken(alg, claims, kid === undefined ? {} : { kid })
+      checker.check(pair, [`Bearer ${t}`], `${alg} ${kid} ${iss}`)
+    }
+  }
+  assert.deepEqual(checker.mismatches, [])
+  for (const code of ['ok', 'invalid_issuer', 'unknown_key']) assert.ok(checker.codes.get(code) >= 2, `${code} reached ${checker.codes.get(code) || 0} times`)
+})

@@ -19,12 +19,14 @@ function rsaJwk() {
 
 /**
  * Starts a provider for `resource` granting `scopes` (an array of scope-tokens). Resolves to
- * `{ issuer, resource, clientId, metadata, jwksUri, token(scope), rawToken(body), close() }`:
+ * `{ issuer, resource, clientId, metadata, jwksUri, token(scope), rawToken(body), close(),
+ * signingJwk, setDown(bool), requests() }`:
  * `token(scope)` obtains an access token for `scope` (a space-delimited string) over HTTP.
  */
 async function startProvider({ resource = 'https://api.example/', scopes = ['read:orders', 'write:orders'], clientId = 'orders-client', accessTokenTTL = 300 } = {}) {
   const { default: Provider } = await import('oidc-provider')
   const server = http.createServer()
+  const signingJwk = rsaJwk()
   const { base, close } = await listen(server)
   const provider = new Provider(base, {
     clients: [
@@ -39,7 +41,7 @@ async function startProvider({ resource = 'https://api.example/', scopes = ['rea
       },
     ],
     scopes,
-    jwks: { keys: [rsaJwk()] },
+    jwks: { keys: [signingJwk] },
     ttl: { ClientCredentials: accessTokenTTL },
     features: {
       devInteractions: { enabled: false },
@@ -56,7 +58,17 @@ async function startProvider({ resource = 'https://api.example/', scopes = ['rea
     },
   })
   // oidc-provider logs its development warnings (http issuer, Node version) to the console.
-  server.on('request', provider.callback())
+  // `setDown(true)` makes every request a 503 (the provider unreachable for its clients);
+  // `requests()` counts the requests the provider saw.
+  const callback = provider.callback()
+  let down = false
+  let requests = 0
+  server.on('request', (req, res) => {
+    requests++
+    if (!down) return callback(req, res)
+    res.statusCode = 503
+    res.end()
+  })
   const metadata = await (await fetch(`${base}/.well-known/openid-configuration`)).json()
   const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(CLIENT_SECRET)}`).toString('base64')}`
 
@@ -76,7 +88,22 @@ async function startProvider({ resource = 'https://api.example/', scopes = ['rea
     return json.access_token
   }
 
-  return { issuer: metadata.issuer, resource, clientId, metadata, jwksUri: metadata.jwks_uri, provider, token, rawToken, close }
+  return {
+    issuer: metadata.issuer,
+    resource,
+    clientId,
+    metadata,
+    jwksUri: metadata.jwks_uri,
+    provider,
+    token,
+    rawToken,
+    close,
+    signingJwk,
+    setDown: (value) => {
+      down = value
+    },
+    requests: () => requests,
+  }
 }
 
 /** The JOSE header and payload of a compact JWS, decoded (for assertions only). */

@@ -15,3 +15,15 @@ const k = koaAuthShield.protectedResourceMetadata({ resource: 'https://api.examp
 const r: Response = fetchEntry.protectedResourceMetadata({ resource: 'https://api.example/' }).handler()
 const scopes: string[] = new Authenticator({ accessSecret: 'x'.repeat(32) }).requiredScope
 void [path, url, f, k, r, scopes]
+
+// Trusted issuers with discovery: issuer identifiers only, the config without issuer or keys.
+import jwksEntry = require('auth-shield/jwks')
+const trusted = jwksEntry.createTrustedIssuers(['https://tenant-a.idp.example/', 'https://tenant-b.idp.example/'], { cooldownMs: 5000 })
+authShield({ audience: 'https://api.example/', requiredScope: 'read' }, { jwks: trusted })
+fetchEntry.createVerifier({ audience: 'https://api.example/' }, { jwks: trusted })
+const trustedList: readonly string[] = trusted.issuers
+const firstUri: string | null | undefined = trusted.status()[0]?.jwksUri
+trusted.on('error', (err) => void (err.code satisfies jwksEntry.JwksErrorCode))
+const maxIssuers: number = jwksEntry.MAX_ISSUERS
+jwksEntry.createTrustedIssuers(['https://a.example/', { issuer: 'https://b.example/', audience: ['api'], algorithms: ['RS256'], jwksUri: 'https://b.example/keys' }])
+void [trustedList, firstUri, maxIssuers]

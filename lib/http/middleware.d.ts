@@ -2,7 +2,7 @@
 
 import type { AuthConfig, AuthFailure, AuthResult, Authenticator as NativeAuthenticator, ErrorCode, TenantSource } from '../../index'
 import type { Authenticator as JsAuthenticator } from '../../js/index'
-import type { RemoteJwks } from '../jwks/index'
+import type { RemoteJwks, TrustedIssuers } from '../jwks/index'
 
 export type { ErrorCode, TenantSource }
 
@@ -205,9 +205,10 @@ export interface CommonOptions<Req> {
   /**
    * A remote key set (`createRemoteJwks` from auth-shield/jwks): it feeds the Authenticator its
    * keys, and a request failing with `unknown_key` waits for its one shared refresh, then
-   * authenticates once more.
+   * authenticates once more. Or trusted issuers (`createTrustedIssuers`): their keys by
+   * discovery, each token's key checked to be its `iss`'s (docs/resource-server.md).
    */
-  jwks?: RemoteJwks
+  jwks?: RemoteJwks | TrustedIssuers
   /**
    * OpenTelemetry tracing: each decision's `auth_shield.authentication.result`
    * (`success`/`failure`/`none`), `error.type` (the errorCode), `auth_shield.rate_limiting.result`

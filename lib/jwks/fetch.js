@@ -10,6 +10,9 @@
 const { typeError } = require('../../js/error')
 const { jwksError } = require('./document')
 
+// The status of a fetch refused for its status (discovery tries its second document on a 404 only).
+const HTTP_STATUS = Symbol('auth-shield.jwks-http-status')
+
 /** The document's bytes: status 200, at most `maxBytes`, within `timeoutMs` from request to last byte. */
 async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
   const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), closing])
@@ -32,7 +35,9 @@ async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
   }
   if (res.status !== 200) {
     discard(res)
-    throw jwksError('ERR_AUTH_SHIELD_JWKS_FETCH', `fetching ${url.href} answered HTTP ${res.status}`)
+    const err = jwksError('ERR_AUTH_SHIELD_JWKS_FETCH', `fetching ${url.href} answered HTTP ${res.status}`)
+    err[HTTP_STATUS] = res.status
+    throw err
   }
   const declared = Number(res.headers.get('content-length'))
   if (declared > maxBytes) {
@@ -82,4 +87,4 @@ function readUrl(url) {
   return parsed
 }
 
-module.exports = { fetchDocument, readUrl }
+module.exports = { fetchDocument, readUrl, HTTP_STATUS }

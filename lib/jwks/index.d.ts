@@ -68,6 +68,7 @@ export type JwksErrorCode =
   | 'ERR_AUTH_SHIELD_JWKS_TOO_LARGE'
   | 'ERR_AUTH_SHIELD_JWKS_CLOSED'
   | 'ERR_AUTH_SHIELD_JWKS_EXPIRED'
+  | 'ERR_AUTH_SHIELD_JWKS_DISCOVERY'
 
 export interface JwksError extends Error {
   code: JwksErrorCode
@@ -113,3 +114,68 @@ export declare class RemoteJwks extends EventEmitter {
 export declare function createRemoteJwks(url: string | URL, options?: RemoteJwksOptions): RemoteJwks
 
 export declare function isJwksSource(value: unknown): value is RemoteJwks
+
+/** One trusted issuer with options of its own (`createTrustedIssuers`). */
+export interface TrustedIssuerOptions {
+  /** The issuer identifier: tokens' `iss` must equal it exactly, and so must its metadata's `issuer`. */
+  issuer: string
+  /** This issuer's tokens must name one of these in `aud` (besides the config's `audience`, if any). */
+  audience?: string | readonly string[]
+  /** Only keys of this issuer bound to these algorithms are used. Default: the options' `algorithms`. */
+  algorithms?: readonly string[]
+  /** The key set URL, discovery skipped (https:, or http: on loopback for a loopback issuer). */
+  jwksUri?: string
+}
+
+/** One trusted issuer's state (`TrustedIssuers#status()`). */
+export interface TrustedIssuerStatus {
+  /** The issuer identifier, as configured. */
+  issuer: string
+  /** The `jwks_uri` its metadata named, or null before a discovery succeeded. */
+  jwksUri: string | null
+  /** Its key set in force, or null. */
+  keys: readonly JwksKey[] | null
+  /** Why its last discovery or fetch failed, or null. */
+  lastError: JwksError | null
+}
+
+/**
+ * Trusted issuers with discovery (docs/resource-server.md#trusted-issuers-with-discovery): each
+ * issuer's `jwks_uri` read from its OpenID Connect or RFC 8414 metadata (whose `issuer` must
+ * equal the configured one exactly), one remote key set per issuer. Given as the middleware's
+ * `jwks` option (with a config without `issuer`, `keys` or `accessSecret`), a token passes only
+ * when its `iss` is one of them and the key that verified it is that issuer's. Events as
+ * RemoteJwks: `'error'` (a discovery or fetch failed), `'expired'`.
+ */
+export declare class TrustedIssuers extends EventEmitter {
+  private constructor()
+  /** The trusted issuer identifiers, as configured. */
+  readonly issuers: readonly string[]
+  /** The union of the issuers' key sets in force (kids two issuers publish left out), or null while none has keys. */
+  readonly keys: readonly JwksKey[] | null
+  /** Each issuer's state, in the configured order. */
+  status(): TrustedIssuerStatus[]
+  /** Feeds an Authenticator the union now and every later one; returns a detach function. */
+  attach(authenticator: KeyedAuthenticator): () => void
+  /** Refreshes every issuer's key set (discovery first where it has not succeeded), each within its cooldown. Never rejects. */
+  refresh(): Promise<boolean>
+  /** Resolves once every issuer has a key set in force; rejects with the first failure (retries go on). */
+  ready(): Promise<void>
+  /** Stops every schedule and aborts fetches in flight. */
+  close(): void
+  on(event: 'error' | 'expired', listener: (error: JwksError) => void): this
+  once(event: 'error' | 'expired', listener: (error: JwksError) => void): this
+  off(event: 'error' | 'expired', listener: (error: JwksError) => void): this
+}
+
+/** Most issuers one TrustedIssuers holds (50). */
+export declare const MAX_ISSUERS: number
+
+/**
+ * Starts discovery of every issuer (https: URLs, http: on loopback; no query or fragment; at most
+ * MAX_ISSUERS). The options are createRemoteJwks's, for every issuer; discovery uses timeoutMs,
+ * maxBytes, cooldownMs, retryMinMs and retryMaxMs as well.
+ */
+export declare function createTrustedIssuers(issuers: readonly (string | TrustedIssuerOptions)[], options?: RemoteJwksOptions): TrustedIssuers
+
+export declare function isTrustedIssuers(value: unknown): value is TrustedIssuers

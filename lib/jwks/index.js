@@ -10,5 +10,6 @@
 
 const { createRemoteJwks, RemoteJwks, isJwksSource } = require('./source')
 const { SUPPORTED_ALGORITHMS } = require('./document')
+const { createTrustedIssuers, TrustedIssuers, isTrustedIssuers, MAX_ISSUERS } = require('./issuers')
 
-module.exports = { createRemoteJwks, RemoteJwks, isJwksSource, SUPPORTED_ALGORITHMS }
+module.exports = { createRemoteJwks, RemoteJwks, isJwksSource, SUPPORTED_ALGORITHMS, createTrustedIssuers, TrustedIssuers, isTrustedIssuers, MAX_ISSUERS }

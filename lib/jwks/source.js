@@ -358,8 +358,8 @@ function isJwksSource(value) {
 }
 
 /** Milliseconds until `source` fetches next (at least a second), for a Retry-After. */
-function retryInMs(source) {
-  return typeof source[RETRY_IN] === 'function' ? source[RETRY_IN]() : MIN_RETRY_AFTER_MS
+function retryInMs(source, entry) {
+  return typeof source[RETRY_IN] === 'function' ? source[RETRY_IN](entry) : MIN_RETRY_AFTER_MS
 }
 
-module.exports = { createRemoteJwks, RemoteJwks, isJwksSource, retryInMs, placeholderKeys, DEFAULTS }
+module.exports = { createRemoteJwks, RemoteJwks, isJwksSource, retryInMs, placeholderKeys, DEFAULTS, SOURCE, RETRY_IN }

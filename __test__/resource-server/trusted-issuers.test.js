@@ -1,0 +1,257 @@
+'use strict'
+
+// Trusted issuers with discovery (lib/jwks/issuers.js): two real OpenID Providers (oidc-provider
+// on loopback), each given to the app by its issuer identifier only. Their keys come from
+// discovery; a token's `iss` selects its issuer, and a key of one issuer never admits a token
+// claiming the other, in every adapter and both engines.
+
+const { describe, it, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const http = require('node:http')
+const { randomUUID, generateKeyPairSync } = require('node:crypto')
+const express = require('express')
+const Fastify = require('fastify')
+const jose = require('jose')
+const authShield = require('../../adapters/express')
+const authShieldPlugin = require('../../adapters/fastify')
+const Koa = require('koa')
+const koaAuthShield = require('../../adapters/koa')
+const { createVerifier } = require('../../adapters/fetch')
+const { createTrustedIssuers, MAX_ISSUERS } = require('../../lib/jwks/index')
+const { listen, get } = require('../support/http')
+const { startProvider } = require('../support/oidc-provider')
+
+const unhandled = []
+process.on('unhandledRejection', (reason) => unhandled.push(reason))
+
+const RESOURCE = 'https://orders.api.example/'
+const CONFIG = { audience: RESOURCE, requiredScope: 'read:orders' }
+const bearer = (token) => ({ authorization: `Bearer ${token}` })
+
+const ADAPTERS = {
+  async express(middleware) {
+    const app = express()
+    app.use('/api', authShield(CONFIG, middleware), (req, res) => res.json({ sub: req.user.userId, iss: req.auth.iss }))
+    return listen(http.createServer(app))
+  },
+  async fastify(middleware) {
+    const app = Fastify()
+    await app.register(async (scope) => {
+      await scope.register(authShieldPlugin, { config: CONFIG, ...middleware })
+      scope.get('/api', async (request) => ({ sub: request.user.userId, iss: request.auth.iss }))
+    })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    return { base: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close() }
+  },
+  async koa(middleware) {
+    const app = new Koa()
+    app.silent = true
+    app.use(koaAuthShield(CONFIG, middleware))
+    app.use((ctx) => {
+      ctx.body = { sub: ctx.state.user.userId, iss: ctx.state.auth.iss }
+    })
+    return listen(http.createServer(app.callback()))
+  },
+  async fetch(middleware) {
+    const verify = createVerifier(CONFIG, middleware)
+    const server = http.createServer(async (req, res) => {
+      const headers = new Headers()
+      for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
+      const auth = await verify(new Request(`http://${req.headers.host}${req.url}`, { headers }))
+      const response = auth.ok ? Response.json({ sub: auth.user.userId, iss: auth.claims.iss }, { headers: auth.headers }) : auth.response
+      res.statusCode = response.status
+      for (const [name, value] of response.headers) res.setHeader(name, value)
+      res.end(Buffer.from(await response.arrayBuffer()))
+    })
+    return listen(server)
+  },
+}
+
+/** An access token for `iss` signed with `privateJwk` under `kid` (what a thief of that key could mint). */
+async function mint(privateJwk, kid, iss, clientId = 'orders-client') {
+  const key = await jose.importJWK(privateJwk, 'RS256')
+  const now = Math.floor(Date.now() / 1000)
+  return new jose.SignJWT({ scope: 'read:orders', client_id: clientId, jti: randomUUID() })
+    .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
+    .setIssuer(iss)
+    .setSubject(clientId)
+    .setAudience(RESOURCE)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 300)
+    .sign(key)
+}
+
+/** Waits (bounded) until `check()` is true; fails the test when it never becomes true. */
+async function eventually(check, what) {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  assert.fail(`never: ${what}`)
+}
+
+describe('trusted issuers with discovery: two real oidc-providers behind one app', () => {
+  let opA
+  let opB
+  let registry
+  const tokens = {}
+
+  before(async () => {
+    opA = await startProvider({ resource: RESOURCE, clientId: 'client-a' })
+    opB = await startProvider({ resource: RESOURCE, clientId: 'client-b' })
+    registry = createTrustedIssuers([opA.issuer, opB.issuer])
+    await registry.ready()
+    tokens.a = await opA.token('read:orders')
+    tokens.b = await opB.token('read:orders')
+    // Issuer A's own key and kid, claiming issuer B (and the reverse): verifiable by the union of
+    // keys, refused because the key is not B's.
+    tokens.aAsB = await mint(opA.signingJwk, opA.signingJwk.kid, opB.issuer, 'client-b')
+    tokens.bAsA = await mint(opB.signingJwk, opB.signingJwk.kid, opA.issuer, 'client-a')
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    const stranger = privateKey.export({ format: 'jwk' })
+    tokens.untrusted = await mint(stranger, 'stranger-kid', 'https://untrusted.example/')
+    tokens.trailingSlash = await mint(stranger, 'stranger-kid', `${opA.issuer}/`)
+    tokens.upperCase = await mint(stranger, 'stranger-kid', opA.issuer.toUpperCase())
+  })
+
+  after(async () => {
+    registry.close()
+    await opA.close()
+    await opB.close()
+    assert.deepEqual(unhandled, [])
+  })
+
+  it('discovers each issuer\u2019s jwks_uri from its metadata, no JWKS URL configured', () => {
+    assert.deepEqual(registry.issuers, [opA.issuer, opB.issuer])
+    const status = registry.status()
+    assert.deepEqual(
+      status.map((s) => s.jwksUri),
+      [opA.jwksUri, opB.jwksUri],
+    )
+    assert.ok(status.every((s) => s.lastError === null && s.keys.length === 1))
+    assert.equal(registry.keys.length, 2)
+  })
+
+  for (const adapter of Object.keys(ADAPTERS)) {
+    for (const engine of ['native', 'js']) {
+      it(`${adapter}, ${engine}: each issuer's tokens pass; a key of one issuer never admits a token claiming the other; untrusted issuers cost no fetch`, async () => {
+        const server = await ADAPTERS[adapter]({ jwks: registry, engine })
+        try {
+          for (const [t, op] of [
+            [tokens.a, opA],
+            [tokens.b, opB],
+          ]) {
+            const ok = await get(`${server.base}/api`, bearer(t))
+            assert.equal(ok.status, 200, ok.body)
+            assert.deepEqual(ok.json, { sub: op.clientId, iss: op.issuer })
+          }
+          const seen = opA.requests() + opB.requests()
+          for (const t of [tokens.untrusted, tokens.trailingSlash, tokens.upperCase]) {
+            const r = await get(`${server.base}/api`, bearer(t))
+            assert.equal(r.status, 401)
+            assert.equal(r.json.code, 'invalid_issuer')
+          }
+          assert.equal(opA.requests() + opB.requests(), seen, 'an untrusted iss made a provider fetch')
+          for (const t of [tokens.aAsB, tokens.bAsA]) {
+            const r = await get(`${server.base}/api`, bearer(t))
+            assert.equal(r.status, 401, r.body)
+            assert.equal(r.json.code, 'unknown_key')
+          }
+        } finally {
+          await server.close()
+        }
+      })
+    }
+  }
+
+  it('refuses configurations that would undo the key-to-issuer binding', () => {
+    assert.throws(() => authShield({ ...CONFIG, issuer: opA.issuer }, { jwks: registry }), /leave config.issuer unset/)
+    assert.throws(() => authShield({ ...CONFIG, accessSecret: 'x'.repeat(32) }, { jwks: registry }), /without keys or accessSecret/)
+    assert.throws(() => createTrustedIssuers([]), TypeError)
+    assert.throws(() => createTrustedIssuers([opA.issuer, opA.issuer]), /listed twice/)
+    assert.throws(() => createTrustedIssuers(['http://idp.example/']), /https:/)
+    assert.throws(() => createTrustedIssuers(['https://idp.example/?tenant=1']), /query or fragment/)
+    assert.throws(() => createTrustedIssuers(Array.from({ length: MAX_ISSUERS + 1 }, (_, i) => `https://idp${i}.example/`)), RangeError)
+  })
+
+  it('refuses a discovery document naming another issuer (mix-up), and never fetches its jwks_uri', async () => {
+    // A loopback server answering every metadata request with issuer B's document.
+    let served = 0
+    const impostor = await listen(
+      http.createServer((req, res) => {
+        served++
+        res.setHeader('content-type', 'application/json')
+        res.end(JSON.stringify(opB.metadata))
+      }),
+    )
+    const before = opB.requests()
+    const mixed = createTrustedIssuers([impostor.base], { retryMinMs: 60_000, retryMaxMs: 60_000 })
+    try {
+      await assert.rejects(mixed.ready(), (err) => err.code === 'ERR_AUTH_SHIELD_JWKS_DISCOVERY' && /names another issuer/.test(err.message))
+      assert.equal(served, 1)
+      assert.equal(opB.requests(), before, 'the impostor document\u2019s jwks_uri was fetched')
+      assert.equal(mixed.keys, null)
+      assert.equal(mixed.status()[0].jwksUri, null)
+      // The app stays up and answers its tokens keys_unavailable (503), not 401 and not a crash.
+      const app = express().use('/api', authShield(CONFIG, { jwks: mixed }), (req, res) => res.json({}))
+      const server = await listen(http.createServer(app))
+      try {
+        const forged = await mint(opB.signingJwk, opB.signingJwk.kid, impostor.base)
+        const r = await get(`${server.base}/api`, bearer(forged))
+        assert.equal(r.status, 503)
+        assert.equal(r.json.code, 'keys_unavailable')
+        assert.equal(opB.requests(), before)
+      } finally {
+        await server.close()
+      }
+    } finally {
+      mixed.close()
+      await impostor.close()
+    }
+  })
+
+  it('closed during discovery: ready() rejects with ERR_AUTH_SHIELD_JWKS_CLOSED, nothing left running', async () => {
+    opA.setDown(true)
+    const closing = createTrustedIssuers([opA.issuer])
+    const ready = closing.ready()
+    closing.close()
+    opA.setDown(false)
+    await assert.rejects(ready, (err) => err.code === 'ERR_AUTH_SHIELD_JWKS_CLOSED' || err.code === 'ERR_AUTH_SHIELD_JWKS_FETCH')
+    await assert.rejects(closing.ready(), (err) => typeof err.code === 'string' && err.code.startsWith('ERR_AUTH_SHIELD_JWKS_'))
+    assert.equal(await closing.refresh(), false)
+    assert.equal(closing.keys, null)
+  })
+
+  for (const [adapter, engine] of [
+    ['express', 'native'],
+    ['express', 'js'],
+    ['fetch', 'native'],
+    ['fetch', 'js'],
+  ]) {
+    it(`${adapter}, ${engine}: an issuer down at start-up is answered keys_unavailable, the other works, and it recovers when it is back`, async () => {
+      opA.setDown(true)
+      const started = createTrustedIssuers([opA.issuer, opB.issuer], { retryMinMs: 100, retryMaxMs: 200, cooldownMs: 0 })
+      const errors = []
+      started.on('error', (err) => errors.push(err.code))
+      const server = await ADAPTERS[adapter]({ jwks: started, engine })
+      try {
+        await eventually(() => started.status()[1].keys !== null, 'issuer B has keys')
+        const b = await get(`${server.base}/api`, bearer(tokens.b))
+        assert.equal(b.status, 200, b.body)
+        const a = await get(`${server.base}/api`, bearer(tokens.a))
+        assert.equal(a.status, 503, a.body)
+        assert.equal(a.json.code, 'keys_unavailable')
+        assert.ok(Number(a.headers['retry-after']) >= 1)
+        assert.ok(errors.includes('ERR_AUTH_SHIELD_JWKS_FETCH'), errors.join())
+        assert.equal(started.status()[0].lastError.code, 'ERR_AUTH_SHIELD_JWKS_FETCH')
+        opA.setDown(false)
+        await eventually(async () => (await get(`${server.base}/api`, bearer(tokens.a))).status === 200, 'issuer A recovered')
+        assert.equal((await get(`${server.base}/api`, bearer(tokens.aAsB))).json.code, 'unknown_key')
+      } finally {
+        opA.setDown(false)
+        started.close()
+        await server.close()
+      }
+    })
+  }
+})

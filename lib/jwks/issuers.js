@@ -1,0 +1,306 @@
+'use strict'
+
+// Trusted issuers with discovery (`createTrustedIssuers`, docs/resource-server.md): several
+// identity providers, each given by its issuer identifier only. For each, its metadata is
+// discovered (lib/jwks/discovery.js) and its `jwks_uri` followed by a remote key source of its
+// own (lib/jwks/source.js: schedule, cooldown, stale-if-error, back-off). The Authenticator gets
+// the union of the issuers' key sets, and this registry keeps which issuer published each `kid`:
+// the middleware (lib/jwks/middleware.js) accepts a token only when the key that verified it
+// belongs to the issuer its `iss` names, so a key of issuer A never admits a token claiming B.
+// A `kid` that two issuers publish is left out of the union (tokens naming it are refused): it
+// could not be attributed. A key without `kid` is left out too, for the same reason.
+//
+// Fetches: never a URL built from a token. A token whose `iss` is not configured is refused
+// without any fetch; an unknown `kid` of a trusted issuer asks that issuer's source only, at
+// most one fetch per `cooldownMs` per issuer. Discovery that fails (provider down at start-up,
+// a document naming another issuer) is retried with the source's back-off (`retryMinMs`
+// doubling to `retryMaxMs`), and on demand at most once per `cooldownMs`.
+//
+// Memory: at most MAX_ISSUERS issuers, each one remote key source (its own bounds) and one
+// discovery in flight; the union is at most the Authenticator's 100 keys (a document that would
+// push it past is refused, the sets in force kept); one kid-to-issuer map of the union's size.
+
+const EventEmitter = require('node:events')
+const { typeError, rangeError } = require('../../js/error')
+const { readOptionBag } = require('../../js/option-reader')
+const { RemoteJwks, placeholderKeys, SOURCE, RETRY_IN } = require('./source')
+const { readIssuer, discoverJwksUri, readJwksUri } = require('./discovery')
+const { jwksError, readAlgorithms } = require('./document')
+
+/** Most issuers one registry trusts. */
+const MAX_ISSUERS = 50
+const MIN_RETRY_AFTER_MS = 1_000
+// Marks a registry for the middleware (lib/jwks/middleware.js).
+const ISSUERS = Symbol.for('auth-shield.trusted-issuers')
+
+class TrustedIssuers extends EventEmitter {
+  #entries = new Map()
+  #list
+  #read
+  #targets = new Set()
+  #union = null
+  #owners = new Map()
+  #closed = false
+  #closing = new AbortController()
+
+  constructor(issuers, options) {
+    super()
+    if (!Array.isArray(issuers) || issuers.length === 0) throw typeError('createTrustedIssuers needs a non-empty array of issuer identifiers')
+    if (issuers.length > MAX_ISSUERS) throw rangeError(`at most ${MAX_ISSUERS} trusted issuers, got ${issuers.length}`)
+    // Checked now (as each key source will check them again): a bad option fails here, not later.
+    this.#read = readOptionBag(options, 'jwksOptions')
+    if (this.#read.retryMinMs > this.#read.retryMaxMs) {
+      throw rangeError(`options.retryMinMs (${this.#read.retryMinMs}) must not exceed options.retryMaxMs (${this.#read.retryMaxMs})`)
+    }
+    for (const item of issuers) {
+      const spec = readSpec(item)
+      const { issuer } = spec
+      const url = readIssuer(issuer)
+      if (this.#entries.has(issuer)) throw typeError(`the issuer ${issuer} is listed twice`)
+      const jwksUri = spec.jwksUri === undefined ? null : readJwksUri(spec.jwksUri, url)
+      const audiences = readAudiences(spec.audience, issuer)
+      // This issuer's key-source options, checked now: a bad one fails here, not at discovery.
+      const sourceOptions = spec.algorithms === undefined ? options : { ...options, algorithms: spec.algorithms }
+      readOptionBag(sourceOptions, 'jwksOptions')
+      readAlgorithms(sourceOptions === undefined ? undefined : sourceOptions.algorithms)
+      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, sourceOptions, source: null, keys: null, discovering: null, failures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
+    }
+    this.#list = Object.freeze([...this.#entries.keys()])
+    for (const entry of this.#entries.values()) {
+      if (entry.jwksUri === null) this.#discover(entry)
+      else this.#startSource(entry, entry.jwksUri)
+    }
+  }
+
+  get [SOURCE]() {
+    return true
+  }
+
+  get [ISSUERS]() {
+    return true
+  }
+
+  /** The trusted issuer identifiers, as configured (frozen). */
+  get issuers() {
+    return this.#list
+  }
+
+  /** The union of the issuers' key sets in force (frozen), or null while none has keys. */
+  get keys() {
+    return this.#union
+  }
+
+  /** Per issuer: `{ issuer, jwksUri, keys, lastError }` (jwksUri null before discovery). */
+  status() {
+    return [...this.#entries.values()].map((e) => ({ issuer: e.issuer, jwksUri: e.source === null ? null : e.source.url, keys: e.keys, lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError }))
+  }
+
+  /** The issuer entry a token's `iss` names, or undefined (exact comparison). */
+  entry(iss) {
+    return this.#entries.get(iss)
+  }
+
+  /** True when the key `kid` in the union was published by `entry` (and by no other issuer). */
+  owns(entry, kid) {
+    return this.#owners.get(kid) === entry
+  }
+
+  /** As RemoteJwks#attach: feeds `authenticator` the union now and every later one. */
+  attach(authenticator) {
+    if (typeof authenticator !== 'object' || authenticator === null || typeof authenticator.setKeys !== 'function') {
+      throw typeError('attach needs an Authenticator (an object with setKeys)')
+    }
+    if (this.#union !== null) authenticator.setKeys(this.#union)
+    this.#targets.add(authenticator)
+    return () => {
+      this.#targets.delete(authenticator)
+    }
+  }
+
+  /**
+   * Refreshes `entry`'s key set (discovery first while it has none), within the cooldown; with
+   * no entry, every issuer's. Resolves true when a different key set was installed; never rejects.
+   */
+  refresh(entry) {
+    if (this.#closed) return Promise.resolve(false)
+    if (entry === undefined) return Promise.all([...this.#entries.values()].map((e) => this.refresh(e))).then((all) => all.includes(true))
+    if (entry.source !== null) return entry.source.refresh()
+    if (entry.discovering !== null) return entry.discovering
+    const wait = entry.lastStartMs + this.#read.cooldownMs - Date.now()
+    if (wait > 0) {
+      this.#retryWithin(entry, wait)
+      return Promise.resolve(false)
+    }
+    return this.#discover(entry)
+  }
+
+  /** Resolves once every issuer has a key set in force; rejects with the first failure (retries go on). */
+  ready() {
+    return Promise.all(
+      [...this.#entries.values()].map(async (e) => {
+        if (e.source === null) {
+          await (e.discovering !== null ? e.discovering : Promise.resolve(false))
+          if (e.source === null) throw e.lastError !== null ? e.lastError : jwksError('ERR_AUTH_SHIELD_JWKS_CLOSED', 'the trusted issuers are closed')
+        }
+        return e.source.ready()
+      }),
+    ).then(() => undefined)
+  }
+
+  /** Stops every schedule and aborts fetches in flight; the keys in force stay. */
+  close() {
+    this.#closed = true
+    this.#closing.abort()
+    for (const e of this.#entries.values()) {
+      clearTimeout(e.timer)
+      e.timer = null
+      if (e.source !== null) e.source.close()
+    }
+  }
+
+  /** Milliseconds until `entry`'s next fetch (at least a second): a client's Retry-After. */
+  [RETRY_IN](entry) {
+    if (entry === undefined) return MIN_RETRY_AFTER_MS
+    if (entry.source !== null) return entry.source[RETRY_IN]()
+    if (entry.discovering !== null || entry.timer === null) return MIN_RETRY_AFTER_MS
+    return Math.max(MIN_RETRY_AFTER_MS, Math.min(entry.timerAtMs - Date.now(), this.#read.retryMaxMs))
+  }
+
+  /** One discovery of `entry`, shared until it settles; never rejects. */
+  #discover(entry) {
+    entry.lastStartMs = Date.now()
+    clearTimeout(entry.timer)
+    entry.timer = null
+    entry.timerAtMs = Infinity
+    entry.discovering = discoverJwksUri(entry.issuer, entry.url, this.#read, this.#closing.signal).then(
+      (jwksUri) => {
+        entry.discovering = null
+        if (this.#closed) return false
+        entry.failures = 0
+        entry.lastError = null
+        return this.#startSource(entry, jwksUri).ready().then(
+          () => true,
+          () => false,
+        )
+      },
+      (err) => {
+        entry.discovering = null
+        if (this.#closed) return false
+        entry.failures++
+        entry.lastError = err
+        const { retryMinMs, retryMaxMs } = this.#read
+        this.#retryWithin(entry, Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(entry.failures - 1, 31)))
+        this.#notify('error', err)
+        return false
+      },
+    )
+    return entry.discovering
+  }
+
+  /** The remote key set of `entry`, started. */
+  #startSource(entry, jwksUri) {
+    const source = new RemoteJwks(jwksUri, entry.sourceOptions)
+    source.on('error', (err) => this.#notify('error', err))
+    source.on('expired', (err) => this.#notify('expired', err))
+    // The source hands its sets to this registry, which installs the union (or refuses it:
+    // the source then keeps the set in force, as for any refused document).
+    source.attach({ setKeys: (set) => this.#install(entry, set === placeholderKeys() ? null : set) })
+    entry.source = source
+    return source
+  }
+
+  #retryWithin(entry, delay) {
+    if (this.#closed) return
+    const at = Date.now() + delay
+    if (entry.timer !== null && entry.timerAtMs <= at) return
+    clearTimeout(entry.timer)
+    entry.timerAtMs = at
+    entry.timer = setTimeout(() => {
+      entry.timer = null
+      entry.timerAtMs = Infinity
+      if (entry.discovering === null && entry.source === null && !this.#closed) this.#discover(entry)
+    }, delay)
+    entry.timer.unref()
+  }
+
+  /** Installs the union with `entry`'s set replaced by `keys` (null: withdrawn); throws what an Authenticator throws. */
+  #install(entry, keys) {
+    const owners = new Map()
+    const shared = new Set()
+    for (const e of this.#entries.values()) {
+      const set = e === entry ? keys : e.keys
+      if (set === null) continue
+      for (const key of set) {
+        if (typeof key.kid !== 'string') continue
+        const owner = owners.get(key.kid)
+        if (owner !== undefined && owner.entry !== e) shared.add(key.kid)
+        else owners.set(key.kid, { entry: e, key })
+      }
+    }
+    for (const kid of shared) owners.delete(kid)
+    const union = owners.size === 0 ? null : Object.freeze([...owners.values()].map((o) => o.key))
+    let first = true
+    for (const target of this.#targets) {
+      try {
+        target.setKeys(union === null ? placeholderKeys() : union)
+      } catch (err) {
+        // The first refusal refuses the document before any Authenticator changed; a later one
+        // cannot happen (both engines hold the same rules).
+        if (first) throw err
+      }
+      first = false
+    }
+    entry.keys = keys
+    this.#union = union
+    this.#owners = new Map([...owners].map(([kid, o]) => [kid, o.entry]))
+  }
+
+  #notify(event, value) {
+    for (const listener of this.listeners(event)) {
+      try {
+        const returned = listener.call(this, value)
+        if (returned !== null && typeof returned === 'object' && typeof returned.then === 'function') Promise.resolve(returned).catch(() => {})
+      } catch {
+        // A listener that throws changes nothing here.
+      }
+    }
+  }
+}
+
+const SPEC_FIELDS = new Set(['issuer', 'audience', 'algorithms', 'jwksUri'])
+
+/** An issuer as a string, or `{ issuer, audience?, algorithms?, jwksUri? }`. */
+function readSpec(item) {
+  if (typeof item === 'string') return { issuer: item }
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw typeError('each trusted issuer is an issuer identifier or { issuer, audience?, algorithms?, jwksUri? }')
+  for (const name of Object.keys(item)) if (!SPEC_FIELDS.has(name)) throw typeError(`unknown trusted-issuer field ${JSON.stringify(name)}`)
+  return item
+}
+
+/** An issuer's own accepted audiences (null: only the config's `audience` applies). */
+function readAudiences(audience, issuer) {
+  if (audience === undefined || audience === null) return null
+  const list = typeof audience === 'string' ? [audience] : audience
+  if (!Array.isArray(list) || list.length === 0 || list.length > 100 || !list.every((a) => typeof a === 'string' && a.length > 0 && a.length <= 2048)) {
+    throw typeError(`the audience of ${issuer} is a non-empty string or an array of 1 to 100 of them`)
+  }
+  return Object.freeze([...list])
+}
+
+/**
+ * `createTrustedIssuers(issuers, options)`: a started registry (every issuer's discovery is under
+ * way). `issuers`: issuer identifiers (https:, or http: on loopback), at most MAX_ISSUERS, or
+ * `{ issuer, audience?, algorithms?, jwksUri? }` (its own accepted audiences, key algorithms, and a
+ * key set URL that skips discovery);
+ * options: those of createRemoteJwks, for every issuer (discovery uses timeoutMs, maxBytes,
+ * cooldownMs, retryMinMs and retryMaxMs too).
+ */
+function createTrustedIssuers(issuers, options) {
+  return new TrustedIssuers(issuers, options)
+}
+
+function isTrustedIssuers(value) {
+  return typeof value === 'object' && value !== null && value[ISSUERS] === true
+}
+
+module.exports = { createTrustedIssuers, TrustedIssuers, isTrustedIssuers, MAX_ISSUERS }
