@@ -23,6 +23,7 @@ fuzz_target!(|input: Input| {
         dpop: input.proof.as_deref(),
         method: input.method.as_deref(),
         url: input.url.as_deref(),
+        ..SenderContext::default()
     };
     let nonces = NonceKey::new(b"fuzz-nonce-secret-0123456789abcdef", 60.0);
     let window = f64::from(input.window.max(1));
