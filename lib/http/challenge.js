@@ -28,7 +28,7 @@ function quoted(value, label) {
  * 403 tenant_mismatch, 429, 503), which get no challenge.
  */
 function bearerError(code) {
-  if (code === 'invalid_authorization_format') return 'invalid_request'
+  if (code === 'invalid_authorization_format' || code === 'dpop_not_allowed') return 'invalid_request'
   if (code === 'insufficient_scope' || code === 'insufficient_user_authentication') return code
   const entry = TABLE[code]
   return entry !== undefined && entry.status === 401 ? 'invalid_token' : null
