@@ -167,7 +167,7 @@ export interface CommonOptions<Req> {
   /**
    * The origin clients address (`'https://api.example.com'`: scheme, host and port only). With
    * it, each request's `DPoP` header, method and this origin plus its path go to `authenticate`
-   * as a `SenderContext`: a config with `dpop: true` checks the proof (docs/dpop.md). Never
+   * as a `SenderContext`: a config with `dpop: true` checks the proof (docs/sender-constrained.md). Never
    * built from `Host` or `X-Forwarded-*`, which clients choose.
    */
   dpopOrigin?: string
