@@ -22,7 +22,7 @@ function quoted(value, label) {
 
 /**
  * The RFC 6750 §3.1 error code of one of our failure codes: `invalid_request` for a malformed
- * Authorization header, `insufficient_scope` for a token that lacks a required scope,
+ * Authorization header or the DPoP scheme on a route without DPoP, `insufficient_scope` for a token that lacks a required scope,
  * `insufficient_user_authentication` (RFC 9470 §3) for a step-up, and `invalid_token` for
  * every other 401; null for failures that are not about the token (400,
  * 403 tenant_mismatch, 429, 503), which get no challenge.
