@@ -14,6 +14,7 @@ const dpop = require('dpop')
 const jose = require('jose')
 const { loadConfig, fillMissingSecrets } = require('../../examples/token-api/config')
 const { startService } = require('../../examples/token-api/app')
+const { tokenEndpointProofs } = require('../../examples/token-api/dpop-proof')
 const { request } = require('../support/http')
 
 const FAST_ARGON2 = { ARGON2_MEMORY_KIB: '64', ARGON2_TIME_COST: '1' }
@@ -125,3 +126,59 @@ for (const engine of ['native', 'js']) {
     })
   })
 }
+
+// The token endpoints' replay set (dpop-proof.js) at its bound: 10000 live proofs are held, the
+// next new one is refused (503) rather than an old one forgotten, a held one stays refused, and
+// the set takes proofs again once its entries' windows have passed. Proofs signed by
+// node:crypto with Ed25519 (fast enough for ten thousand).
+describe('token API DPoP proofs at the token endpoint: the replay bound', () => {
+  const { generateKeyPairSync, sign, randomUUID } = require('node:crypto')
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+  const jwk = publicKey.export({ format: 'jwk' })
+  const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url')
+  const header = b64({ typ: 'dpop+jwt', alg: 'EdDSA', jwk })
+  const proofAt = (iat) => {
+    const input = `${header}.${b64({ jti: randomUUID(), htm: 'POST', htu: `${ORIGIN}/api/auth/get-user-token`, iat })}`
+    return `${input}.${sign(null, Buffer.from(input), privateKey).toString('base64url')}`
+  }
+  const req = (proof) => ({ method: 'POST', originalUrl: '/api/auth/get-user-token', headers: { dpop: proof } })
+
+  it('holds 10000 live proofs, refuses the next new one with 503 and every replay with 400', () => {
+    const check = tokenEndpointProofs(ORIGIN)
+    const now = Math.floor(Date.now() / 1000)
+    const first = proofAt(now)
+    const jkt = check(req(first))
+    assert.match(jkt, /^[A-Za-z0-9_-]{43}$/)
+    for (let i = 1; i < 10000; i++) assert.equal(check(req(proofAt(now))), jkt)
+    assert.throws(() => check(req(proofAt(now))), { status: 503, code: 'dpop_replay_cache_full' })
+    assert.throws(() => check(req(first)), { status: 400, code: 'invalid_dpop_proof' })
+  })
+
+  it('takes new proofs again once the held ones have expired', () => {
+    const check = tokenEndpointProofs(ORIGIN)
+    const now = Math.floor(Date.now() / 1000)
+    // iat 50 s ago: inside the 60 s window while the set fills (slow on a loaded box), expired
+    // 12 s on, where the clock is then moved.
+    const old = now - 50
+    for (let i = 0; i < 10000; i++) check(req(proofAt(old)))
+    assert.throws(() => check(req(proofAt(now))), { status: 503 })
+    const realNow = Date.now
+    Date.now = () => realNow() + 12000
+    try {
+      assert.match(check(req(proofAt(Math.floor(Date.now() / 1000)))), /^[A-Za-z0-9_-]{43}$/)
+    } finally {
+      Date.now = realNow
+    }
+  })
+
+  it('refuses a proof without a DPoP header shape: two headers, a private key, alg none', () => {
+    const check = tokenEndpointProofs(ORIGIN)
+    assert.equal(check({ method: 'POST', originalUrl: '/api/auth/get-user-token', headers: {} }), null)
+    assert.throws(() => check(req([proofAt(Math.floor(Date.now() / 1000))])), { status: 400 })
+    const priv = privateKey.export({ format: 'jwk' })
+    const leaky = `${b64({ typ: 'dpop+jwt', alg: 'EdDSA', jwk: priv })}.${b64({ jti: 'j', htm: 'POST', htu: `${ORIGIN}/api/auth/get-user-token`, iat: Math.floor(Date.now() / 1000) })}.AAAA`
+    assert.throws(() => check(req(leaky)), { status: 400, code: 'invalid_dpop_proof' })
+    const none = `${b64({ typ: 'dpop+jwt', alg: 'none', jwk })}.${b64({ jti: 'j', htm: 'POST', htu: `${ORIGIN}/api/auth/get-user-token`, iat: Math.floor(Date.now() / 1000) })}.`
+    assert.throws(() => check(req(none)), { status: 400, code: 'invalid_dpop_proof' })
+  })
+})
