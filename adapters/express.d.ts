@@ -12,6 +12,7 @@ import type {
   AuthShieldStats,
   AuthUser,
   EngineName,
+  DpopMode,
   ErrorCode,
   JwtClaims,
   ShadowMismatch,
@@ -156,7 +157,7 @@ declare namespace authShield {
     unless(rules: SkipRule<IncomingMessage>): AuthShieldMiddleware
   }
 
-  export { AuthShieldStats, AuthUser, EngineName, ErrorCode, JwtClaims, ShadowMismatch, TenantSource }
+  export { AuthShieldStats, AuthUser, DpopMode, EngineName, ErrorCode, JwtClaims, ShadowMismatch, TenantSource }
   export const AuthShieldError: typeof AuthShieldErrorClass
   export type AuthShieldError = AuthShieldErrorClass
   export const UnauthorizedError: typeof UnauthorizedErrorClass

@@ -12,6 +12,7 @@ import type {
   AuthShieldStats,
   AuthUser,
   EngineName,
+  DpopMode,
   ErrorCode,
   JwtClaims,
   ShadowMismatch,
@@ -70,7 +71,7 @@ declare namespace authShield {
     jwks: RemoteJwks | TrustedIssuers
   }
 
-  export { AuthShieldStats, AuthUser, EngineName, ErrorCode, JwtClaims, ShadowMismatch, TenantSource }
+  export { AuthShieldStats, AuthUser, DpopMode, EngineName, ErrorCode, JwtClaims, ShadowMismatch, TenantSource }
   export const AuthShieldError: typeof AuthShieldErrorClass
   export type AuthShieldError = AuthShieldErrorClass
   export const UnauthorizedError: typeof UnauthorizedErrorClass

@@ -52,6 +52,7 @@ export type ErrorCode =
   | 'dpop_key_mismatch'
   | 'dpop_bound_token_as_bearer'
   | 'dpop_required'
+  | 'dpop_not_allowed'
   | 'dpop_replay_unavailable'
   | 'use_dpop_nonce'
   | 'insufficient_scope'

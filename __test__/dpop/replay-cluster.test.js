@@ -146,7 +146,7 @@ describe('DPoP replays on a Redis Cluster: 3 masters + 3 replicas', { skip: topo
       for (const app of [0, 1]) assert.equal((await apps.send(app, first)).json.code, 'dpop_proof_replayed')
       // Proofs accepted around the kill: a replay on the other app is refused, unless the dead
       // master acknowledged the entry and never replicated it (asynchronous replication,
-      // docs/dpop.md): counted, not asserted.
+      // docs/sender-constrained.md): counted, not asserted.
       let lost = 0
       for (const [dpop, app] of accepted) {
         const again = await apps.send(1 - app, dpop)

@@ -391,7 +391,8 @@ test("Fastify: errors: 'next' follows the route's own error handler, not the ins
 test("every failure code has express-jwt's name when it is a 401, and keeps ours otherwise", () => {
   const { expressJwtCode } = require('../../lib/http/unauthorized-error')
   const table = require('../../contract/error-codes.json')
-  const own = { missing_authorization: 'credentials_required', token_revoked: 'revoked_token' }
+  // dpop_not_allowed: the DPoP scheme on a route that takes Bearer only, another scheme to express-jwt.
+  const own = { missing_authorization: 'credentials_required', token_revoked: 'revoked_token', dpop_not_allowed: 'credentials_bad_scheme' }
   for (const [code, { status }] of Object.entries(table)) {
     const expected = own[code] ?? (code === 'invalid_authorization_format' ? 'credentials_bad_format' : status === 401 ? 'invalid_token' : code)
     assert.equal(expressJwtCode(code, 'Bearer x.y.z'), expected, code)

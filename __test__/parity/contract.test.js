@@ -154,7 +154,8 @@ const NOT_FROM_ONE_CALL = {
   dpop_replay_cache_full: 'dpop/proof.test.js (dpopMaxReplayEntries live proofs)',
   dpop_key_mismatch: 'dpop/proof.test.js (a token bound to another key)',
   dpop_bound_token_as_bearer: 'dpop/proof.test.js (a token with cnf.jkt as Bearer)',
-  dpop_required: 'dpop/http.test.js (answered by the middleware with dpopRequired, never by the core)',
+  dpop_required: 'dpop/http.test.js (answered by the middleware with dpopMode: required, never by the core)',
+  dpop_not_allowed: 'dpop/modes.test.js (answered by the middleware with dpopMode: disabled, never by the core)',
   dpop_replay_unavailable: 'dpop/shared-replay.test.js (answered by the middleware when Redis fails)',
   use_dpop_nonce: 'dpop/proof.test.js (dpopNonceSecret set, a proof without the current nonce)',
 }

@@ -1140,6 +1140,75 @@ test('DPoP: both engines agree field for field on generated proofs, mutations, r
   }
 })
 
+// Per-route DPoP modes and DPoP-Nonce on rotation (lib/http/dpop.js) over both engines: the same
+// middleware decision (action, status, body, headers but the request id) for every mode and every
+// kind of request, proofs with the current, the previous slot's and no nonce included.
+test('DPoP modes and DPoP-Nonce: both engines take the same middleware decisions', async () => {
+  const { AuthDecision } = require('../../lib/http/decision')
+  const { issuer, clientKey, proof, rawProof, proofClaims, URL } = require('../support/dpop')
+  const origin = new globalThis.URL(URL).origin
+  const iss = await issuer()
+  const key = await clientKey('ES256')
+  const bound = await iss.sign({ cnf: { jkt: key.jkt } })
+  const unbound = await iss.sign({})
+  const now = Math.floor(Date.now() / 1000)
+  const base = { keys: iss.keys, dpop: true, rateLimitMax: 0, clockTimestamp: now }
+  const nonceSecret = 'differential-nonce-secret-0123456789'
+  const withNonces = { ...base, dpopNonceSecret: nonceSecret, dpopNonceLifetimeSec: 30 }
+  const current = new js.Authenticator(withNonces).dpopNonce()
+  const previous = new js.Authenticator({ ...withNonces, clockTimestamp: now - 30 }).dpopNonce()
+  const nonced = (nonce) => rawProof(key, { alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }, { ...proofClaims(bound), iat: now, nonce })
+  const decisionView = (d) => ({
+    action: d.action,
+    status: d.status,
+    body: d.body,
+    headers: d.headers.filter(([name]) => name !== 'X-Request-Id'),
+  })
+  const requests = async () => {
+    const fresh = await proof(key, { token: bound, url: URL })
+    return [
+      { authorization: `Bearer ${unbound}` },
+      { authorization: `Bearer ${bound}` },
+      { authorization: `DPoP ${bound}`, dpop: fresh },
+      { authorization: `DPoP ${bound}`, dpop: fresh },
+      { authorization: `DPoP ${bound}` },
+      { authorization: `DPoP ${unbound}`, dpop: await proof(key, { token: unbound, url: URL }) },
+      { authorization: 'DPoP x.y.z', dpop: 'a.b.c' },
+      { authorization: `DPoP ${bound}`, dpop: nonced(current) },
+      { authorization: `DPoP ${bound}`, dpop: nonced(previous) },
+      { authorization: `DPoP ${bound}`, dpop: nonced(undefined) },
+      {},
+    ]
+  }
+  let compared = 0
+  let rotated = 0
+  for (const config of [base, withNonces]) {
+    for (const mode of ['disabled', 'allowed', 'required', undefined]) {
+      const options = (engine) => ({ engine, dpopOrigin: origin, dpopMode: mode, credentialsRequired: true })
+      const pair = { n: new AuthDecision(config, options('native')), j: new AuthDecision(config, options('js')) }
+      for (const headers of await requests()) {
+        const req = { method: 'GET', originalUrl: '/orders', headers }
+        const [a, b] = await Promise.all([pair.n.decide(req, '/orders'), pair.j.decide(req, '/orders')])
+        assert.deepStrictEqual(decisionView(b), decisionView(a), JSON.stringify([mode, config === withNonces, headers.authorization]))
+        compared++
+        const code = a.action === 'pass' ? 'ok' : JSON.parse(a.body).code
+        const nonce = a.headers.find(([name]) => name === 'DPoP-Nonce')
+        if (headers.dpop === undefined || headers.authorization === undefined) continue
+        if (config === withNonces && mode !== 'disabled' && a.action === 'pass') {
+          // The previous slot's nonce passes with the current one in the header; the current one without.
+          const carried = JSON.parse(Buffer.from(headers.dpop.split('.')[1], 'base64url')).nonce
+          assert.deepStrictEqual(nonce, carried === previous ? ['DPoP-Nonce', current] : undefined, JSON.stringify([mode, carried]))
+          if (carried === previous) rotated++
+        }
+        if (mode === 'disabled') assert.equal(code, 'dpop_not_allowed')
+      }
+    }
+  }
+  assert.equal(compared, 88)
+  // Both nonce slots passed in the modes that read proofs ('allowed', 'required', the default).
+  assert.equal(rotated, 3)
+})
+
 // verifyAccessToken has no request, hence no sender: it judges an access token as authenticate
 // judges it sent as Bearer without a client certificate (docs/sender-constrained.md), so a
 // sender-constrained token is never `valid` there. authenticateRequest takes the sender as its

@@ -10,7 +10,7 @@ const path = require('node:path')
 const SERVER = path.join(__dirname, '..', '..', 'examples', 'token-api', 'server.js')
 // Argon2 at its smallest: the service's password hashing is tested elsewhere.
 const FAST_ARGON2 = { ARGON2_MEMORY_KIB: '64', ARGON2_TIME_COST: '1' }
-const SERVICE_ENV = ['ACCESS_SECRET', 'REFRESH_SECRET', 'API_KEY_SECRET', 'DATA_DIR', 'HOST', 'PORT', 'REDIS_URL', 'TOKEN_SIGNING_ALG', 'TOKEN_SIGNING_KEY']
+const SERVICE_ENV = ['ACCESS_SECRET', 'REFRESH_SECRET', 'API_KEY_SECRET', 'DATA_DIR', 'HOST', 'PORT', 'REDIS_URL', 'TOKEN_SIGNING_ALG', 'TOKEN_SIGNING_KEY', 'PUBLIC_ORIGIN']
 
 /**
  * Starts server.js with `args` and `env`; `ready` resolves to the URLs once `expectedListening`

@@ -3,6 +3,7 @@
 import authShieldNative, { Authenticator, authenticateRequest } from 'auth-shield'
 import type { AuthConfig, AuthResult } from 'auth-shield'
 import expressAuth, { authShield, AuthShieldError } from 'auth-shield/express'
+import type { DpopMode } from 'auth-shield/express'
 import fastifyAuth from 'auth-shield/fastify'
 import jsEngine, { Authenticator as JsAuthenticator } from 'auth-shield/js'
 import express from 'express'
@@ -23,6 +24,11 @@ const jsViaDefault: AuthResult = jsEngine.authenticateRequest(`Bearer ${token}`,
 const app = express()
 app.use(expressAuth(config), authShield(new JsAuthenticator(config), { engine: 'js' }))
 app.get('/me', (req, res) => res.json({ userId: req.user?.userId }))
+// Per-route DPoP modes (docs/sender-constrained.md).
+const dpopModes: DpopMode[] = ['disabled', 'allowed', 'required']
+app.get('/pay', authShield(config, { dpopOrigin: 'https://api.example.com', dpopMode: dpopModes[2] }))
+// @ts-expect-error a mode is one of three words
+authShield(config, { dpopMode: true })
 const isAuthError = (e: unknown): boolean => e instanceof AuthShieldError
 
 const fastify = Fastify()

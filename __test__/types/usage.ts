@@ -81,7 +81,7 @@ const rotating = new Authenticator(keyed)
 const generation: number = rotating.setKeys([{ kid: 'ed', alg: 'EdDSA', publicKey: 'pem' }])
 const served: string | undefined = rotating.jwks().keys[0]?.kid
 const cachedCount: number = rotating.verifiedTokenCacheEntries + rotating.keySetGeneration
-// DPoP (docs/dpop.md): the config options, the 4th argument, the getters, the new codes.
+// DPoP (docs/sender-constrained.md): the config options, the 4th argument, the getters, the new codes.
 const dpopAuth = new Authenticator({ ...keyed, dpop: true, dpopIatWindowSec: 30, dpopMaxReplayEntries: 1000, dpopNonceSecret: secret, dpopNonceLifetimeSec: 60 })
 const dpopResult = dpopAuth.authenticate('DPoP t', undefined, undefined, { dpop: 'proof', method: 'GET', url: 'https://api.example.com/r' })
 const dpopCode: ErrorCode | undefined = dpopResult.authenticated ? undefined : dpopResult.errorCode

@@ -19,6 +19,7 @@ const { keyRoutes } = require('./routes/keys')
 const { otpRoutes } = require('./routes/otp')
 const { logoutRoutes } = require('./routes/logout')
 const { createThrottles } = require('./throttle')
+const { tokenEndpointProofs } = require('./dpop-proof')
 
 function me(req, res) {
   const user = req.account
@@ -38,6 +39,10 @@ function createApp({ config, db, authenticate, otpStore, passwords, log, throttl
   // Tokens are signed and checked by the middleware's own authenticator: one set of secrets.
   const authenticator = authenticate.authenticator
   const signedIn = [authenticate, currentUser(db)]
+  // DPoP (docs/sender-constrained.md): a route that takes DPoP-bound tokens only, over the same
+  // authenticator (one replay cache, one rate limit). Proofs name config.publicOrigin, the URL
+  // clients address, never the Host header.
+  const dpopOnly = authShield(authenticator, { dpopOrigin: config.publicOrigin, dpopMode: 'required' })
   const body = jsonBody(config.bodyLimit)
 
   // Counters for Prometheus (docs/observability.md): refusals by reason, rate limiting, the
@@ -55,8 +60,11 @@ function createApp({ config, db, authenticate, otpStore, passwords, log, throttl
   app.get('/.well-known/jwks.json', requestId, (req, res) => {
     res.set('Cache-Control', 'public, max-age=300').json(authenticator.jwks())
   })
-  app.use('/api/auth', requestId, authRoutes({ db, authenticator, passwords, jsonBody: body, throttles }))
+  // A DPoP header at the token endpoints asks for a token bound to its key (RFC 9449 §5).
+  const dpopProof = tokenEndpointProofs(config.publicOrigin)
+  app.use('/api/auth', requestId, authRoutes({ db, authenticator, passwords, jsonBody: body, throttles, dpopProof }))
   app.get('/api/me', signedIn, me)
+  app.get('/api/dpop/me', dpopOnly, currentUser(db), me)
   app.use('/api', keyRoutes({ db, secret: config.apiKeySecret, signedIn, jsonBody: body }))
   app.use('/api/otp', otpRoutes({ db, otpStore, ttlSec: config.otp.ttlSec, signedIn, jsonBody: body, log, throttles }))
   app.use(requestId, notFound)
@@ -73,7 +81,10 @@ async function startService(config, log) {
   // unless USE_RUST_AUTH=false, which switches to auth-shield's pure-JS engine.
   // REDIS_URL: limits shared by every worker through Redis (auth-shield/redis).
   const shared = config.redisUrl === null ? null : await connectStore(config.redisUrl, log)
-  const authenticate = authShield(config.auth, shared === null ? {} : { store: shared.store })
+  // DPoP-bound tokens are taken with a proof on every route ('allowed'); /api/dpop/me takes
+  // nothing else.
+  const dpop = { dpopOrigin: config.publicOrigin }
+  const authenticate = authShield(config.auth, shared === null ? dpop : { ...dpop, store: shared.store })
   const otpStore = new OtpStore({ ttlSec: config.otp.ttlSec, maxAttempts: config.otp.maxAttempts })
   const passwords = await createPasswords(config.argon2)
   const db = openDatabase(config.dataDir)

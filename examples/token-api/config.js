@@ -83,6 +83,13 @@ function redisUrlFrom(env) {
   return raw
 }
 
+/** PUBLIC_ORIGIN: the origin clients address (DPoP proofs name it), default http://localhost:PORT. */
+function publicOriginFrom(env, port) {
+  const raw = env.PUBLIC_ORIGIN || `http://localhost:${port}`
+  if (!/^https?:\/\/[A-Za-z0-9.\-[\]:]+$/.test(raw)) throw new RangeError(`PUBLIC_ORIGIN must be an origin such as https://api.example.com, got ${JSON.stringify(raw)}`)
+  return raw
+}
+
 /** Where the database lives and how new passwords are hashed: all that seeding needs. */
 function loadStorageConfig(env = process.env) {
   // Argon2 costs default to the helper's own (OWASP) defaults; tests lower them through the
@@ -107,9 +114,11 @@ function loadConfig(env = process.env) {
   // This one would only fail at the first POST /api/keys, so check it at start.
   if (Buffer.byteLength(env.API_KEY_SECRET) < 16) throw new RangeError('API_KEY_SECRET must be at least 16 bytes')
 
+  const port = intFrom(env, 'PORT', 3000, 0, 65535)
   return {
-    port: intFrom(env, 'PORT', 3000, 0, 65535),
+    port,
     host: env.HOST || '127.0.0.1',
+    publicOrigin: publicOriginFrom(env, port),
     ...loadStorageConfig(env),
     bodyLimit: bodyLimitFrom(env),
     // How long a stop waits for open requests before it exits anyway.
@@ -128,6 +137,9 @@ function loadConfig(env = process.env) {
       rateLimitMax: intFrom(env, 'RATE_LIMIT_MAX', 100, 0, 1e9),
       rateLimitRefill: numberFrom(env, 'RATE_LIMIT_REFILL', 10, 0.001, 1e9, false),
       requireTokenType: true,
+      // DPoP-bound access tokens (RFC 9449): checked with their proof wherever the middleware
+      // has dpopOrigin (app.js); a bound token sent as Bearer is refused everywhere.
+      dpop: true,
     },
     apiKeySecret: env.API_KEY_SECRET,
     // With REDIS_URL every worker (and every other instance on the same Redis) shares the rate

@@ -8,7 +8,7 @@ const { loadConfig, fillMissingSecrets } = require('./config')
 
 const USAGE =
   'usage: node examples/token-api/server.js [--workers N]\n' +
-  '  env: PORT, HOST, DATA_DIR, ACCESS_SECRET, REFRESH_SECRET, API_KEY_SECRET, REDIS_URL, TOKEN_SIGNING_ALG (see examples/token-api/README.md)'
+  '  env: PORT, HOST, DATA_DIR, ACCESS_SECRET, REFRESH_SECRET, API_KEY_SECRET, REDIS_URL, TOKEN_SIGNING_ALG, PUBLIC_ORIGIN (see examples/token-api/README.md)'
 
 function parseArgs(argv) {
   let workers = 1

@@ -22,13 +22,13 @@ function quoted(value, label) {
 
 /**
  * The RFC 6750 §3.1 error code of one of our failure codes: `invalid_request` for a malformed
- * Authorization header, `insufficient_scope` for a token that lacks a required scope,
+ * Authorization header or the DPoP scheme on a route without DPoP, `insufficient_scope` for a token that lacks a required scope,
  * `insufficient_user_authentication` (RFC 9470 §3) for a step-up, and `invalid_token` for
  * every other 401; null for failures that are not about the token (400,
  * 403 tenant_mismatch, 429, 503), which get no challenge.
  */
 function bearerError(code) {
-  if (code === 'invalid_authorization_format') return 'invalid_request'
+  if (code === 'invalid_authorization_format' || code === 'dpop_not_allowed') return 'invalid_request'
   if (code === 'insufficient_scope' || code === 'insufficient_user_authentication') return code
   const entry = TABLE[code]
   return entry !== undefined && entry.status === 401 ? 'invalid_token' : null

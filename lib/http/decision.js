@@ -20,7 +20,7 @@ const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
 const { clientCertReader } = require('./client-cert')
-const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult } = require('./dpop')
+const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult, dpopModeOf, refusedResult } = require('./dpop')
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
 
@@ -142,10 +142,13 @@ class AuthDecision {
     // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).
     this.verifiedClaims = new VerifiedClaims()
     // DPoP (lib/http/dpop.js): the proof, method and URL of each request, with dpopOrigin only.
-    this.dpopSender = senderReader(options === undefined || options === null ? undefined : options.dpopOrigin)
-    this.dpopRequired = options !== undefined && options !== null && options.dpopRequired === true
-    if (this.dpopRequired && this.dpopSender === null) throw typeError('options.dpopRequired needs options.dpopOrigin')
-    this.dpopReplay = sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender)
+    // The route's DPoP mode (dpopMode): 'disabled' reads no proof and refuses the DPoP scheme.
+    this.dpopMode = dpopModeOf(options || {})
+    this.dpopSender = this.dpopMode === 'disabled' ? null : senderReader(options === undefined || options === null ? undefined : options.dpopOrigin)
+    if (this.dpopMode !== undefined && this.dpopMode !== 'disabled' && this.dpopSender === null) throw typeError(`options.dpopMode '${this.dpopMode}' needs options.dpopOrigin`)
+    this.dpopRequired = this.dpopMode === 'required'
+    this.dpopDisabled = this.dpopMode === 'disabled'
+    this.dpopReplay = this.dpopDisabled ? null : sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender)
     // Every WWW-Authenticate value this middleware can send, written now (lib/http/challenge.js).
     const { requiredScope, requiredAcr, maxAuthAgeSec } = this.engine.authenticator
     this.challenge = new Challenge({
@@ -231,6 +234,9 @@ class AuthDecision {
   }
 
   decideWith(req, authorization, tries, result) {
+    // A route without DPoP: the scheme is refused whatever the engine said of the token (a
+    // rate-limited or unavailable answer aside), before any recovery waits for its keys.
+    if (this.dpopDisabled && isDpopScheme(authorization) && (result.authenticated || result.errorStatus === 401)) result = refusedResult(result, 'dpop_not_allowed')
     if (!result.authenticated && this.recoveries.size !== 0) {
       const registered = this.recoveries.get(result.errorCode)
       if (registered !== undefined && tries < registered.attempts) {
@@ -255,7 +261,7 @@ class AuthDecision {
 
   settled(req, authorization, result) {
     const d = this.verdict(result, authorization)
-    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, authorization, result)
+    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, authorization, result, req.headers || NO_HEADERS)
     return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
   }
 
@@ -423,6 +429,8 @@ const BEARER_SCHEME = /^bearer(?: |$)/i
  */
 function challenge(result, authorization, challenges) {
   const code = result.errorCode
+  // A DPoP request on a route without DPoP: the Bearer scheme this route takes, with the reason.
+  if (code === 'dpop_not_allowed') return challenges.of(code)
   const noBearer = code === 'missing_authorization' || !BEARER_SCHEME.test(authorization || '')
   return noBearer ? challenges.bare : challenges.of(code)
 }

@@ -43,6 +43,8 @@ function dpopChallenge(result, authorization, realm) {
   const code = result.errorCode
   // RFC 9449 §7.1: a request without DPoP where DPoP is required gets the bare challenge.
   if (code === 'dpop_required') return `DPoP ${realm === undefined ? '' : `realm="${realm}", `}algs="${ALGS}"`
+  // A route without DPoP answers with the Bearer challenge of the scheme it takes (decision.js).
+  if (code === 'dpop_not_allowed') return undefined
   if (!PROOF_CODES.has(code) && code !== 'dpop_key_mismatch' && code !== 'use_dpop_nonce' && !DPOP_SCHEME.test(authorization || '')) return undefined
   const error =
     code === 'use_dpop_nonce' ? 'use_dpop_nonce' : PROOF_CODES.has(code) ? 'invalid_dpop_proof' : code === 'invalid_authorization_format' ? 'invalid_request' : 'invalid_token'
@@ -87,13 +89,65 @@ function sharedReplayCheck(store, sender) {
 }
 
 /**
- * Adds `DPoP-Nonce` (RFC 9449 §8) to the headers of a decision on a DPoP request or a
- * `use_dpop_nonce` failure, when the authenticator hands out nonces (`dpopNonceSecret`).
+ * Adds `DPoP-Nonce` (RFC 9449 §8) to the headers of a decision, when the authenticator hands
+ * out nonces (`dpopNonceSecret`): on a `use_dpop_nonce` failure (§8.1), and on a DPoP success
+ * whose proof carried another nonce than the current one, i.e. the previous slot's: the nonce
+ * rotated and the client should switch (§8.2). A client already on the current nonce gets no
+ * header, so most responses carry none. `requestHeaders` holds the proof (`dpop`).
  */
-function addNonceHeader(headers, authenticator, authorization, result) {
-  if (result.errorCode !== 'use_dpop_nonce' && !isDpopScheme(authorization)) return
+function addNonceHeader(headers, authenticator, authorization, result, requestHeaders) {
+  const code = result.errorCode
+  if (code !== 'use_dpop_nonce' && !(result.authenticated && isDpopScheme(authorization))) return
   const nonce = typeof authenticator.dpopNonce === 'function' ? authenticator.dpopNonce() : undefined
-  if (typeof nonce === 'string') headers.push(['DPoP-Nonce', nonce])
+  if (typeof nonce !== 'string') return
+  if (code === 'use_dpop_nonce' || proofNonce(headerValue(requestHeaders.dpop)) !== nonce) headers.push(['DPoP-Nonce', nonce])
+}
+
+/**
+ * The `nonce` of a proof the engine accepted, or undefined. Read only on a DPoP success with
+ * server nonces; anything unreadable gives undefined, which sends the current nonce.
+ */
+function proofNonce(proof) {
+  if (typeof proof !== 'string') return undefined
+  const first = proof.indexOf('.')
+  const second = proof.indexOf('.', first + 1)
+  if (first < 0 || second < 0) return undefined
+  try {
+    const claims = JSON.parse(Buffer.from(proof.slice(first + 1, second), 'base64url').toString('utf8'))
+    return claims !== null && typeof claims === 'object' && typeof claims.nonce === 'string' ? claims.nonce : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The route's DPoP mode from the middleware options: `dpopMode` ('disabled', 'allowed',
+ * 'required'; checked by the schema), or `dpopRequired: true` (deprecated) as 'required';
+ * undefined when neither is given (then DPoP requests are checked as 'allowed' does when the
+ * engine has `dpop` and `dpopOrigin` is given).
+ */
+function dpopModeOf(options) {
+  const mode = options.dpopMode
+  const required = options.dpopRequired
+  if (required === undefined || required === null) return mode === null ? undefined : mode
+  if (typeof required !== 'boolean') throw typeError('options.dpopRequired must be a boolean')
+  warnDpopRequired()
+  if (mode !== undefined && mode !== null) {
+    throw typeError("options.dpopRequired and options.dpopMode say the same thing (dpopRequired is deprecated): give only dpopMode")
+  }
+  return required ? 'required' : undefined
+}
+
+let warnedDpopRequired = false
+
+// Not a rename (js/deprecation.js): the boolean became one value of an enum.
+function warnDpopRequired() {
+  if (warnedDpopRequired) return
+  warnedDpopRequired = true
+  process.emitWarning("options.dpopRequired is deprecated: use options.dpopMode: 'required'", {
+    type: 'DeprecationWarning',
+    code: 'AUTH_SHIELD_DEP_DPOP_REQUIRED',
+  })
 }
 
 /** Whether `authorization` uses the DPoP scheme. */
@@ -119,4 +173,4 @@ function refusedResult(result, code) {
   return refused
 }
 
-module.exports = { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult, DPOP_ALGS: ALGS }
+module.exports = { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult, refusedResult, dpopModeOf, DPOP_ALGS: ALGS }

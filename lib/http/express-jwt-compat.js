@@ -234,7 +234,11 @@ function settle(compat, decision, req, d) {
  * engine do not run for it (docs/migrating.md).
  */
 function acceptExpired(compat, decision, d) {
-  const claims = decodeComplete(tokenOf(d.authorization)).payload
+  const decoded = decodeComplete(tokenOf(d.authorization))
+  // A sender-constrained token (cnf: a DPoP key, a certificate) is never revived: the engine
+  // stopped at exp, before the binding was checked, and this path checks no proof or certificate.
+  if (decoded === null || decoded.payload === null || typeof decoded.payload !== 'object' || decoded.payload.cnf !== undefined) return d
+  const claims = decoded.payload
   const verdict = compat.rules.claims.validate(claims, claims.exp - compat.rules.claims.tolerance - 1)
   if (verdict instanceof Failure) return decision.verdict(failedResult(verdict.code, d.requestId, decision), d.authorization)
   const user = { userId: claims.sub, email: claims.email, role: claims.role }

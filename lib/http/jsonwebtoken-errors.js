@@ -66,9 +66,10 @@ function jsonwebtokenError(result, authorization, expected) {
   return new JsonWebTokenError(result.error)
 }
 
-/** The token of a `Bearer <token>` value ('' for anything else). */
+/** The token of a `Bearer <token>` or `DPoP <token>` value ('' for anything else). */
 function tokenOf(authorization) {
-  const m = typeof authorization === 'string' ? /^bearer +(\S*)\s*$/i.exec(authorization) : null
+  // Either scheme the engine takes: a DPoP request's token is a JWT as a Bearer one is.
+  const m = typeof authorization === 'string' ? /^(?:bearer|dpop) +(\S*)\s*$/i.exec(authorization) : null
   return m === null ? '' : m[1]
 }
 

@@ -8,6 +8,9 @@ export type { ErrorCode, TenantSource }
 
 export type EngineName = 'native' | 'js'
 
+/** A route's DPoP mode (the middleware option `dpopMode`). */
+export type DpopMode = 'disabled' | 'allowed' | 'required'
+
 /** An Authenticator of either engine. */
 export type AnyAuthenticator = NativeAuthenticator | JsAuthenticator
 
@@ -164,15 +167,24 @@ export interface CommonOptions<Req> {
   /**
    * The origin clients address (`'https://api.example.com'`: scheme, host and port only). With
    * it, each request's `DPoP` header, method and this origin plus its path go to `authenticate`
-   * as a `SenderContext`: a config with `dpop: true` checks the proof (docs/dpop.md). Never
+   * as a `SenderContext`: a config with `dpop: true` checks the proof (docs/sender-constrained.md). Never
    * built from `Host` or `X-Forwarded-*`, which clients choose.
    */
   dpopOrigin?: string
   /**
-   * Refuse requests authenticated with a Bearer token (401 `dpop_required`, with a DPoP
-   * challenge): this route takes DPoP proofs only. Needs `dpopOrigin`. Default false.
+   * @deprecated Use `dpopMode: 'required'` (`AUTH_SHIELD_DEP_DPOP_REQUIRED`). Refuse requests
+   * authenticated with a Bearer token (401 `dpop_required`). Needs `dpopOrigin`. Default false.
    */
   dpopRequired?: boolean
+  /**
+   * What this route does with DPoP (docs/sender-constrained.md): `'allowed'` (the default)
+   * checks DPoP requests and takes Bearer ones; `'required'` refuses a Bearer success (401
+   * `dpop_required`, a DPoP challenge); `'disabled'` refuses every `Authorization: DPoP`
+   * request (401 `dpop_not_allowed`, a Bearer `invalid_request` challenge) and reads no proof.
+   * `'allowed'` and `'required'` need `dpopOrigin`. A DPoP-bound token sent as Bearer is refused
+   * in every mode.
+   */
+  dpopMode?: DpopMode
   /**
    * A `DpopReplayStore` of auth-shield/redis (`createDpopReplayStore`): every proof the engine
    * accepted is also recorded there, so a proof is accepted once across every process sharing

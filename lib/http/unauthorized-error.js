@@ -27,6 +27,8 @@ function expressJwtCode(errorCode, authorization) {
     return isOtherScheme(authorization) ? 'credentials_bad_scheme' : 'credentials_bad_format'
   }
   if (errorCode === 'token_revoked') return 'revoked_token'
+  // The DPoP scheme on a route that takes Bearer only: another scheme, as express-jwt sees it.
+  if (errorCode === 'dpop_not_allowed') return 'credentials_bad_scheme'
   const entry = TABLE[errorCode]
   return entry !== undefined && entry.status === 401 ? 'invalid_token' : errorCode
 }

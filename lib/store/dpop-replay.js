@@ -5,7 +5,7 @@
 // <ms>` per DPoP request the engine accepted, kept until the proof's iat window has passed.
 // One key per command, so every command touches one hash slot on a Cluster without a hash tag
 // (lib/store/key-layout.js `dpopReplayKey`: the entries spread over every master).
-// A round trip per DPoP request is the price (docs/dpop.md); it is paid only by requests that
+// A round trip per DPoP request is the price (docs/sender-constrained.md); it is paid only by requests that
 // passed every other check, so a flood of forged proofs costs Redis nothing.
 //
 //   const { createDpopReplayStore } = require('auth-shield/redis')

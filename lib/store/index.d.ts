@@ -123,7 +123,7 @@ export interface DpopReplayStoreOptions {
 
 /**
  * DPoP proofs shared by every process through Redis (the middleware option `dpopReplayStore`):
- * one `SET NX PX` per DPoP request the engine accepted (docs/dpop.md).
+ * one `SET NX PX` per DPoP request the engine accepted (docs/sender-constrained.md).
  */
 export declare class DpopReplayStore {
   readonly options: Required<DpopReplayStoreOptions>

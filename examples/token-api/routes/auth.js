@@ -7,17 +7,26 @@ const { ApiError } = require('../errors')
 const { objectBody, registration, login, refreshRequest } = require('../validation')
 const { throttleLogin } = require('../throttle')
 
-/** `{ accessToken, refreshToken, expiresIn }` for `user`; its role is read fresh from the database. */
-function tokenPair(authenticator, user) {
+/**
+ * `{ accessToken, refreshToken, expiresIn }` for `user`; its role is read fresh from the
+ * database. With `jkt` (the thumbprint of the client's DPoP key) the access token is bound to
+ * that key (`cnf.jkt`, RFC 9449 §6) and `tokenType` is 'DPoP': it then works only with a proof
+ * from that key, never as Bearer.
+ */
+function tokenPair(authenticator, user, jkt) {
   const claims = { sub: String(user.id), role: user.role }
-  return {
-    accessToken: authenticator.signAccessToken(claims),
+  const pair = {
+    accessToken: authenticator.signAccessToken(jkt === null ? claims : { ...claims, cnf: { jkt } }),
     refreshToken: authenticator.signRefreshToken(claims),
     expiresIn: authenticator.accessTtlSec,
   }
+  if (jkt !== null) pair.tokenType = 'DPoP'
+  return pair
 }
 
-function authRoutes({ db, authenticator, passwords, jsonBody, throttles }) {
+// `dpopProof(req)`: the thumbprint of the request's DPoP proof key, or null without a DPoP
+// header (dpop-proof.js); a bad proof throws 400 invalid_dpop_proof.
+function authRoutes({ db, authenticator, passwords, jsonBody, throttles, dpopProof = () => null }) {
   const router = express.Router()
 
   router.post('/register', jsonBody, async (req, res) => {
@@ -32,6 +41,8 @@ function authRoutes({ db, authenticator, passwords, jsonBody, throttles }) {
     const { userName, password } = login(objectBody(req))
     // Before any Argon2 work: a throttled attempt costs the server nothing (429 + Retry-After).
     throttleLogin(throttles, req, res, userName)
+    // The proof is checked before the password: a bad one costs no Argon2 work.
+    const jkt = dpopProof(req)
     const user = db.users.findByName(userName)
     const ok = await passwords.verify(user && user.passwordHash, password)
     if (!ok) throw new ApiError(401, 'invalid_credentials', 'Invalid user name or password')
@@ -39,16 +50,17 @@ function authRoutes({ db, authenticator, passwords, jsonBody, throttles }) {
     if (passwords.needsRehash(user.passwordHash)) {
       db.users.setPasswordHash(user.id, await passwords.hash(password))
     }
-    res.json(tokenPair(authenticator, user))
+    res.json(tokenPair(authenticator, user, jkt))
   })
 
   router.post('/refresh', jsonBody, (req, res) => {
     const { refreshToken } = refreshRequest(objectBody(req))
+    const jkt = dpopProof(req)
     const verified = authenticator.verifyRefreshToken(refreshToken)
     if (!verified.valid) throw new ApiError(401, verified.errorCode, verified.error)
     const user = db.users.findBySubject(verified.userId)
     if (!user) throw new ApiError(401, 'unknown_user', 'The user of this token no longer exists')
-    const pair = tokenPair(authenticator, user)
+    const pair = tokenPair(authenticator, user, jkt)
     const next = authenticator.verifyRefreshToken(pair.refreshToken)
     // Rotation: each refresh token works once, and a second use revokes its whole family (see
     // database.js). The state lives in the shared database, so any worker catches a replay.
