@@ -180,12 +180,13 @@ describe('trusted issuers at their edges', () => {
     }
     assert.throws(() => createTrustedIssuers([{ issuer, jwksUri: 'http://idp.example/keys' }]), /https:/)
     assert.throws(() => createTrustedIssuers([{ issuer, audience: [] }]), TypeError)
-    assert.throws(() => createTrustedIssuers([{ issuer, tenant: 'a' }]), /unknown trusted-issuer field/)
+    assert.throws(() => createTrustedIssuers([{ issuer, keys: [] }]), /unknown trusted-issuer field/)
+    assert.throws(() => createTrustedIssuers([{ issuer, tenant: 'bad:id' }]), TypeError)
     assert.throws(() => createTrustedIssuers([{ issuer, algorithms: ['none'] }]), RangeError)
     assert.throws(() => createTrustedIssuers([null]), TypeError)
   })
 
-  it('leaves out a kid two issuers publish: neither issuer\u2019s token naming it passes; their other keys do', async () => {
+  it('a kid two issuers publish is no ambiguity: each issuer\u2019s token verifies with its own key, never the other\u2019s', async () => {
     const one = await idp()
     const two = await idp()
     const shared1 = keyPair('shared')
@@ -203,19 +204,26 @@ describe('trusted issuers at their edges', () => {
       await registry.ready()
       assert.deepEqual(
         registry.keys.map((k) => k.kid),
-        ['own-1'],
+        ['shared', 'own-1', 'shared'],
       )
       for (const engine of ['native', 'js']) {
         const server = await app(registry, engine)
         try {
-          assert.equal((await get(`${server.base}/api`, bearer(await mint(own1, one.base)))).status, 200)
           for (const [p, base] of [
+            [own1, one.base],
             [shared1, one.base],
             [shared2, two.base],
           ]) {
+            assert.equal((await get(`${server.base}/api`, bearer(await mint(p, base)))).status, 200)
+          }
+          // The same kid, the other issuer's key: that issuer's own "shared" key refuses it.
+          for (const [p, base] of [
+            [shared1, two.base],
+            [shared2, one.base],
+          ]) {
             const r = await get(`${server.base}/api`, bearer(await mint(p, base)))
             assert.equal(r.status, 401)
-            assert.equal(r.json.code, 'unknown_key')
+            assert.equal(r.json.code, 'invalid_signature')
           }
         } finally {
           await server.close()
@@ -281,7 +289,7 @@ describe('trusted issuers at their edges', () => {
         const strangers = Array.from({ length: 8 }, (_, i) => keyPair(`stranger-${i}`))
         for (let i = 0; i < 200; i++) {
           const r = await get(`${server.base}/api`, bearer(await mint(strangers[i % 8], `https://random-${i}.example/`)))
-          assert.equal(r.json.code, 'invalid_issuer')
+          assert.equal(r.json.code, 'untrusted_issuer')
         }
         assert.equal(provider.total(), seen, 'an unknown issuer made a fetch')
         for (let i = 0; i < 100; i++) {

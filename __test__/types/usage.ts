@@ -107,7 +107,7 @@ const retry: number = result.retryAfterMs
 const requestId: string = result.requestId
 const userId: string | undefined = result.userId
 const code: string | undefined = result.errorCode
-const tenantSource: 'token' | 'header' | 'host' | undefined = result.tenantSource
+const tenantSource: 'token' | 'header' | 'host' | 'issuer' | undefined = result.tenantSource
 // @ts-expect-error tenantSource is one of three sources
 const wrongSource: AuthResult['tenantSource'] = 'cookie'
 // @ts-expect-error userId is absent on failures
@@ -243,7 +243,7 @@ app.use('/api', middleware, authShield(jsAuth), authShield(auth))
 app.get('/api/me', (req, res) => {
   const who: string | undefined = req.user?.userId
   const tenant: string | undefined = req.tenantId
-  const source: 'token' | 'header' | 'host' | undefined = req.tenantSource
+  const source: 'token' | 'header' | 'host' | 'issuer' | undefined = req.tenantSource
   res.json({ who, tenant, source, requestId: req.requestId, id: req.id })
 })
 const engineName: 'native' | 'js' = middleware.engine
@@ -327,7 +327,7 @@ fastify.register(authShieldPlugin, { authenticator: jsAuth, hook: false })
 fastify.get('/me', { onRequest: [fastify.authenticate] }, async (request) => {
   const who: string | undefined = request.user?.userId
   const tenant: string | undefined = request.tenantId
-  const source: 'token' | 'header' | 'host' | undefined = request.tenantSource
+  const source: 'token' | 'header' | 'host' | 'issuer' | undefined = request.tenantSource
   return { who, tenant, source, requests: fastify.authShield.stats().requests }
 })
 fastify.register(authShieldPlugin, {
