@@ -126,9 +126,16 @@ export interface SigningKeyInput {
  */
 export type AuthConfig = AuthConfigOptions &
   (
-    | { accessSecret: Secret; keys?: null | undefined }
-    | { keys: ReadonlyArray<KeyInput>; accessSecret?: null | undefined }
-    | { signingKey: SigningKeyInput; accessSecret?: null | undefined; keys?: null | undefined }
+    | { accessSecret: Secret; keys?: null | undefined; issuers?: null | undefined }
+    | { keys: ReadonlyArray<KeyInput>; accessSecret?: null | undefined; issuers?: null | undefined }
+    | { signingKey: SigningKeyInput; accessSecret?: null | undefined; keys?: null | undefined; issuers?: null | undefined }
+    | {
+        issuers: ReadonlyArray<TrustedIssuer>
+        accessSecret?: null | undefined
+        keys?: null | undefined
+        signingKey?: null | undefined
+        issuer?: null | undefined
+      }
   )
 
 /**

@@ -90,6 +90,13 @@ const dpopCounts: number = dpopAuth.dpopReplayEntries + dpopAuth.dpopIatWindowSe
 const nonceCode: ErrorCode = 'use_dpop_nonce'
 // @ts-expect-error the sender's method is a string
 dpopAuth.authenticate('DPoP t', undefined, undefined, { method: 1 })
+// Trusted issuers in the engine (docs/resource-server.md): per-issuer keys, setKeys per issuer.
+const trusted = new Authenticator({ issuers: [{ issuer: 'https://a.example/', keys: [{ kid: 'k', alg: 'HS256', secret }], audience: 'api', algorithms: ['HS256'], tenant: 'acme' }] })
+const trustedGeneration: number = trusted.setKeys([{ kid: 'k2', alg: 'HS256', secret }], { issuer: 'https://a.example/' })
+const untrusted: ErrorCode = 'untrusted_issuer'
+// @ts-expect-error issuers and accessSecret are exclusive
+const issuersAndSecret: AuthConfig = { issuers: [{ issuer: 'https://a.example/' }], accessSecret: secret }
+const jsTrusted: number = new jsEngine.Authenticator({ issuers: [{ issuer: 'https://a.example/' }] }).setKeys([{ alg: 'HS256', secret }], { issuer: 'https://a.example/' })
 const jsRotating = new jsEngine.Authenticator(keyed)
 const jsGeneration: number = jsRotating.setKeys(keyed.keys ?? []) + jsRotating.keySetGeneration
 
