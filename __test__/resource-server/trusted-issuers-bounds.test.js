@@ -151,11 +151,20 @@ describe('trusted issuers at their edges', () => {
     provider.routes['/es-only/.well-known/openid-configuration'] = json({ issuer: other, jwks_uri: `${provider.base}/per-issuer/keys` })
     const registry = createTrustedIssuers([{ issuer, jwksUri: `${provider.base}/per-issuer/keys`, audience: ['https://orders.example/', AUDIENCE] }])
     const strict = createTrustedIssuers([{ issuer, jwksUri: `${provider.base}/per-issuer/keys`, audience: 'https://orders.example/' }])
+    const tenanted = createTrustedIssuers([{ issuer, jwksUri: `${provider.base}/per-issuer/keys`, tenant: 'acme' }])
     // Only ES256 keys for this issuer: its RS256-only document has no usable key, refused.
     const esOnly = createTrustedIssuers([{ issuer: other, algorithms: ['ES256'] }], { retryMinMs: 60_000, retryMaxMs: 60_000 })
     try {
       await registry.ready()
       await strict.ready()
+      await tenanted.ready()
+      // The registry hands the engine each issuer's keys, audiences, algorithms and tenant.
+      const [item] = tenanted.engineIssuers()
+      assert.deepEqual([item.issuer, item.tenant, item.keys.length], [issuer, 'acme', 1])
+      for (const Authenticator of [require('../..').Authenticator, require('../../js').Authenticator]) {
+        const r = new Authenticator({ issuers: tenanted.engineIssuers(), audience: AUDIENCE, rateLimitMax: 0 }).authenticate(`Bearer ${await mint(pair, issuer)}`)
+        assert.deepEqual([r.authenticated, r.tenantId, r.tenantSource], [true, 'acme', 'issuer'])
+      }
       await assert.rejects(esOnly.ready(), (err) => err.code === 'ERR_AUTH_SHIELD_JWKS_INVALID')
       assert.equal(provider.hits['/per-issuer/.well-known/openid-configuration'], undefined, 'discovery ran despite jwksUri')
       for (const engine of ['native', 'js']) {
@@ -176,6 +185,7 @@ describe('trusted issuers at their edges', () => {
     } finally {
       registry.close()
       strict.close()
+      tenanted.close()
       esOnly.close()
     }
     assert.throws(() => createTrustedIssuers([{ issuer, jwksUri: 'http://idp.example/keys' }]), /https:/)
