@@ -153,3 +153,87 @@ fn the_issuers_option_is_bounded_and_exclusive() {
     );
     assert!(matches!(Settings::from_config(raw), Err(ArgError::Type(_))));
 }
+
+fn verdict_with(
+    core: &Authenticator,
+    token: &str,
+    tenant_header: Option<&[u8]>,
+) -> Result<(Option<String>, Option<&'static str>), &'static str> {
+    let header = format!("Bearer {token}");
+    core.authenticate(Some(header.as_bytes()), tenant_header, None, |o| {
+        match &o.result {
+            Ok(id) => Ok((id.tenant.as_str().map(str::to_owned), id.tenant.source())),
+            Err(f) => Err(f.error.code()),
+        }
+    })
+}
+
+#[test]
+fn per_issuer_audiences_replace_the_configs_and_algorithms_limit_its_tokens() {
+    let mut raw = RawConfig::new()
+        .with("rateLimitMax", 0.0)
+        .with("audience", "api");
+    raw.push(
+        "issuers".into(),
+        RawValue::List(vec![
+            issuer("https://a.example/", vec![key("k", A)], vec![]),
+            issuer(
+                "https://b.example/",
+                vec![key("k", B)],
+                vec![
+                    ("audience", RawValue::Text("api-b".into())),
+                    (
+                        "algorithms",
+                        RawValue::List(vec![RawValue::Text("RS256".into())]),
+                    ),
+                ],
+            ),
+        ]),
+    );
+    let core = Authenticator::new(Settings::from_config(raw).unwrap());
+    let a = |aud: &str| {
+        token(
+            "k",
+            &format!(r#"{{"sub":"u","exp":9999999999,"aud":"{aud}","iss":"https://a.example/"}}"#),
+            A,
+        )
+    };
+    assert_eq!(verdict(&core, &a("api")), Ok((None, None)));
+    assert_eq!(verdict(&core, &a("api-b")), Err("invalid_audience"));
+    // B's only algorithm is RS256: its HS256 key is never selected.
+    let b = token(
+        "k",
+        r#"{"sub":"u","exp":9999999999,"aud":"api-b","iss":"https://b.example/"}"#,
+        B,
+    );
+    assert_eq!(verdict(&core, &b), Err("unsupported_algorithm"));
+}
+
+#[test]
+fn the_issuers_tenant_is_vouched_for() {
+    let core = two();
+    let b = |tenant: &str| {
+        token(
+            "k",
+            &format!(
+                r#"{{"sub":"u","exp":9999999999,"iss":"https://b.example/","tenant_id":"{tenant}"}}"#
+            ),
+            B,
+        )
+    };
+    assert_eq!(
+        verdict(&core, &b("TENANT-B")),
+        Ok((Some("tenant-b".into()), Some("issuer")))
+    );
+    assert_eq!(verdict(&core, &b("acme")), Err("tenant_mismatch"));
+    // Without enforceTenantMatch the header asks nothing of an issuer's tenant.
+    let plain = token(
+        "k",
+        r#"{"sub":"u","exp":9999999999,"iss":"https://b.example/"}"#,
+        B,
+    );
+    assert_eq!(
+        verdict_with(&core, &plain, Some(b"other")),
+        Ok((Some("tenant-b".into()), Some("issuer")))
+    );
+}
