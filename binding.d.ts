@@ -11,7 +11,7 @@
  * header, or the Host subdomain. A header or Host tenant is only what the client asked for:
  * authorize it in the app (or use `enforceTenantMatch` with tokens that carry `tenant_id`).
  */
-export type TenantSource = 'token' | 'header' | 'host'
+export type TenantSource = 'token' | 'header' | 'host' | 'issuer'
 
 /**
  * Every stable failure code of `AuthResult.errorCode` and `TokenVerification.errorCode`, with
@@ -58,6 +58,7 @@ export type ErrorCode =
   | 'insufficient_scope'
   | 'missing_profile_claim'
   | 'insufficient_user_authentication'
+  | 'untrusted_issuer'
 
 /** Stable failure codes of `OtpStore#verify` (`OtpVerifyResult.errorCode`). */
 export type OtpErrorCode = 'not_found' | 'expired' | 'mismatch' | 'too_many_attempts'
@@ -126,9 +127,16 @@ export interface SigningKeyInput {
  */
 export type AuthConfig = AuthConfigOptions &
   (
-    | { accessSecret: Secret; keys?: null | undefined }
-    | { keys: ReadonlyArray<KeyInput>; accessSecret?: null | undefined }
-    | { signingKey: SigningKeyInput; accessSecret?: null | undefined; keys?: null | undefined }
+    | { accessSecret: Secret; keys?: null | undefined; issuers?: null | undefined }
+    | { keys: ReadonlyArray<KeyInput>; accessSecret?: null | undefined; issuers?: null | undefined }
+    | { signingKey: SigningKeyInput; accessSecret?: null | undefined; keys?: null | undefined; issuers?: null | undefined }
+    | {
+        issuers: ReadonlyArray<TrustedIssuer>
+        accessSecret?: null | undefined
+        keys?: null | undefined
+        signingKey?: null | undefined
+        issuer?: null | undefined
+      }
   )
 
 /**
@@ -270,6 +278,33 @@ export interface AuthConfigOptions {
    * RFC 6749 §3.3 scope-token. Default: not checked.
    */
   requiredScope?: string | string[] | null | undefined
+  /**
+   * Trusted issuers (at most 50): the token's `iss`, compared byte for byte, selects the issuer
+   * before any key lookup, then that issuer's own keys by `kid`; an `iss` not listed is 401
+   * `untrusted_issuer`. Not with `accessSecret`, `keys`, `signingKey` or `issuer`
+   * (docs/resource-server.md).
+   */
+  issuers?: ReadonlyArray<TrustedIssuer> | null | undefined
+}
+
+/** One trusted issuer of the `issuers` option. */
+export interface TrustedIssuer {
+  /** The issuer identifier, as its tokens' `iss` writes it (no trailing-slash or case folding). */
+  issuer: string
+  /** Its verification keys (at most 100). Default: none until `setKeys(keys, { issuer })`. */
+  keys?: ReadonlyArray<KeyInput> | null | undefined
+  /** The audiences its tokens must name, in place of the config's `audience`. */
+  audience?: string | string[] | null | undefined
+  /** The only `alg` values its tokens may use. Default: any its keys are bound to. */
+  algorithms?: string | string[] | null | undefined
+  /** The tenant its tokens belong to: the result's `tenantId`, with `tenantSource` `'issuer'`. */
+  tenant?: string | null | undefined
+}
+
+/** Options of `authenticator.setKeys`. */
+export interface SetKeysOptions {
+  /** With `issuers`: the trusted issuer whose key set `keys` replace (required then). */
+  issuer?: string | null | undefined
 }
 
 /** Options of `authenticator.revokeToken`. */
@@ -464,8 +499,10 @@ export declare class Authenticator {
    * a mix) and empties the verified-token cache; the same checks as the constructor's
    * `keys`. Takes raw keys `{ kid?, alg, key: Buffer }`: the native engine's JS side (native.js)
    * turns PEM, JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
+   * With `issuers` configured, `options.issuer` names the trusted issuer whose key set
+   * `keys` replace (byte for byte); the other issuers' sets are kept.
    */
-  setKeys(keys: ReadonlyArray<KeyInput>): number
+  setKeys(keys: ReadonlyArray<KeyInput>, options?: SetKeysOptions | null): number
   /**
    * The DPoP nonce to hand out now (the `DPoP-Nonce` header, RFC 9449 §8), or `undefined`
    * without `dpopNonceSecret`. Every process with the same secret gives the same one.
@@ -721,9 +758,10 @@ export interface AuthResultFields {
   tenantId?: string | undefined
   /**
    * Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'`
-   * (X-Tenant-ID) or `'host'`; `undefined` when no tenant was resolved or on failure.
+   * (X-Tenant-ID), `'host'` or `'issuer'` (the trusted issuer's tenant, `issuers[].tenant`);
+   * `undefined` when no tenant was resolved or on failure.
    */
-  tenantSource?: 'token' | 'header' | 'host' | undefined
+  tenantSource?: 'token' | 'header' | 'host' | 'issuer' | undefined
   /** A fresh UUID v4 for this request, failures included. */
   requestId: string
   /** Tokens left in the caller's bucket after this request (success and `rate_limited`). */

@@ -11,8 +11,8 @@ export type {
   OtpMatch, OtpOptions, OtpStoreOptions, OtpVerifyResult, ParsedApiKey, PasswordOptions,
   PublicJwk, PublicJwks, PublicKeyInput, RateLimitDecision, RateLimiterOptions, ResolvedTenant,
   ResolveTenantOptions, RevokeSubjectOptions, RevokeTokenOptions, SanitizeFilenameOptions,
-  SanitizeHtmlOptions, Secret, SenderContext, SigningKeyInput, TenantSource, TokenClaims, TokenInvalid,
-  TokenValid, TokenVerification, TokenVerificationFields, TotpUriInput, VerifyPasswordOptions,
+  SanitizeHtmlOptions, Secret, SenderContext, SetKeysOptions, SigningKeyInput, TenantSource, TokenClaims, TokenInvalid,
+  TokenValid, TokenVerification, TokenVerificationFields, TotpUriInput, TrustedIssuer, VerifyPasswordOptions,
 } from './binding'
 
 export {

@@ -54,11 +54,14 @@ class Authenticator extends Native {
     return Object.setPrototypeOf(Native.shared(nativeConfig(config)), Authenticator.prototype)
   }
 
-  /** Replaces the access-token keys at once; takes keys in every form the constructor does. */
-  setKeys(keys) {
+  /**
+   * Replaces the access-token keys at once; takes keys in every form the constructor does. With
+   * `issuers`, `options.issuer` names the trusted issuer whose key set this replaces.
+   */
+  setKeys(keys, options) {
     // A shared authenticator (made by the binding, without the field) refuses in the binding.
-    if (!(#allowShortSecret in this)) return super.setKeys(keys)
-    return super.setKeys(rawKeys(normalizeKeys(keys, { label: 'keys', allowShortSecret: this.#allowShortSecret })))
+    if (!(#allowShortSecret in this)) return super.setKeys(keys, options)
+    return super.setKeys(rawKeys(normalizeKeys(keys, { label: 'keys', allowShortSecret: this.#allowShortSecret })), options)
   }
 
   /** The counters of this authenticator, read now, in the documented shape (docs/observability.md). */
@@ -130,6 +133,8 @@ function nativeConfig(config) {
     if (copy.keys != null) {
       copy.keys = rawKeys(normalizeKeys(copy.keys, { label: 'config.keys', allowShortSecret: copy.allowShortSecret === true }))
     }
+    option = 'issuers'
+    if (Array.isArray(copy.issuers)) copy.issuers = copy.issuers.map((issuer, i) => issuerWithRawKeys(issuer, i, copy.allowShortSecret === true))
     option = 'signingKey'
     if (copy.signingKey != null) {
       const { kid, alg, pkcs8 } = readSigningKey(copy.signingKey)
@@ -138,6 +143,19 @@ function nativeConfig(config) {
   } catch (error) {
     throw earlierError(copy, option, error)
   }
+  return copy
+}
+
+/**
+ * An item of `issuers` with its `keys` as raw key material (each member read once, as the
+ * binding reads them); anything that is not an issuer object with a keys array goes as it is,
+ * for the binding to refuse.
+ */
+function issuerWithRawKeys(issuer, i, allowShortSecret) {
+  if (typeof issuer !== 'object' || issuer === null || Array.isArray(issuer) || !Array.isArray(issuer.keys)) return issuer
+  const copy = {}
+  for (const name in issuer) copy[name] = issuer[name]
+  copy.keys = rawKeys(normalizeKeys(copy.keys, { label: `config.issuers[${i}].keys`, allowShortSecret }))
   return copy
 }
 

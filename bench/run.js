@@ -16,6 +16,7 @@ const { renderTimed, renderHttp, renderScaleOut, renderTargets } = require('./li
 const { renderChart } = require('./lib/svg')
 const { formatTime, formatRatio, formatPercent } = require('./lib/format')
 const { runPerCall } = require('./sections/per-call')
+const { runTrustedIssuers } = require('./sections/trusted-issuers')
 const { runVerifyOnly } = require('./sections/verify-only')
 const { runHttp } = require('./sections/http')
 const { runArgon2, runUuid } = require('./sections/helpers')
@@ -76,6 +77,10 @@ function evaluateTargets(sections) {
       const row = perCall.rows.find((r) => r.id === id)
       targets.push({ name, measured: `${formatRatio(row.vsBaseline.median)} (its time ÷ authenticate)`, goal: `≤ ${goal}×`, met: row.vsBaseline.median <= goal })
     }
+  }
+  // Issue 25: ten trusted issuers cost at most 5 % more than one (the token of the tenth).
+  for (const [alg, r] of Object.entries(sections.trustedIssuers ? sections.trustedIssuers.tenVsOne : {})) {
+    targets.push({ name: `authenticate, 10 trusted issuers vs 1 (${alg})`, measured: `${formatRatio(r.median)} (ten's time ÷ one's)`, goal: '≤ 1.05×', met: r.median <= 1.05 })
   }
   if (sections.verifyOnly) {
     const r = sections.verifyOnly.cachedVerifyVsFusedCall
@@ -176,6 +181,13 @@ async function main() {
     const j = sections.perCall.jsEngineVsFastJwtChain
     if (j) {
       print(`  JS engine authenticate vs fast-jwt chain: ${formatRatio(j.median)} (${formatRatio(j.min)}–${formatRatio(j.max)}) its time ÷ the chain's; ≤ 1× is the goal`)
+    }
+    // Same run, its own interleaved rounds: 1 vs 10 trusted issuers (issue 25's ≤ 5 % budget).
+    sections.trustedIssuers = await runTrustedIssuers(ours, fx, mode.micro)
+    progressDone()
+    print(renderTimed(sections.trustedIssuers))
+    for (const [alg, r] of Object.entries(sections.trustedIssuers.tenVsOne)) {
+      print(`  10 issuers ÷ 1, ${alg}: ${formatRatio(r.median)} (${formatRatio(r.min)}–${formatRatio(r.max)}); ≤ 1.05× is the goal`)
     }
   }
   if (args.only.includes('verify')) {

@@ -17,6 +17,8 @@ const { KeySet } = require('./jwt/key-set')
 const { ALGS, normalizeKeys } = require('../lib/keys/normalize')
 const { signToken } = require('./issue')
 const { TenantRules } = require('./tenant')
+const { IssuerKeys } = require('./issuers')
+const { asciiLower } = require('./config')
 const { RateLimiter, monotonicNanos } = require('./rate-limit')
 const { randomSeeds, seedsFromSecret } = require('./rate-limit/debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
@@ -49,7 +51,9 @@ class Core {
     this.settings = settings
     // Replaced whole by setKeys: a request reads this once, so it sees one set, never a mix.
     if (settings.signingKey === null) {
-      this.accessKeys = settings.keys === null ? KeySet.hs256(settings.accessSecret) : new KeySet(settings.keys, 0)
+      // With trusted issuers (below) the one set stays empty.
+      this.accessKeys =
+        settings.keys !== null ? new KeySet(settings.keys, 0) : settings.accessSecret === null ? new KeySet([], 0) : KeySet.hs256(settings.accessSecret)
     }
     // Signs access tokens: signingKey, else the accessSecret shorthand.
     this.accessSigningKey = settings.accessSecret === null ? null : new Hs256Key(settings.accessSecret)
@@ -82,6 +86,16 @@ class Core {
     this.cache = cacheSize === 0 ? null : new VerifiedCache(cacheSize === null ? DEFAULT_CAPACITY : cacheSize)
     this.cacheHmac = cacheSize !== null
     this.accessRules = new ClaimRules(settings, 'access')
+    // The trusted-issuer registry (js/issuers.js), null when not configured: the top-level key
+    // set then stays empty, and each issuer's set is replaced by setKeys(keys, { issuer }).
+    this.issuerKeys = null
+    this.issuerTenants = false
+    if (settings.trustedIssuers !== null) {
+      // An issuer's own audiences replace the config's; the issuer was chosen by its own iss.
+      const rulesOf = (audiences) => new ClaimRules({ ...settings, issuers: [], audiences: audiences === null ? settings.audiences : audiences }, 'access')
+      this.issuerKeys = IssuerKeys.create(settings.trustedIssuers, rulesOf)
+      this.issuerTenants = settings.trustedIssuers.some((i) => i.tenant !== null)
+    }
     // DPoP proofs seen inside their window (js/dpop/replay.js); null when dpop is off.
     this.dpopReplay = settings.dpop ? new ReplayCache(settings.dpopMaxReplayEntries) : null
     // DPoP server nonces (js/dpop/nonce.js); null without dpopNonceSecret.
@@ -184,15 +198,22 @@ class Core {
     if (revoked !== undefined) return fail(revoked)
     const unbound = checkBinding(this.certificateBinding, claims.cnf, sender.clientCertThumbprint)
     if (unbound !== undefined) return fail(unbound)
-    const tenant = this.tenantRules.resolve(claims.tenant_id, tenantHeader, host)
+    // The tenant of the trusted issuer (src/authenticator.rs): it vouches for it, so a token
+    // naming another one is refused.
+    const issuerTenant = this.issuerTenants ? this.issuerKeys.tenantOf(claims) : undefined
+    if (issuerTenant !== undefined && typeof claims.tenant_id === 'string' && claims.tenant_id !== '' && asciiLower(claims.tenant_id) !== asciiLower(issuerTenant)) {
+      return fail('tenant_mismatch')
+    }
+    let tenant = this.tenantRules.resolve(issuerTenant === undefined ? claims.tenant_id : issuerTenant, tenantHeader, host)
     if (tenant instanceof Failure) return tenant
+    if (issuerTenant !== undefined && tenant.source === 'token') tenant = { id: issuerTenant, source: 'issuer' }
     const userId = claims.sub === undefined ? '' : claims.sub
     let remaining
     if (this.limiter !== null) {
       // Keyed on what the signature vouches for (docs/rate-limiting.md): the token's own
       // tenant_id claim, ':', sub. A header or Host tenant must not buy a fresh bucket; a valid
       // tenant id has no ':', so no two (claim, sub) pairs share a key.
-      const claimTenant = typeof claims.tenant_id === 'string' ? claims.tenant_id : ''
+      const claimTenant = issuerTenant !== undefined ? issuerTenant : typeof claims.tenant_id === 'string' ? claims.tenant_id : ''
       const key = `${claimTenant}:${userId}`
       const decision = this.leases === null ? this.limiter.take(key) : this.leases.take(key, monotonicNanos())
       if (decision === null) return fail('rate_limit_pending')
@@ -204,14 +225,16 @@ class Core {
 
   /** Access-token verification through the cache when it serves the key set (src/authenticator.rs `verify_access`). */
   verifyAccess(token, now) {
-    const keys = this.accessKeys
+    const keys = this.issuerKeys === null ? this.accessKeys : this.issuerKeys
     const cache = this.cache
     if (cache === null || (keys.allHmac && !this.cacheHmac)) return this.accessRules.verify(token, keys, now)
     const digest = digestOf(token)
     if (cache.hit(digest, keys.generation, now)) {
       // Known good under this key set: the signature is skipped, never the claim checks.
       const claims = decodeKnownGood(token)
-      return claims instanceof Failure ? claims : this.accessRules.validate(claims, now)
+      if (claims instanceof Failure) return claims
+      const rules = this.accessRules.rulesFor(keys, claims)
+      return rules === null ? fail('untrusted_issuer') : rules.validate(claims, now)
     }
     const claims = this.accessRules.verify(token, keys, now)
     // The memo holds the key that just verified it (js/jwt.js): an HMAC check costs less than
@@ -281,13 +304,23 @@ class Core {
    */
   explain(kind, token, verdict) {
     if (!(verdict instanceof Failure) || !EXPLAINED.has(verdict.code)) return verdict
-    const other = kind === 'access' ? this.refreshKeys : this.accessKeys
+    const other = kind === 'access' ? this.refreshKeys : this.issuerKeys === null ? this.accessKeys : this.issuerKeys
     return other !== null && signedWith(token, other) ? fail('wrong_token_type') : verdict
   }
 
   /** Replaces the access-token keys at once (src/authenticator.rs `set_keys`); the new generation. */
-  setKeys(keys) {
+  setKeys(keys, options) {
     const entries = normalizeKeys(keys, { label: 'keys', allowShortSecret: this.settings.allowShortSecret })
+    const issuer = readSetKeysIssuer(options)
+    if (issuer !== undefined) {
+      if (this.issuerKeys === null) throw typeError('options.issuer needs an authenticator configured with issuers')
+      const next = this.issuerKeys.replaced(issuer, entries)
+      if (next === null) throw rangeError(`options.issuer ${JSON.stringify(issuer)} is not a configured issuer`)
+      this.issuerKeys = next
+      if (this.cache !== null) this.cache.clear()
+      return next.generation
+    }
+    if (this.issuerKeys !== null) throw typeError('with issuers, setKeys takes { issuer } naming whose keys these are')
     if (this.signingEntry !== null) {
       checkSigningKid(entries, this.signingEntry.kid, 'keys')
       entries.push(this.signingEntry)
@@ -320,6 +353,16 @@ class Core {
     }
     return this.revocations.issuedAt(now)
   }
+}
+
+/** setKeys's `options.issuer` (src/binding/authenticator.rs `read_set_keys_issuer`): undefined when not given. */
+function readSetKeysIssuer(options) {
+  if (options === undefined || options === null) return undefined
+  if (typeof options !== 'object') throw typeError('options must be an object { issuer? }')
+  const { issuer } = options
+  if (issuer === undefined || issuer === null) return undefined
+  if (typeof issuer !== 'string') throw typeError('options.issuer must be a string')
+  return issuer
 }
 
 // The refusals of a key set that `explain` looks into: the token's key or signature.
@@ -430,9 +473,9 @@ class Authenticator {
    * Replaces the access-token keys at once, with the constructor's checks; returns the new
    * keySetGeneration.
    */
-  setKeys(keys) {
+  setKeys(keys, options) {
     if (this.#shared) throw sharedKeys()
-    return this.#core.setKeys(keys)
+    return this.#core.setKeys(keys, options)
   }
 
   /** Tokens held by the verified-token cache (at most verifiedTokenCacheMaxEntries). */
@@ -457,7 +500,8 @@ class Authenticator {
 
   /** Counts key-set replacements: 0 after construction, +1 per setKeys. */
   get keySetGeneration() {
-    return this.#core.accessKeys.generation
+    const core = this.#core
+    return core.issuerKeys === null ? core.accessKeys.generation : core.issuerKeys.generation
   }
 
   /** `{ keys }`: the public JWK of each asymmetric verification key (never an HMAC secret). */

@@ -11,6 +11,7 @@ const { message } = require('../contract')
 const { normalizeKeys } = require('../lib/keys/normalize')
 const { readSigningKey } = require('./issue/signing-key')
 const { renameDeprecated } = require('./deprecation')
+const { readIssuers } = require('./issuers')
 
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 const MIN_SECRET_BYTES = 32
@@ -29,6 +30,8 @@ const READ_ORDER = [OPTION_BY_NAME.get('allowShortSecret'), ...OPTIONS.filter((o
  * `audience`) becomes the plural list (`issuers`, `audiences`), never absent.
  */
 function settingName(option) {
+  // `issuers` (the trusted-issuer registry) would take the name of `issuer`'s list.
+  if (option.kind === 'issuerList') return 'trustedIssuers'
   return option.kind === 'stringList' ? `${option.name}s` : option.name
 }
 
@@ -42,6 +45,7 @@ const READERS = {
   signingKey: readSigningKey,
   keySet: (v, { name }, settings) =>
     normalizeKeys(v, { label: `config.${name}`, allowShortSecret: settings.allowShortSecret }),
+  issuerList: (v, _option, settings) => readIssuers(v, settings.allowShortSecret),
 }
 
 
@@ -62,6 +66,15 @@ function readSettings(config) {
     const value = config[name]
     const read = value === undefined || value === null ? undefined : READERS[option.kind](value, option, settings)
     settings[settingName(option)] = read === undefined ? defaultOf(option) : read
+  }
+  // With trusted issuers, each issuer has its own keys (src/config.rs says the same).
+  if (settings.trustedIssuers !== null) {
+    const other =
+      settings.accessSecret !== null ? 'accessSecret' : settings.keys !== null ? 'keys' : settings.signingKey !== null ? 'signingKey' : settings.issuers.length > 0 ? 'issuer' : null
+    if (other !== null) {
+      throw typeError(`config.issuers and config.${other} cannot be combined: each issuer has its own keys and the list is the trusted issuers`)
+    }
+    return settings
   }
   // Exactly one source of access-token keys (docs/keys.md).
   if (settings.accessSecret === null && settings.keys === null && settings.signingKey === null) {
@@ -162,6 +175,10 @@ function fingerprint(settings) {
 
 function fingerprintOf(value) {
   if (Buffer.isBuffer(value)) return value.toString('hex')
+  // trustedIssuers: every part of each issuer, its keys as the keys option's.
+  if (Array.isArray(value) && value.length > 0 && typeof value[0] === 'object' && typeof value[0].issuer === 'string') {
+    return value.map((i) => [i.issuer, i.keys === null ? null : fingerprintOf(i.keys), i.audiences, i.algorithms, i.tenant])
+  }
   // signingKey: its kid, alg and private key bytes.
   if (value !== null && typeof value === 'object' && Buffer.isBuffer(value.pkcs8)) {
     return [value.kid, value.alg, value.pkcs8.toString('hex')]

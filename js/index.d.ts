@@ -4,7 +4,7 @@
 import type { AuthConfig, AuthenticatorConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, KeyInput, PublicJwks, TenantSource, TokenClaims } from '../index'
 import type { TokenVerification, TokenValid, TokenInvalid, ResolveTenantOptions, ResolvedTenant } from '../index'
 import type { RateLimiterOptions, RateLimitDecision } from '../index'
-import type { RevokeTokenOptions, RevokeSubjectOptions } from '../index'
+import type { RevokeTokenOptions, RevokeSubjectOptions, SetKeysOptions } from '../index'
 import type { AuthenticatorMetrics, SenderContext } from '../index'
 
 export type { AuthConfig, AuthenticatorConfig, AuthResult, AuthSuccess, AuthFailure, ErrorCode, TenantSource, TokenClaims }
@@ -85,7 +85,7 @@ export declare class Authenticator {
   /** Whether tokens not known to be revoked are refused with `revocation_unavailable`. */
   get revocationUnavailable(): boolean
   /** Replaces the access-token keys at once (the constructor's checks); returns the new `keySetGeneration`. */
-  setKeys(keys: ReadonlyArray<KeyInput>): number
+  setKeys(keys: ReadonlyArray<KeyInput>, options?: SetKeysOptions | null): number
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
   get keySetGeneration(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */

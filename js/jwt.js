@@ -66,12 +66,18 @@ class ClaimRules {
     this.acceptedHeader = '\0'
     this.acceptedKey = null
     this.acceptedKeys = null
+    this.acceptedIss = undefined
   }
 
   /** Verifies `token` with `keys` (a KeySet) at `now` (seconds): its claims, or a Failure. */
   verify(token, keys, now) {
     const claims = decodeVerified(token, keys, this)
-    return claims instanceof Failure ? claims : this.validate(claims, now)
+    return claims instanceof Failure ? claims : this.rulesFor(keys, claims).validate(claims, now)
+  }
+
+  /** The rules for claims `keys` verified: these, or the trusted issuer's own (js/issuers.js). */
+  rulesFor(keys, claims) {
+    return keys.byIssuer === true ? keys.rulesOf(claims) : this
   }
 
   /** The claim checks of src/jwt/validate.rs, on claims whose signature was verified. */
@@ -128,7 +134,7 @@ function decodeVerified(token, keys, memo) {
   if (!COMPACT_JWS.test(token)) return fail('malformed_token')
   const firstDot = token.indexOf('.')
   const secondDot = token.indexOf('.', firstDot + 1)
-  const knownHeader = memo !== null && memo.acceptedKeys === keys && token.startsWith(memo.acceptedHeader)
+  let knownHeader = memo !== null && memo.acceptedKeys === keys && token.startsWith(memo.acceptedHeader)
   const headerJson = knownHeader ? EMPTY : decodeBase64url(token.slice(0, firstDot))
   const payloadJson = headerJson && decodeBase64url(token.slice(firstDot + 1, secondDot))
   const signature = payloadJson && decodeBase64url(token.slice(secondDot + 1))
@@ -144,12 +150,19 @@ function decodeVerified(token, keys, memo) {
   }
   const claims = parseClaims(payloadJson)
   if (claims === null) return fail('malformed_token')
+  // With trusted issuers the key depends on `iss` too: the memo serves only the issuer it was
+  // made for. The header passed before, so reading it again finds it good.
+  if (knownHeader && keys.byIssuer === true && claims.iss !== memo.acceptedIss) {
+    knownHeader = false
+    header = parseHeader(decodeBase64url(token.slice(0, firstDot)))
+  }
   let key
   if (knownHeader) key = memo.acceptedKey
   else {
-    key = keys.select(header.alg, header.kid)
+    key = keys.select(header.alg, header.kid, claims)
     if (typeof key === 'string') return fail(key)
     if (memo !== null) {
+      memo.acceptedIss = claims.iss
       // Bounded: one header segment, no longer than a token.
       memo.acceptedHeader = token.slice(0, firstDot + 1)
       memo.acceptedKey = key

@@ -25,6 +25,7 @@ const TYPES = {
   secret: 'string \\| Buffer',
   keySet: 'array of keys',
   signingKey: '{ kid, alg, privateKey }',
+  issuerList: 'array of { issuer, keys?, audience?, algorithms?, tenant? }',
   stringList: 'string \\| string[]',
   domain: 'string (domain name)',
   limit: '{ capacity, refillPerSec }',

@@ -16,7 +16,10 @@ use crate::dpop::{check_proof, dpop_scheme};
 use crate::error::AuthError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
-use crate::jwt::{signed_with, Alg, Claim, Claims, HmacKey, KeySet, KeySpec, TokenKind, Verifier};
+use crate::issuers::{Issuer, IssuerKeys};
+use crate::jwt::{
+    signed_with, Alg, Claim, Claims, HmacKey, KeyLookup, KeySet, KeySpec, TokenKind, Verifier,
+};
 use crate::metrics::{Metrics, Snapshot};
 use crate::rate_limit::{
     monotonic_nanos, random_seeds, seeds_from_secret, Decision, LeaseDecision, LeaseTable,
@@ -33,6 +36,9 @@ use crate::verified_cache::{VerifiedCache, DEFAULT_CAPACITY};
 /// The header arguments of a call: Authorization, X-Tenant-ID (which the outcome may borrow as
 /// the tenant id, hence its own lifetime) and Host.
 type Headers<'h, 't> = (Option<&'h [u8]>, Option<&'t [u8]>, Option<&'h [u8]>);
+
+/// The trusted issuers (fixed) and their key sets (replaced whole, one issuer at a time).
+type TrustedIssuers = (Arc<[Issuer]>, RwLock<Arc<IssuerKeys>>);
 
 /// What one authentication produced. Strings borrow from the request or the decoded token.
 pub struct Outcome<'a> {
@@ -71,6 +77,8 @@ pub enum TenantId<'a> {
     Claim(Cow<'a, str>),
     Header(&'a [u8]),
     Host(HostLabel),
+    /// The tenant of the trusted issuer that issued the token (`issuers[].tenant`).
+    Issuer(&'a str),
 }
 
 impl TenantId<'_> {
@@ -80,17 +88,20 @@ impl TenantId<'_> {
             TenantId::Claim(s) => s.as_bytes(),
             TenantId::Header(h) => h,
             TenantId::Host(label) => label.as_bytes(),
+            TenantId::Issuer(t) => t.as_bytes(),
         }
     }
 
     /// Where the id came from, as `AuthResult.tenantSource` names it: `token` (the
-    /// `tenant_id` claim), `header` (X-Tenant-ID), `host`, or `None` when there is no tenant.
+    /// `tenant_id` claim), `header` (X-Tenant-ID), `host`, `issuer` (the trusted issuer's
+    /// tenant), or `None` when there is no tenant.
     pub fn source(&self) -> Option<&'static str> {
         match self {
             TenantId::None => None,
             TenantId::Claim(_) => Some("token"),
             TenantId::Header(_) => Some("header"),
             TenantId::Host(_) => Some("host"),
+            TenantId::Issuer(_) => Some("issuer"),
         }
     }
 
@@ -136,6 +147,12 @@ pub struct Authenticator {
     /// The access-token keys; `set_keys` swaps the whole set. A request takes the read lock
     /// once (one uncontended atomic), so it sees the old set or the new one, never a mix.
     access_keys: RwLock<Arc<KeySet>>,
+    /// The trusted-issuer registry (`issuers`, src/issuers.rs), `None` when not configured: the
+    /// issuers (fixed) and their key sets (one replaced per `setKeys(keys, { issuer })`).
+    /// `access_keys` then stays empty.
+    trusted: Option<TrustedIssuers>,
+    /// Whether some trusted issuer has a tenant (only then is it looked up after verification).
+    issuer_tenants: bool,
     /// Signs access tokens: the `accessSecret` shorthand only.
     access_signing: Option<HmacKey>,
     /// Signs and checks refresh tokens: `refreshSecret`, else `signingKey` (src/refresh_key.rs).
@@ -212,8 +229,21 @@ impl Authenticator {
             settings.clock_tolerance_sec(),
             retention_sec,
         );
+        let trusted = (!settings.trusted_issuers().is_empty()).then(|| {
+            let ring = IssuerKeys::new(
+                settings.trusted_issuers(),
+                &settings.claim_rules(TokenKind::Access),
+            );
+            (ring.issuers(), RwLock::new(Arc::new(ring)))
+        });
+        let issuer_tenants = settings
+            .trusted_issuers()
+            .iter()
+            .any(|i| i.tenant.is_some());
         Authenticator {
             revocations,
+            trusted,
+            issuer_tenants,
             access: verifier(TokenKind::Access),
             access_keys: RwLock::new(Arc::new(keys)),
             access_signing: settings.access_secret().map(|s| HmacKey::new(s.expose())),
@@ -278,6 +308,39 @@ impl Authenticator {
         )
     }
 
+    /// Counts key-set replacements (`keySetGeneration`): of the one set, or of the trusted
+    /// issuers' sets together.
+    pub fn key_set_generation(&self) -> u64 {
+        match &self.trusted {
+            Some((_, ring)) => ring
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .generation(),
+            None => self.keys().generation(),
+        }
+    }
+
+    /// Replaces the key set of the trusted issuer named `iss` (byte for byte) with `specs`;
+    /// returns the registry's new generation. `Err` without `issuers` or for another name.
+    pub fn set_issuer_keys(&self, iss: &str, specs: &[KeySpec]) -> Result<u64, ArgError> {
+        let Some((_, ring)) = &self.trusted else {
+            return Err(ArgError::Type(
+                "options.issuer needs an authenticator configured with issuers".into(),
+            ));
+        };
+        let mut slot = ring.write().unwrap_or_else(PoisonError::into_inner);
+        let next = slot.replaced(iss, specs).ok_or_else(|| {
+            ArgError::Range(format!("options.issuer {iss:?} is not a configured issuer"))
+        })?;
+        let generation = next.generation();
+        *slot = Arc::new(next);
+        // Cleared under the write lock: no request can verify against the old set meanwhile.
+        if let Some(cache) = &self.cache {
+            cache.clear();
+        }
+        Ok(generation)
+    }
+
     /// Replaces the access-token keys at once with `specs` (validated by the caller, as for
     /// the constructor); returns the new set's generation.
     pub fn set_keys(&self, specs: &[KeySpec]) -> u64 {
@@ -325,7 +388,7 @@ impl Authenticator {
     fn verify_access<'s>(
         &self,
         token: &[u8],
-        keys: &KeySet,
+        keys: &impl KeyLookup,
         now: f64,
         scratch: &'s mut Vec<u8>,
     ) -> Result<Claims<'s>, AuthError> {
@@ -338,9 +401,52 @@ impl Authenticator {
         }
     }
 
-    /// Reads, checks and installs `items` (raw keys as the binding read them).
-    pub fn replace_keys(&self, items: Vec<crate::config::RawValue>) -> Result<u64, ArgError> {
+    /// Access-token verification under the keys in force: the one set, or the trusted issuers'.
+    fn verify_access_now<'s>(
+        &self,
+        token: &[u8],
+        now: f64,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<Claims<'s>, AuthError> {
+        match &self.trusted {
+            Some((_, ring)) => {
+                let ring = ring.read().unwrap_or_else(PoisonError::into_inner);
+                self.verify_access(token, &**ring, now, scratch)
+            }
+            None => {
+                let keys = self
+                    .access_keys
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner);
+                self.verify_access(token, &**keys, now, scratch)
+            }
+        }
+    }
+
+    /// The tenant of the trusted issuer a verified token names, if it has one.
+    fn issuer_tenant(&self, claims: &Claims<'_>) -> Option<&str> {
+        let (issuers, _) = self.trusted.as_ref().filter(|_| self.issuer_tenants)?;
+        let iss = claims.iss.as_str()?;
+        issuers.iter().find(|i| i.name() == iss)?.tenant()
+    }
+
+    /// Reads, checks and installs `items` (raw keys as the binding read them), as the one key
+    /// set, or as the key set of the trusted issuer `issuer`.
+    pub fn replace_keys(
+        &self,
+        items: Vec<crate::config::RawValue>,
+        issuer: Option<&str>,
+    ) -> Result<u64, ArgError> {
         let specs = crate::config::read_keys(items, "keys", self.settings.allow_short_secret())?;
+        match (issuer, &self.trusted) {
+            (Some(iss), _) => return self.set_issuer_keys(iss, &specs),
+            (None, Some(_)) => {
+                return Err(ArgError::Type(
+                    "with issuers, setKeys takes { issuer } naming whose keys these are".into(),
+                ))
+            }
+            (None, None) => {}
+        }
         if let Some((own, _)) = &self.signing {
             crate::config::check_signing_kid(&specs, own.kid(), "keys")?;
         }
@@ -454,7 +560,7 @@ impl Authenticator {
     }
 
     fn run_chain<'a>(
-        &self,
+        &'a self,
         (authorization, tenant_header, host): Headers<'_, 'a>,
         sender: &SenderContext<'_>,
         payload: &'a mut Vec<u8>,
@@ -485,12 +591,8 @@ impl Authenticator {
             }
             None => (extract_bearer(authorization, max_token_bytes)?, None),
         };
-        let keys = self
-            .access_keys
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
         let mut claims = self
-            .verify_access(token, &keys, self.now_sec_at(mono), payload)
+            .verify_access_now(token, self.now_sec_at(mono), payload)
             .map_err(|err| match err {
                 // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
                 AuthError::MalformedToken if !is_b64token(token) => {
@@ -498,7 +600,6 @@ impl Authenticator {
                 }
                 other => self.explain(TokenKind::Access, token, other),
             })?;
-        drop(keys);
         // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer.
         match (&proof, &claims.cnf_jkt) {
             (None, Claim::Absent) => {}
@@ -522,16 +623,26 @@ impl Authenticator {
             &claims.cnf,
             sender.client_cert_thumbprint,
         )?;
+        let issuer_tenant = self.issuer_tenant(&claims);
+        if let (Some(t), Some(claim)) = (issuer_tenant, claims.tenant_id.as_str()) {
+            // The issuer vouches for the tenant: a token naming another one is refused.
+            if !claim.is_empty() && !claim.eq_ignore_ascii_case(t) {
+                return Err(AuthError::TenantMismatch.into());
+            }
+        }
         let tenant_source = self.tenant_rules.resolve(
-            claims.tenant_id.as_str().map(str::as_bytes),
+            issuer_tenant
+                .or(claims.tenant_id.as_str())
+                .map(str::as_bytes),
             tenant_header,
             host,
         )?;
         let tenant = match tenant_source {
             TenantSource::None => TenantId::None,
-            TenantSource::Claim => {
-                TenantId::Claim(take_str(&mut claims.tenant_id).unwrap_or_default())
-            }
+            TenantSource::Claim => match issuer_tenant {
+                Some(t) => TenantId::Issuer(t),
+                None => TenantId::Claim(take_str(&mut claims.tenant_id).unwrap_or_default()),
+            },
             TenantSource::Header => TenantId::Header(tenant_header.unwrap_or_default()),
             TenantSource::Host(label) => TenantId::Host(label),
         };
@@ -544,8 +655,8 @@ impl Authenticator {
                 // the client asked for and must not buy a fresh bucket. A valid tenant id has no
                 // `:`, so the first one ends it and no two (claim, sub) pairs share a key.
                 key.clear();
-                if let TenantId::Claim(claim) = &tenant {
-                    key.extend_from_slice(claim.as_bytes());
+                if let TenantId::Claim(_) | TenantId::Issuer(_) = &tenant {
+                    key.extend_from_slice(tenant.as_bytes());
                 }
                 key.push(b':');
                 key.extend_from_slice(user_id.as_bytes());
@@ -600,7 +711,7 @@ impl Authenticator {
     ) -> Option<Result<Claims<'s>, AuthError>> {
         let now = self.now_sec();
         let verdict = match kind {
-            TokenKind::Access => self.verify_access(token, &self.keys(), now, scratch),
+            TokenKind::Access => self.verify_access_now(token, now, scratch),
             TokenKind::Refresh => {
                 let (verifier, key) = self.refresh.as_ref()?;
                 verifier.verify(token, key, now, scratch)
@@ -719,7 +830,13 @@ impl Authenticator {
                 .refresh
                 .as_ref()
                 .is_some_and(|(_, key)| signed_with(token, key)),
-            TokenKind::Refresh => signed_with(token, &*self.keys()),
+            TokenKind::Refresh => match &self.trusted {
+                Some((_, ring)) => signed_with(
+                    token,
+                    &**ring.read().unwrap_or_else(PoisonError::into_inner),
+                ),
+                None => signed_with(token, &*self.keys()),
+            },
         };
         if by_other {
             AuthError::WrongTokenType
@@ -859,7 +976,7 @@ mod tests {
             ("alg", "HS256".into()),
             ("key", ACCESS.into()),
         ])];
-        let err = core.replace_keys(same_kid).unwrap_err();
+        let err = core.replace_keys(same_kid, None).unwrap_err();
         assert_eq!(
             err,
             ArgError::DuplicateKid(r#"keys: kid "own" is the signingKey's kid"#.into())

@@ -165,7 +165,27 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
         None => None,
     };
     let signs = given.iter().any(|(spec, _)| spec.name == "signingKey");
+    let trusted = given.iter().any(|(spec, _)| spec.name == "issuers");
+    if trusted {
+        // A key of the config's own would verify tokens of every issuer: no issuer-to-key
+        // binding left. And `issuer` would be a second list of trusted issuers.
+        let other = if access_secret.is_some() {
+            Some("accessSecret")
+        } else if keys.is_some() {
+            Some("keys")
+        } else {
+            ["signingKey", "issuer"]
+                .into_iter()
+                .find(|n| given.iter().any(|(spec, _)| spec.name == *n))
+        };
+        if let Some(other) = other {
+            return Err(ArgError::Type(format!(
+                "config.issuers and config.{other} cannot be combined: each issuer has its own keys and the list is the trusted issuers"
+            )));
+        }
+    }
     let keys = match (access_secret, keys) {
+        (None, None) if trusted => AccessKeys::Keys(Vec::new()),
         // The signing key's public half is the one verification key.
         (None, None) if signs => AccessKeys::Keys(Vec::new()),
         (Some(secret), None) => AccessKeys::Secret(secret),
@@ -226,7 +246,8 @@ pub(crate) fn default_of(spec: &OptionSpec) -> Option<Setting> {
         OptionKind::Secret
         | OptionKind::StringList
         | OptionKind::KeySet
-        | OptionKind::SigningKey => None,
+        | OptionKind::SigningKey
+        | OptionKind::IssuerList => None,
     }
 }
 
@@ -239,6 +260,7 @@ fn expected(kind: OptionKind) -> &'static str {
         OptionKind::Domain => "a string",
         OptionKind::KeySet => "an array of keys",
         OptionKind::SigningKey => "an object { kid, alg, privateKey }",
+        OptionKind::IssuerList => "an array of issuers",
     }
 }
 
@@ -278,6 +300,9 @@ fn check(spec: &OptionSpec, value: RawValue, allow_short: bool) -> Checked<Setti
         }
         (OptionKind::KeySet, RawValue::List(items)) => {
             read_keys(items, &format!("config.{name}"), allow_short).map(Setting::Keys)
+        }
+        (OptionKind::IssuerList, RawValue::List(items)) => {
+            crate::issuers::read_issuers(items, allow_short).map(Setting::Issuers)
         }
         _ => Err(wrong_kind()),
     }

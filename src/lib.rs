@@ -30,6 +30,7 @@ mod dpop;
 mod error;
 mod helpers;
 mod issue;
+mod issuers;
 mod jwt;
 mod metrics;
 mod rate_limit;

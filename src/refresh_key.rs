@@ -53,10 +53,14 @@ impl RefreshKey {
 }
 
 impl KeyLookup for RefreshKey {
-    fn select(&self, header: Option<&Header<'_>>) -> Result<Selected<'_>, AuthError> {
+    fn select(
+        &self,
+        header: Option<&Header<'_>>,
+        claims: &crate::jwt::Claims<'_>,
+    ) -> Result<Selected<'_>, AuthError> {
         match self {
-            RefreshKey::Secret(key) => KeyLookup::select(key, header),
-            RefreshKey::SigningKey { public, .. } => KeyLookup::select(public, header),
+            RefreshKey::Secret(key) => KeyLookup::select(key, header, claims),
+            RefreshKey::SigningKey { public, .. } => KeyLookup::select(public, header, claims),
         }
     }
 }

@@ -113,6 +113,9 @@ pub enum OptionKind {
     /// key (the package entry point exports it with node:crypto, `js/issue/signing-key.js`), handed
     /// over as a one-item array.
     SigningKey,
+    /// The trusted-issuer registry (`issuers`, src/issuers.rs): an array of
+    /// `{ issuer, keys?, audience?, algorithms?, tenant? }`.
+    IssuerList,
 }
 
 /// One `AuthResult` or `TokenVerification` field, in the order results list their keys.

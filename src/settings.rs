@@ -65,6 +65,8 @@ pub struct Settings {
     /// `requiredAcr`, `maxAuthAgeSec` (RFC 9470 step-up).
     required_acr: Vec<String>,
     max_auth_age_sec: Option<f64>,
+    /// `issuers`: the trusted-issuer registry (src/issuers.rs); empty when off.
+    trusted_issuers: Vec<crate::issuers::IssuerSpec>,
 }
 
 /// One validated option value, as `config.rs` hands it over.
@@ -77,6 +79,7 @@ pub(crate) enum Setting {
     Text(String),
     Keys(Vec<KeySpec>),
     SigningKey(Arc<SigningKey>),
+    Issuers(Vec<crate::issuers::IssuerSpec>),
 }
 
 impl Settings {
@@ -127,6 +130,7 @@ impl Settings {
             access_token_profile: false,
             required_acr: Vec::new(),
             max_auth_age_sec: None,
+            trusted_issuers: Vec::new(),
         }
     }
 
@@ -170,6 +174,7 @@ impl Settings {
             ("requireAccessTokenProfile", Bool(b)) => self.access_token_profile = b,
             ("requiredAcr", List(l)) => self.required_acr = l,
             ("maxAuthAgeSec", Number(n)) => self.max_auth_age_sec = Some(n),
+            ("issuers", Issuers(i)) => self.trusted_issuers = i,
             // Read before every other option (it steers the secrets' checks) and kept by
             // `unfilled`; the default pass must not overwrite it.
             ("allowShortSecret", Bool(_)) => {}
@@ -226,6 +231,10 @@ impl Settings {
     }
     pub fn issuers(&self) -> &[String] {
         &self.issuers
+    }
+    /// The trusted-issuer registry (`issuers`); empty when not configured.
+    pub fn trusted_issuers(&self) -> &[crate::issuers::IssuerSpec] {
+        &self.trusted_issuers
     }
     pub fn audiences(&self) -> &[String] {
         &self.audiences
@@ -394,6 +403,28 @@ impl Settings {
         ] {
             field(&(list.len() as u64).to_le_bytes());
             list.iter().for_each(|s| field(s.as_bytes()));
+        }
+        // Every part of each trusted issuer: a shared authenticator must never hand one
+        // registry's keys to a config that names other ones.
+        field(&(self.trusted_issuers.len() as u64).to_le_bytes());
+        for i in &self.trusted_issuers {
+            field(i.issuer.as_bytes());
+            let keys = i.keys.as_deref().unwrap_or_default();
+            field(&(keys.len() as u64).to_le_bytes());
+            for k in keys {
+                field(k.kid.as_deref().unwrap_or("\u{0}").as_bytes());
+                field(k.alg.name().as_bytes());
+                field(k.key.expose());
+            }
+            let audiences = i.audiences.as_deref();
+            field(&(audiences.map_or(u64::MAX, |a| a.len() as u64)).to_le_bytes());
+            audiences
+                .unwrap_or_default()
+                .iter()
+                .for_each(|a| field(a.as_bytes()));
+            field(&(i.algorithms.len() as u64).to_le_bytes());
+            i.algorithms.iter().for_each(|a| field(a.name().as_bytes()));
+            field(i.tenant.as_deref().unwrap_or("\u{0}").as_bytes());
         }
         field(self.base_domain.as_deref().unwrap_or("\u{0}").as_bytes());
         for n in [

@@ -139,6 +139,7 @@ const failing = {
   missing_profile_claim: () => [{ requireAccessTokenProfile: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, iss: 'i', aud: 'a', iat: NOW, jti: 'j' }, SECRET, { alg: 'HS256', typ: 'at+jwt' })}`],
   insufficient_user_authentication: () => [{ requiredAcr: 'mfa' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, acr: 'pwd' }, SECRET)}`],
   insufficient_scope: () => [{ requiredScope: 'write' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, scope: 'read' }, SECRET)}`],
+  untrusted_issuer: () => [{ accessSecret: undefined, issuers: [{ issuer: 'me', keys: [{ alg: 'HS256', secret: SECRET }] }] }, `Bearer ${token({ sub: 'u', exp: NOW + 60, iss: 'you' }, SECRET)}`],
 }
 const THUMB = 'Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs'
 // Codes no single authenticate call of a fresh authenticator produces, and where they are tested.

@@ -351,7 +351,8 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   // Certificate-bound tokens' codes need a binding mode and a sender context: the tests at the end.
   // DPoP codes: the DPoP test below and __test__/dpop/ (proofs are made asynchronously).
   const dpopCodes = Object.keys(require('../../contract/error-codes.json')).filter((c) => c.includes('dpop'))
-  const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending', 'keys_unavailable', 'certificate_required', 'certificate_mismatch', 'unbound_token', ...dpopCodes])
+  // untrusted_issuer needs the issuers option: the trusted-issuer tests at the end.
+  const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending', 'keys_unavailable', 'certificate_required', 'certificate_mismatch', 'unbound_token', 'untrusted_issuer', ...dpopCodes])
   const expected = ['ok', ...Object.keys(require('../../contract/error-codes.json'))].filter((c) => !notGenerated.has(c)).sort()
   assert.deepEqual(reached, expected)
   for (const [code, n] of checker.codes) assert.ok(n >= 10, `${code} reached only ${n} times`)
@@ -1288,4 +1289,126 @@ test('trusted issuers: the union key set with the issuers list gives identical r
   }
   assert.deepEqual(checker.mismatches, [])
   for (const code of ['ok', 'invalid_issuer', 'unknown_key']) assert.ok(checker.codes.get(code) >= 2, `${code} reached ${checker.codes.get(code) || 0} times`)
+})
+
+// The trusted-issuer registry inside the engines (`issuers`, issue 25): iss selects the issuer
+// before any key, then its own set by kid. Keys of one issuer under another's kid, shared kids,
+// per-issuer audiences, algorithms and tenants, untrusted spellings, setKeys per issuer, the
+// verified-token cache (asymmetric keys: on) and mutated tokens, field for field.
+test('trusted issuers in the engine: identical verdicts for iss, kid, key, audience, algorithms, tenant and per-issuer setKeys', async () => {
+  const { keyEntry, joseToken } = require('../support/keys')
+  const A = 'https://tenant-a.idp.example'
+  const B = 'https://tenant-b.idp.example/'
+  const C = 'https://c.idp.example/realms/x'
+  const SA = 'issuer-a-hmac-secret-0123456789abcdef'
+  const SB = 'issuer-b-hmac-secret-0123456789abcdef'
+  const issuers = () => [
+    { issuer: A, keys: [keyEntry('RS256', 'a-1'), { kid: 'h', alg: 'HS256', secret: SA }, keyEntry('EdDSA', 'shared')] },
+    { issuer: B, keys: [keyEntry('ES256', 'b-1'), { kid: 'h', alg: 'HS256', secret: SB }, keyEntry('RS256', 'shared')], audience: ['api-b'], tenant: 'tenant-b' },
+    { issuer: C, algorithms: ['HS256'], tenant: 'globex' },
+  ]
+  const rng = random(25)
+  const checker = makeChecker()
+  const tokens = []
+  const ISS = [A, B, C, `${A}/`, B.slice(0, -1), B.toUpperCase(), 'https://untrusted.example/', undefined, 7]
+  for (const iss of ISS) {
+    for (const aud of ['api', 'api-b', ['x', 'api-b']]) {
+      const claims = { sub: 'u', aud, exp: NOW + 60, ...(iss === undefined ? {} : { iss }) }
+      if (rng.chance(0.3)) claims.tenant_id = rng.pick(['tenant-b', 'TENANT-B', 'globex', 'acme'])
+      for (const [alg, kid] of [['RS256', 'a-1'], ['ES256', 'b-1'], ['EdDSA', 'shared'], ['RS256', 'shared'], ['ES256', 'a-1'], ['RS256', undefined]]) {
+        tokens.push(await joseToken(alg, claims, kid === undefined ? {} : { kid }))
+      }
+      for (const [secret, kid] of [[SA, 'h'], [SB, 'h'], [SA, undefined], [SB, 'c-1']]) {
+        tokens.push(rawToken(kid === undefined ? { alg: 'HS256' } : { alg: 'HS256', kid }, claims, secret))
+      }
+    }
+  }
+  for (const extra of [{}, { enforceTenantMatch: true, baseDomain: 'example.com' }, { verifiedTokenCacheMaxEntries: 0 }]) {
+    const pair = pairOf({ issuers: issuers(), audience: 'api', clockTimestamp: NOW, rateLimitMax: 0, ...extra })
+    for (let round = 0; round < 3; round++) {
+      for (const t of tokens) {
+        const host = rng.pick([undefined, 'tenant-b.example.com', 'globex.example.com', 'acme.example.com'])
+        const header = rng.pick([undefined, 'tenant-b', 'globex', 'other'])
+        checker.check(pair, [`Bearer ${t}`, header, host], `round ${round} ${JSON.stringify(extra)}`)
+        checker.check(pair, [`Bearer ${t}`, header, host], `round ${round} again`)
+        if (rng.chance(0.2)) checker.check(pair, [`Bearer ${mutate(rng, t)}`], 'mutated')
+        assert.deepStrictEqual(pair.j.verifyAccessToken(t), pair.n.verifyAccessToken(t))
+      }
+      // Rotate one issuer's keys in both engines: C gets A's HMAC secret under kid c-1, then B
+      // loses its keys, then everything as at first.
+      const next = [
+        [[{ kid: 'c-1', alg: 'HS256', secret: SB }], C],
+        [[{ kid: 'other', alg: 'HS256', secret: SA }], B],
+        [issuers()[1].keys, B],
+      ][round]
+      assert.equal(pair.n.setKeys(next[0], { issuer: next[1] }), pair.j.setKeys(next[0], { issuer: next[1] }))
+      assert.equal(pair.n.keySetGeneration, pair.j.keySetGeneration)
+      assert.deepStrictEqual(pair.j.jwks(), pair.n.jwks())
+    }
+  }
+  assert.deepEqual(checker.mismatches, [])
+  for (const code of ['ok', 'untrusted_issuer', 'unknown_key', 'unsupported_algorithm', 'invalid_signature', 'invalid_audience', 'tenant_mismatch']) {
+    assert.ok(checker.codes.get(code) >= 5, `${code} reached ${checker.codes.get(code) || 0} times`)
+  }
+})
+
+test('trusted issuers: bad configs and setKeys calls are refused identically by both engines', () => {
+  const good = { issuer: 'https://a.example/', keys: [{ kid: 'h', alg: 'HS256', secret: 'x'.repeat(32) }] }
+  const thrown = (fn) => {
+    try {
+      fn()
+    } catch (err) {
+      return { type: err.constructor.name, code: err.code, message: err.message }
+    }
+    return null
+  }
+  const configs = [
+    [],
+    {},
+    'https://a.example/',
+    [good, good],
+    [{ ...good, issuer: '' }],
+    [{ ...good, issuer: 7 }],
+    [{ keys: good.keys }],
+    [{ ...good, audiance: 'x' }],
+    [{ ...good, keys: 'k' }],
+    [{ ...good, keys: [] }],
+    [{ ...good, audience: [] }],
+    [{ ...good, audience: [7] }],
+    [{ ...good, algorithms: ['none'] }],
+    [{ ...good, algorithms: 'HS256', tenant: 'bad:id' }],
+    [{ ...good, tenant: 5 }],
+    [null],
+    [[good]],
+    Array.from({ length: 51 }, (_, i) => ({ issuer: `https://${i}.example/` })),
+    [{ ...good, issuer: 'x'.repeat(2049) }],
+  ]
+  for (const issuers of configs) {
+    const config = { issuers, rateLimitMax: 0 }
+    const n = thrown(() => new native.Authenticator(config))
+    assert.ok(n !== null, JSON.stringify(issuers).slice(0, 80))
+    assert.deepStrictEqual(thrown(() => new js.Authenticator(config)), n, JSON.stringify(issuers).slice(0, 80))
+  }
+  for (const other of [{ accessSecret: 'x'.repeat(32) }, { keys: good.keys }, { issuer: 'https://a.example/' }]) {
+    const config = { issuers: [good], ...other }
+    const n = thrown(() => new native.Authenticator(config))
+    assert.equal(n.type, 'TypeError')
+    assert.deepStrictEqual(thrown(() => new js.Authenticator(config)), n)
+  }
+  const pair = pairOf({ issuers: [good, { issuer: 'https://b.example/' }], rateLimitMax: 0 })
+  const plain = pairOf({ accessSecret: 'x'.repeat(32), rateLimitMax: 0 })
+  for (const [p, options] of [
+    [pair, undefined],
+    [pair, {}],
+    [pair, 'https://a.example/'],
+    [pair, { issuer: 7 }],
+    [pair, { issuer: 'https://a.example' }],
+    [plain, { issuer: 'https://a.example/' }],
+  ]) {
+    const n = thrown(() => p.n.setKeys(good.keys, options))
+    assert.ok(n !== null, JSON.stringify(options))
+    assert.deepStrictEqual(thrown(() => p.j.setKeys(good.keys, options)), n, JSON.stringify(options))
+  }
+  assert.equal(pair.n.setKeys(good.keys, { issuer: 'https://b.example/' }), 1)
+  assert.equal(pair.j.setKeys(good.keys, { issuer: 'https://b.example/' }), 1)
 })

@@ -151,11 +151,20 @@ describe('trusted issuers at their edges', () => {
     provider.routes['/es-only/.well-known/openid-configuration'] = json({ issuer: other, jwks_uri: `${provider.base}/per-issuer/keys` })
     const registry = createTrustedIssuers([{ issuer, jwksUri: `${provider.base}/per-issuer/keys`, audience: ['https://orders.example/', AUDIENCE] }])
     const strict = createTrustedIssuers([{ issuer, jwksUri: `${provider.base}/per-issuer/keys`, audience: 'https://orders.example/' }])
+    const tenanted = createTrustedIssuers([{ issuer, jwksUri: `${provider.base}/per-issuer/keys`, tenant: 'acme' }])
     // Only ES256 keys for this issuer: its RS256-only document has no usable key, refused.
     const esOnly = createTrustedIssuers([{ issuer: other, algorithms: ['ES256'] }], { retryMinMs: 60_000, retryMaxMs: 60_000 })
     try {
       await registry.ready()
       await strict.ready()
+      await tenanted.ready()
+      // The registry hands the engine each issuer's keys, audiences, algorithms and tenant.
+      const [item] = tenanted.engineIssuers()
+      assert.deepEqual([item.issuer, item.tenant, item.keys.length], [issuer, 'acme', 1])
+      for (const Authenticator of [require('../..').Authenticator, require('../../js').Authenticator]) {
+        const r = new Authenticator({ issuers: tenanted.engineIssuers(), audience: AUDIENCE, rateLimitMax: 0 }).authenticate(`Bearer ${await mint(pair, issuer)}`)
+        assert.deepEqual([r.authenticated, r.tenantId, r.tenantSource], [true, 'acme', 'issuer'])
+      }
       await assert.rejects(esOnly.ready(), (err) => err.code === 'ERR_AUTH_SHIELD_JWKS_INVALID')
       assert.equal(provider.hits['/per-issuer/.well-known/openid-configuration'], undefined, 'discovery ran despite jwksUri')
       for (const engine of ['native', 'js']) {
@@ -176,16 +185,18 @@ describe('trusted issuers at their edges', () => {
     } finally {
       registry.close()
       strict.close()
+      tenanted.close()
       esOnly.close()
     }
     assert.throws(() => createTrustedIssuers([{ issuer, jwksUri: 'http://idp.example/keys' }]), /https:/)
     assert.throws(() => createTrustedIssuers([{ issuer, audience: [] }]), TypeError)
-    assert.throws(() => createTrustedIssuers([{ issuer, tenant: 'a' }]), /unknown trusted-issuer field/)
+    assert.throws(() => createTrustedIssuers([{ issuer, keys: [] }]), /unknown trusted-issuer field/)
+    assert.throws(() => createTrustedIssuers([{ issuer, tenant: 'bad:id' }]), TypeError)
     assert.throws(() => createTrustedIssuers([{ issuer, algorithms: ['none'] }]), RangeError)
     assert.throws(() => createTrustedIssuers([null]), TypeError)
   })
 
-  it('leaves out a kid two issuers publish: neither issuer\u2019s token naming it passes; their other keys do', async () => {
+  it('a kid two issuers publish is no ambiguity: each issuer\u2019s token verifies with its own key, never the other\u2019s', async () => {
     const one = await idp()
     const two = await idp()
     const shared1 = keyPair('shared')
@@ -203,19 +214,26 @@ describe('trusted issuers at their edges', () => {
       await registry.ready()
       assert.deepEqual(
         registry.keys.map((k) => k.kid),
-        ['own-1'],
+        ['shared', 'own-1', 'shared'],
       )
       for (const engine of ['native', 'js']) {
         const server = await app(registry, engine)
         try {
-          assert.equal((await get(`${server.base}/api`, bearer(await mint(own1, one.base)))).status, 200)
           for (const [p, base] of [
+            [own1, one.base],
             [shared1, one.base],
             [shared2, two.base],
           ]) {
+            assert.equal((await get(`${server.base}/api`, bearer(await mint(p, base)))).status, 200)
+          }
+          // The same kid, the other issuer's key: that issuer's own "shared" key refuses it.
+          for (const [p, base] of [
+            [shared1, two.base],
+            [shared2, one.base],
+          ]) {
             const r = await get(`${server.base}/api`, bearer(await mint(p, base)))
             assert.equal(r.status, 401)
-            assert.equal(r.json.code, 'unknown_key')
+            assert.equal(r.json.code, 'invalid_signature')
           }
         } finally {
           await server.close()
@@ -281,7 +299,7 @@ describe('trusted issuers at their edges', () => {
         const strangers = Array.from({ length: 8 }, (_, i) => keyPair(`stranger-${i}`))
         for (let i = 0; i < 200; i++) {
           const r = await get(`${server.base}/api`, bearer(await mint(strangers[i % 8], `https://random-${i}.example/`)))
-          assert.equal(r.json.code, 'invalid_issuer')
+          assert.equal(r.json.code, 'untrusted_issuer')
         }
         assert.equal(provider.total(), seen, 'an unknown issuer made a fetch')
         for (let i = 0; i < 100; i++) {

@@ -149,7 +149,7 @@ describe('trusted issuers with discovery: two real oidc-providers behind one app
           for (const t of [tokens.untrusted, tokens.trailingSlash, tokens.upperCase]) {
             const r = await get(`${server.base}/api`, bearer(t))
             assert.equal(r.status, 401)
-            assert.equal(r.json.code, 'invalid_issuer')
+            assert.equal(r.json.code, 'untrusted_issuer')
           }
           assert.equal(opA.requests() + opB.requests(), seen, 'an untrusted iss made a provider fetch')
           for (const t of [tokens.aAsB, tokens.bAsA]) {

@@ -90,6 +90,13 @@ const dpopCounts: number = dpopAuth.dpopReplayEntries + dpopAuth.dpopIatWindowSe
 const nonceCode: ErrorCode = 'use_dpop_nonce'
 // @ts-expect-error the sender's method is a string
 dpopAuth.authenticate('DPoP t', undefined, undefined, { method: 1 })
+// Trusted issuers in the engine (docs/resource-server.md): per-issuer keys, setKeys per issuer.
+const trusted = new Authenticator({ issuers: [{ issuer: 'https://a.example/', keys: [{ kid: 'k', alg: 'HS256', secret }], audience: 'api', algorithms: ['HS256'], tenant: 'acme' }] })
+const trustedGeneration: number = trusted.setKeys([{ kid: 'k2', alg: 'HS256', secret }], { issuer: 'https://a.example/' })
+const untrusted: ErrorCode = 'untrusted_issuer'
+// @ts-expect-error issuers and accessSecret are exclusive
+const issuersAndSecret: AuthConfig = { issuers: [{ issuer: 'https://a.example/' }], accessSecret: secret }
+const jsTrusted: number = new jsEngine.Authenticator({ issuers: [{ issuer: 'https://a.example/' }] }).setKeys([{ alg: 'HS256', secret }], { issuer: 'https://a.example/' })
 const jsRotating = new jsEngine.Authenticator(keyed)
 const jsGeneration: number = jsRotating.setKeys(keyed.keys ?? []) + jsRotating.keySetGeneration
 
@@ -107,7 +114,7 @@ const retry: number = result.retryAfterMs
 const requestId: string = result.requestId
 const userId: string | undefined = result.userId
 const code: string | undefined = result.errorCode
-const tenantSource: 'token' | 'header' | 'host' | undefined = result.tenantSource
+const tenantSource: 'token' | 'header' | 'host' | 'issuer' | undefined = result.tenantSource
 // @ts-expect-error tenantSource is one of three sources
 const wrongSource: AuthResult['tenantSource'] = 'cookie'
 // @ts-expect-error userId is absent on failures
@@ -243,7 +250,7 @@ app.use('/api', middleware, authShield(jsAuth), authShield(auth))
 app.get('/api/me', (req, res) => {
   const who: string | undefined = req.user?.userId
   const tenant: string | undefined = req.tenantId
-  const source: 'token' | 'header' | 'host' | undefined = req.tenantSource
+  const source: 'token' | 'header' | 'host' | 'issuer' | undefined = req.tenantSource
   res.json({ who, tenant, source, requestId: req.requestId, id: req.id })
 })
 const engineName: 'native' | 'js' = middleware.engine
@@ -327,7 +334,7 @@ fastify.register(authShieldPlugin, { authenticator: jsAuth, hook: false })
 fastify.get('/me', { onRequest: [fastify.authenticate] }, async (request) => {
   const who: string | undefined = request.user?.userId
   const tenant: string | undefined = request.tenantId
-  const source: 'token' | 'header' | 'host' | undefined = request.tenantSource
+  const source: 'token' | 'header' | 'host' | 'issuer' | undefined = request.tenantSource
   return { who, tenant, source, requests: fastify.authShield.stats().requests }
 })
 fastify.register(authShieldPlugin, {

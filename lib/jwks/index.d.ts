@@ -47,7 +47,7 @@ export interface RemoteJwksOptions {
 
 /** An Authenticator of either engine, as the source needs it. */
 export interface KeyedAuthenticator {
-  setKeys(keys: readonly JwksKey[]): void
+  setKeys(keys: readonly JwksKey[], options?: { issuer?: string | null }): unknown
 }
 
 /** What `RemoteJwks#metrics()` returns (docs/observability.md). */
@@ -119,12 +119,17 @@ export declare function isJwksSource(value: unknown): value is RemoteJwks
 export interface TrustedIssuerOptions {
   /** The issuer identifier: tokens' `iss` must equal it exactly, and so must its metadata's `issuer`. */
   issuer: string
-  /** This issuer's tokens must name one of these in `aud` (besides the config's `audience`, if any). */
+  /** This issuer's tokens must name one of these in `aud` (in place of the config's `audience`). */
   audience?: string | readonly string[]
-  /** Only keys of this issuer bound to these algorithms are used. Default: the options' `algorithms`. */
+  /**
+   * Only keys of this issuer bound to these algorithms are used, and its tokens' `alg` must be
+   * one of them. Default: the options' `algorithms`.
+   */
   algorithms?: readonly string[]
   /** The key set URL, discovery skipped (https:, or http: on loopback for a loopback issuer). */
   jwksUri?: string
+  /** The tenant this issuer's tokens belong to: `tenantId`, with `tenantSource` `'issuer'`. */
+  tenant?: string
 }
 
 /** One trusted issuer's state (`TrustedIssuers#status()`). */
@@ -143,19 +148,25 @@ export interface TrustedIssuerStatus {
  * Trusted issuers with discovery (docs/resource-server.md#trusted-issuers-with-discovery): each
  * issuer's `jwks_uri` read from its OpenID Connect or RFC 8414 metadata (whose `issuer` must
  * equal the configured one exactly), one remote key set per issuer. Given as the middleware's
- * `jwks` option (with a config without `issuer`, `keys` or `accessSecret`), a token passes only
- * when its `iss` is one of them and the key that verified it is that issuer's. Events as
+ * `jwks` option (with a config without `issuer`, `issuers`, `keys` or `accessSecret`), the
+ * middleware's Authenticator gets the engine's registry (its `issuers` option): a token's `iss`
+ * selects the issuer before any key, then that issuer's own key set by `kid`. Events as
  * RemoteJwks: `'error'` (a discovery or fetch failed), `'expired'`.
  */
 export declare class TrustedIssuers extends EventEmitter {
   private constructor()
   /** The trusted issuer identifiers, as configured. */
   readonly issuers: readonly string[]
-  /** The union of the issuers' key sets in force (kids two issuers publish left out), or null while none has keys. */
+  /** Every issuer's key set in force, one after the other, or null while none has keys. */
   readonly keys: readonly JwksKey[] | null
+  /** The Authenticator's `issuers` option for these issuers: each with its keys in force, audiences, algorithms and tenant. */
+  engineIssuers(): Array<{ issuer: string; keys?: readonly JwksKey[]; audience?: readonly string[]; algorithms?: readonly string[]; tenant?: string }>
   /** Each issuer's state, in the configured order. */
   status(): TrustedIssuerStatus[]
-  /** Feeds an Authenticator the union now and every later one; returns a detach function. */
+  /**
+   * Feeds an Authenticator built with `engineIssuers()` each issuer's key set now and every later
+   * one (`setKeys(keys, { issuer })`); returns a detach function.
+   */
   attach(authenticator: KeyedAuthenticator): () => void
   /** Refreshes every issuer's key set (discovery first where it has not succeeded), each within its cooldown. Never rejects. */
   refresh(): Promise<boolean>

@@ -3,12 +3,11 @@
 // Trusted issuers with discovery (`createTrustedIssuers`, docs/resource-server.md): several
 // identity providers, each given by its issuer identifier only. For each, its metadata is
 // discovered (lib/jwks/discovery.js) and its `jwks_uri` followed by a remote key source of its
-// own (lib/jwks/source.js: schedule, cooldown, stale-if-error, back-off). The Authenticator gets
-// the union of the issuers' key sets, and this registry keeps which issuer published each `kid`:
-// the middleware (lib/jwks/middleware.js) accepts a token only when the key that verified it
-// belongs to the issuer its `iss` names, so a key of issuer A never admits a token claiming B.
-// A `kid` that two issuers publish is left out of the union (tokens naming it are refused): it
-// could not be attributed. A key without `kid` is left out too, for the same reason.
+// own (lib/jwks/source.js: schedule, cooldown, stale-if-error, back-off). The Authenticator is
+// built with the engine's trusted-issuer registry (config `issuers`, src/issuers.rs): each issuer
+// gets its own key set (`setKeys(keys, { issuer })`), chosen by the token's `iss` before any
+// `kid` lookup, so a key of issuer A never admits a token claiming B, and a `kid` two issuers
+// publish is no ambiguity.
 //
 // Fetches: never a URL built from a token. A token whose `iss` is not configured is refused
 // without any fetch; an unknown `kid` of a trusted issuer asks that issuer's source only, at
@@ -16,9 +15,9 @@
 // a document naming another issuer) is retried with the source's back-off (`retryMinMs`
 // doubling to `retryMaxMs`), and on demand at most once per `cooldownMs`.
 //
-// Memory: at most MAX_ISSUERS issuers, each one remote key source (its own bounds) and one
-// discovery in flight; the union is at most the Authenticator's 100 keys (a document that would
-// push it past is refused, the sets in force kept); one kid-to-issuer map of the union's size.
+// Memory: at most MAX_ISSUERS issuers, each one remote key source (its own bounds: at most
+// `maxKeys` keys, and never more than the Authenticator's 100 per issuer) and one discovery in
+// flight.
 
 const EventEmitter = require('node:events')
 const { typeError, rangeError } = require('../../js/error')
@@ -38,8 +37,6 @@ class TrustedIssuers extends EventEmitter {
   #list
   #read
   #targets = new Set()
-  #union = null
-  #owners = new Map()
   #closed = false
   #closing = new AbortController()
 
@@ -59,11 +56,13 @@ class TrustedIssuers extends EventEmitter {
       if (this.#entries.has(issuer)) throw typeError(`the issuer ${issuer} is listed twice`)
       const jwksUri = spec.jwksUri === undefined ? null : readJwksUri(spec.jwksUri, url)
       const audiences = readAudiences(spec.audience, issuer)
+      const tenant = readTenant(spec.tenant, issuer)
       // This issuer's key-source options, checked now: a bad one fails here, not at discovery.
       const sourceOptions = spec.algorithms === undefined ? options : { ...options, algorithms: spec.algorithms }
       readOptionBag(sourceOptions, 'jwksOptions')
       readAlgorithms(sourceOptions === undefined ? undefined : sourceOptions.algorithms)
-      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, sourceOptions, source: null, keys: null, discovering: null, failures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
+      const algorithms = spec.algorithms === undefined ? null : spec.algorithms
+      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, tenant, algorithms, sourceOptions, source: null, keys: null, discovering: null, failures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
     }
     this.#list = Object.freeze([...this.#entries.keys()])
     for (const entry of this.#entries.values()) {
@@ -85,9 +84,26 @@ class TrustedIssuers extends EventEmitter {
     return this.#list
   }
 
-  /** The union of the issuers' key sets in force (frozen), or null while none has keys. */
+  /** Every issuer's key set in force, one after the other (frozen), or null while none has keys. */
   get keys() {
-    return this.#union
+    const all = []
+    for (const e of this.#entries.values()) if (e.keys !== null) all.push(...e.keys)
+    return all.length === 0 ? null : Object.freeze(all)
+  }
+
+  /**
+   * The engine's `issuers` option (src/issuers.rs) for these issuers: each with its keys in
+   * force (none yet: an empty set), its own audiences, algorithms and tenant.
+   */
+  engineIssuers() {
+    return [...this.#entries.values()].map((e) => {
+      const item = { issuer: e.issuer }
+      if (e.keys !== null) item.keys = e.keys
+      if (e.audiences !== null) item.audience = e.audiences
+      if (e.algorithms !== null) item.algorithms = e.algorithms
+      if (e.tenant !== null) item.tenant = e.tenant
+      return item
+    })
   }
 
   /** Per issuer: `{ issuer, jwksUri, keys, lastError }` (jwksUri null before discovery). */
@@ -100,17 +116,15 @@ class TrustedIssuers extends EventEmitter {
     return this.#entries.get(iss)
   }
 
-  /** True when the key `kid` in the union was published by `entry` (and by no other issuer). */
-  owns(entry, kid) {
-    return this.#owners.get(kid) === entry
-  }
-
-  /** As RemoteJwks#attach: feeds `authenticator` the union now and every later one. */
+  /**
+   * As RemoteJwks#attach, for an Authenticator built with engineIssuers(): feeds it each
+   * issuer's key set now (`setKeys(keys, { issuer })`) and every later one.
+   */
   attach(authenticator) {
     if (typeof authenticator !== 'object' || authenticator === null || typeof authenticator.setKeys !== 'function') {
       throw typeError('attach needs an Authenticator (an object with setKeys)')
     }
-    if (this.#union !== null) authenticator.setKeys(this.#union)
+    for (const e of this.#entries.values()) if (e.keys !== null) authenticator.setKeys(e.keys, { issuer: e.issuer })
     this.#targets.add(authenticator)
     return () => {
       this.#targets.delete(authenticator)
@@ -202,8 +216,8 @@ class TrustedIssuers extends EventEmitter {
     const source = new RemoteJwks(jwksUri, entry.sourceOptions)
     source.on('error', (err) => this.#notify('error', err))
     source.on('expired', (err) => this.#notify('expired', err))
-    // The source hands its sets to this registry, which installs the union (or refuses it:
-    // the source then keeps the set in force, as for any refused document).
+    // The source hands its sets to this registry, which installs them as this issuer's (or
+    // refuses them: the source then keeps the set in force, as for any refused document).
     source.attach({ setKeys: (set) => this.#install(entry, set === placeholderKeys() ? null : set) })
     entry.source = source
     return source
@@ -223,26 +237,14 @@ class TrustedIssuers extends EventEmitter {
     entry.timer.unref()
   }
 
-  /** Installs the union with `entry`'s set replaced by `keys` (null: withdrawn); throws what an Authenticator throws. */
+  /** Installs `keys` as `entry`'s key set (null: withdrawn) in every Authenticator; throws what an Authenticator throws. */
   #install(entry, keys) {
-    const owners = new Map()
-    const shared = new Set()
-    for (const e of this.#entries.values()) {
-      const set = e === entry ? keys : e.keys
-      if (set === null) continue
-      for (const key of set) {
-        if (typeof key.kid !== 'string') continue
-        const owner = owners.get(key.kid)
-        if (owner !== undefined && owner.entry !== e) shared.add(key.kid)
-        else owners.set(key.kid, { entry: e, key })
-      }
-    }
-    for (const kid of shared) owners.delete(kid)
-    const union = owners.size === 0 ? null : Object.freeze([...owners.values()].map((o) => o.key))
+    // A withdrawn set becomes the placeholder: nothing verifies under it.
+    const set = keys === null ? placeholderKeys() : keys
     let first = true
     for (const target of this.#targets) {
       try {
-        target.setKeys(union === null ? placeholderKeys() : union)
+        target.setKeys(set, { issuer: entry.issuer })
       } catch (err) {
         // The first refusal refuses the document before any Authenticator changed; a later one
         // cannot happen (both engines hold the same rules).
@@ -251,8 +253,6 @@ class TrustedIssuers extends EventEmitter {
       first = false
     }
     entry.keys = keys
-    this.#union = union
-    this.#owners = new Map([...owners].map(([kid, o]) => [kid, o.entry]))
   }
 
   #notify(event, value) {
@@ -267,17 +267,26 @@ class TrustedIssuers extends EventEmitter {
   }
 }
 
-const SPEC_FIELDS = new Set(['issuer', 'audience', 'algorithms', 'jwksUri'])
+const SPEC_FIELDS = new Set(['issuer', 'audience', 'algorithms', 'jwksUri', 'tenant'])
+// The engine's rule (src/tenant.rs `is_valid_tenant_id`).
+const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/
 
-/** An issuer as a string, or `{ issuer, audience?, algorithms?, jwksUri? }`. */
+/** An issuer as a string, or `{ issuer, audience?, algorithms?, jwksUri?, tenant? }`. */
 function readSpec(item) {
   if (typeof item === 'string') return { issuer: item }
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw typeError('each trusted issuer is an issuer identifier or { issuer, audience?, algorithms?, jwksUri? }')
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw typeError('each trusted issuer is an issuer identifier or { issuer, audience?, algorithms?, jwksUri?, tenant? }')
   for (const name of Object.keys(item)) if (!SPEC_FIELDS.has(name)) throw typeError(`unknown trusted-issuer field ${JSON.stringify(name)}`)
   return item
 }
 
-/** An issuer's own accepted audiences (null: only the config's `audience` applies). */
+/** An issuer's tenant (null: none), as the engine's `issuers[].tenant`. */
+function readTenant(tenant, issuer) {
+  if (tenant === undefined || tenant === null) return null
+  if (typeof tenant !== 'string' || !TENANT_ID.test(tenant)) throw typeError(`the tenant of ${issuer} is 1 to 63 of [A-Za-z0-9_-], starting with a letter or digit`)
+  return tenant
+}
+
+/** An issuer's own accepted audiences (null: the config's `audience` applies). */
 function readAudiences(audience, issuer) {
   if (audience === undefined || audience === null) return null
   const list = typeof audience === 'string' ? [audience] : audience
@@ -290,8 +299,8 @@ function readAudiences(audience, issuer) {
 /**
  * `createTrustedIssuers(issuers, options)`: a started registry (every issuer's discovery is under
  * way). `issuers`: issuer identifiers (https:, or http: on loopback), at most MAX_ISSUERS, or
- * `{ issuer, audience?, algorithms?, jwksUri? }` (its own accepted audiences, key algorithms, and a
- * key set URL that skips discovery);
+ * `{ issuer, audience?, algorithms?, jwksUri?, tenant? }` (its own accepted audiences in place of
+ * the config's, key algorithms, a key set URL that skips discovery, and its tenant);
  * options: those of createRemoteJwks, for every issuer (discovery uses timeoutMs, maxBytes,
  * cooldownMs, retryMinMs and retryMaxMs too).
  */

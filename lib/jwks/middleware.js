@@ -34,7 +34,7 @@ const ISSUERS_OWN_ISSUER = 'with trusted issuers (createTrustedIssuers), leave c
 function withSourceKeys(config, source) {
   if (!isJwksSource(source)) throw typeError(NOT_A_SOURCE)
   const issuers = isTrustedIssuers(source)
-  if (typeof config !== 'object' || config === null || typeof config.authenticate === 'function' || config.keys != null || config.accessSecret != null) {
+  if (typeof config !== 'object' || config === null || typeof config.authenticate === 'function' || config.keys != null || config.accessSecret != null || (issuers && config.issuers != null)) {
     // Keys of its own would verify tokens of any trusted issuer: no key-to-issuer binding left.
     if (issuers) throw typeError(ISSUERS_OWN_KEYS)
     return config
@@ -43,9 +43,9 @@ function withSourceKeys(config, source) {
   const copy = {}
   // Every enumerable key, inherited ones too, as the config readers see them.
   for (const name in config) copy[name] = config[name]
-  copy.keys = source.keys === null ? placeholderKeys() : source.keys
-  // The engine checks `iss` against the trusted list; the key-to-issuer binding is checked below.
-  if (issuers) copy.issuer = [...source.issuers]
+  // Trusted issuers: the engine's own registry (config `issuers`), one key set per issuer.
+  if (issuers) copy.issuers = source.engineIssuers()
+  else copy.keys = source.keys === null ? placeholderKeys() : source.keys
   return copy
 }
 
@@ -73,13 +73,11 @@ function useJwksSource(decision, source) {
 }
 
 /**
- * The trusted-issuer form of useJwksSource (lib/jwks/issuers.js). The engine verified the token
- * against the union of the issuers' keys and checked `iss` against the trusted list; here, a
- * verified token passes only when the key its `kid` names was published by the issuer its `iss`
- * names (else `unknown_key`: that issuer has no such key), and its `aud` names one of that
- * issuer's own audiences when it has some (else `invalid_audience`). The token is decoded here only on a
- * success or a key failure. A key failure of a token whose `iss` is not trusted is
- * `invalid_issuer` and asks no fetch; of a trusted issuer without keys in force,
+ * The trusted-issuer form of useJwksSource (lib/jwks/issuers.js). The engine selected the
+ * issuer by `iss` before any key and verified the token with that issuer's own keys, audiences
+ * and algorithms (an `iss` not trusted is `untrusted_issuer`, which asks no fetch): a success
+ * passes as it is, nothing decoded here. Only a key failure reads the token's `iss` (the
+ * engine's result does not carry it): of a trusted issuer without keys in force, it becomes
  * `keys_unavailable`; an `unknown_key` refreshes only the issuer the token names.
  */
 function useTrustedIssuers(decision, registry) {
@@ -91,16 +89,11 @@ function useTrustedIssuers(decision, registry) {
   const named = new WeakMap()
   engine.authenticate = function authenticateWithIssuers(authorization, tenantHeader, host) {
     const result = authenticate(authorization, tenantHeader, host)
-    if (!result.authenticated && !KEY_FAILURES.has(result.errorCode)) return result
-    const claimed = issuerAndKid(authorization)
-    const entry = claimed === null ? undefined : registry.entry(claimed.iss)
-    if (entry === undefined) return refused(result, 'invalid_issuer')
-    if (result.authenticated) {
-      if (claimed.kid === null || !registry.owns(entry, claimed.kid)) return remember(named, refused(result, 'unknown_key'), entry)
-      // An issuer's own audiences (RFC 7519 §4.1.3: aud is a string or an array of them).
-      if (entry.audiences !== null && !entry.audiences.some((a) => a === claimed.aud || (Array.isArray(claimed.aud) && claimed.aud.includes(a)))) return refused(result, 'invalid_audience')
-      return result
-    }
+    if (result.authenticated || !KEY_FAILURES.has(result.errorCode)) return result
+    const iss = issuerOf(authorization)
+    const entry = iss === null ? undefined : registry.entry(iss)
+    // The engine chose a trusted issuer before the key failed; fail closed all the same.
+    if (entry === undefined) return result
     if (entry.keys === null) return remember(named, refused(result, UNAVAILABLE, retryInMs(registry, entry)), entry)
     return remember(named, result, entry)
   }
@@ -118,28 +111,24 @@ function remember(named, result, entry) {
 }
 
 /**
- * The `iss` of a compact JWS's payload and the `kid` of its header (null when absent or not a
- * string), or null when `authorization` holds no readable token. Only ever called after the
- * engine read the same token (its size bounded by maxTokenBytes); on a success the engine
- * decoded the same bytes strictly, so what is read here is what was verified.
+ * The `iss` of a compact JWS's payload, or null when `authorization` holds no readable token or
+ * the claim is not a string. Called only on a key failure, after the engine read the same
+ * token (its size bounded by maxTokenBytes) and found it trusted.
  */
-function issuerAndKid(authorization) {
+function issuerOf(authorization) {
   if (typeof authorization !== 'string') return null
   const space = authorization.indexOf(' ')
   const token = space === -1 ? authorization : authorization.slice(space + 1).trim()
   const first = token.indexOf('.')
   const second = first === -1 ? -1 : token.indexOf('.', first + 1)
   if (second === -1) return null
-  let header
   let payload
   try {
-    header = JSON.parse(Buffer.from(token.slice(0, first), 'base64url').toString('utf8'))
     payload = JSON.parse(Buffer.from(token.slice(first + 1, second), 'base64url').toString('utf8'))
   } catch {
     return null
   }
-  if (typeof header !== 'object' || header === null || typeof payload !== 'object' || payload === null || typeof payload.iss !== 'string') return null
-  return { iss: payload.iss, kid: typeof header.kid === 'string' ? header.kid : null, aud: payload.aud }
+  return typeof payload === 'object' && payload !== null && typeof payload.iss === 'string' ? payload.iss : null
 }
 
 const { failure: FAILURE } = resultTemplates()

@@ -95,8 +95,13 @@ impl Authenticator {
     /// a mix) and empties the verified-token cache; the same checks as the constructor's
     /// `keys`. Takes raw keys `{ kid?, alg, key: Buffer }`: the native engine's JS side (native.js)
     /// turns PEM, JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
-    #[napi(catch_unwind, ts_args_type = "keys: ReadonlyArray<KeyInput>")]
-    pub fn set_keys(&self, env: Env, keys: Unknown) -> Result<u32> {
+    /// With `issuers` configured, `options.issuer` names the trusted issuer whose key set
+    /// `keys` replace (byte for byte); the other issuers' sets are kept.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "keys: ReadonlyArray<KeyInput>, options?: SetKeysOptions | null"
+    )]
+    pub fn set_keys(&self, env: Env, keys: Unknown, options: Option<Unknown>) -> Result<u32> {
         if self.shared {
             return Err(throw(&env, shared_keys()));
         }
@@ -105,7 +110,11 @@ impl Authenticator {
             Ok(RawValue::List(items)) => items,
             _ => return Err(not_list().throw(&env)),
         };
-        let generation = self.core.replace_keys(items).map_err(|e| e.throw(&env))?;
+        let issuer = read_set_keys_issuer(options).map_err(|e| e.throw(&env))?;
+        let generation = self
+            .core
+            .replace_keys(items, issuer.as_deref())
+            .map_err(|e| e.throw(&env))?;
         Ok(generation.min(u32::MAX as u64) as u32)
     }
 
@@ -171,7 +180,7 @@ impl Authenticator {
     /// Counts key-set replacements: 0 after construction, +1 per `setKeys`.
     #[napi(catch_unwind, getter)]
     pub fn key_set_generation(&self) -> u32 {
-        self.core.keys().generation().min(u32::MAX as u64) as u32
+        self.core.key_set_generation().min(u32::MAX as u64) as u32
     }
 
     /// The public JWKS of the asymmetric verification keys (never an HMAC secret), in the
@@ -409,5 +418,30 @@ impl Authenticator {
     #[napi(catch_unwind, getter)]
     pub fn rate_limit_buckets(&self) -> u32 {
         self.core.limiter().map_or(0, |l| l.len() as u32)
+    }
+}
+
+/// `setKeys`'s `options.issuer`: `None` when options or the member are null or undefined.
+fn read_set_keys_issuer(
+    options: Option<Unknown<'_>>,
+) -> std::result::Result<Option<String>, ArgError> {
+    let wrong = || ArgError::Type("options must be an object { issuer? }".into());
+    let Some(options) = options else {
+        return Ok(None);
+    };
+    match options.get_type().map_err(|_| wrong())? {
+        napi::ValueType::Undefined | napi::ValueType::Null => return Ok(None),
+        napi::ValueType::Object => {}
+        _ => return Err(wrong()),
+    }
+    // SAFETY: the value was just checked to be an object.
+    let obj: Object = unsafe { options.cast() }.map_err(|_| wrong())?;
+    let issuer: Unknown = obj
+        .get_named_property_unchecked("issuer")
+        .map_err(|_| wrong())?;
+    match read_value(issuer, Level::Member) {
+        Ok(RawValue::Absent) => Ok(None),
+        Ok(RawValue::Text(s)) => Ok(Some(s)),
+        _ => Err(ArgError::Type("options.issuer must be a string".into())),
     }
 }

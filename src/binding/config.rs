@@ -6,6 +6,7 @@ use napi::{JsValue, ValueType};
 
 use super::js_error::ArgError;
 use crate::config::{RawConfig, RawValue};
+use crate::issuers::ISSUER_FIELDS;
 use crate::secret::Secret;
 use crate::settings::Settings;
 
@@ -34,8 +35,12 @@ pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
         let value: Unknown = obj
             .get_named_property_unchecked(&name)
             .map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
-        let value = read_value(value, Level::Option)
-            .map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
+        let read = if name == "issuers" {
+            read_issuers(value)
+        } else {
+            read_value(value, Level::Option)
+        };
+        let value = read.map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
         if !matches!(value, RawValue::Absent) {
             if let Some(renamed) = crate::schema::schema().renamed("options", &name) {
                 super::deprecation::warn(config.value().env, renamed, "config");
@@ -95,4 +100,46 @@ pub fn read_value(v: Unknown<'_>, level: Level) -> Result<RawValue> {
         }
         _ => RawValue::Other,
     })
+}
+
+/// The `issuers` option: an array of issuer objects, each read member by member (their `keys`
+/// as `keys` is read); an own enumerable member of another name is handed over as `unknown`,
+/// first, for the core to refuse. Anything else as [`read_value`] reads it.
+fn read_issuers(v: Unknown<'_>) -> Result<RawValue> {
+    if v.get_type()? != ValueType::Object || !v.is_array()? {
+        return read_value(v, Level::Option);
+    }
+    // SAFETY: the value is an array object.
+    let arr: Object = unsafe { v.cast() }?;
+    let len = arr.get_array_length()?;
+    let mut items = Vec::with_capacity(len.min(64) as usize);
+    for i in 0..len {
+        let item: Unknown = arr.get_element(i)?;
+        if item.get_type()? != ValueType::Object || item.is_array()? || item.is_buffer()? {
+            items.push(read_value(item, Level::Item)?);
+            continue;
+        }
+        // SAFETY: the value is a non-array object.
+        let obj: Object = unsafe { item.cast() }?;
+        let mut fields = Vec::with_capacity(ISSUER_FIELDS.len() + 1);
+        let names = obj.get_property_names()?;
+        for n in 0..names.get_array_length()? {
+            let name: String = names.get_element(n)?;
+            if !ISSUER_FIELDS.contains(&name.as_str()) {
+                fields.push(("unknown", RawValue::Text(name)));
+                break;
+            }
+        }
+        for name in ISSUER_FIELDS {
+            let member: Unknown = obj.get_named_property_unchecked(name)?;
+            let level = if name == "issuer" || name == "tenant" {
+                Level::Member
+            } else {
+                Level::Option
+            };
+            fields.push((name, read_value(member, level)?));
+        }
+        items.push(RawValue::Fields(fields));
+    }
+    Ok(RawValue::List(items))
 }

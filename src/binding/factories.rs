@@ -10,7 +10,7 @@ use crate::schema::schema;
 
 /// `AuthResult.tenantSource` values, in the order the success factory indexes them (0 is
 /// `undefined`); see `TenantId::source`.
-pub const TENANT_SOURCES: [&str; 3] = ["token", "header", "host"];
+pub const TENANT_SOURCES: [&str; 4] = ["token", "header", "host", "issuer"];
 
 /// The JS expression of one result field on success (valid) and on failure (refused), from
 /// the factories' parameters; `AuthResult` and `TokenVerification` share the names they have

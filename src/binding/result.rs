@@ -42,8 +42,9 @@ pub struct AuthResult {
     #[napi(ts_type = "string | undefined")]
     pub tenant_id: Option<String>,
     /// Where `tenantId` came from: `'token'` (the `tenant_id` claim), `'header'`
-    /// (X-Tenant-ID) or `'host'`; `undefined` when no tenant was resolved or on failure.
-    #[napi(ts_type = "'token' | 'header' | 'host' | undefined")]
+    /// (X-Tenant-ID), `'host'` or `'issuer'` (the trusted issuer's tenant, `issuers[].tenant`);
+    /// `undefined` when no tenant was resolved or on failure.
+    #[napi(ts_type = "'token' | 'header' | 'host' | 'issuer' | undefined")]
     pub tenant_source: Option<String>,
     /// A fresh UUID v4 for this request, failures included.
     pub request_id: String,

@@ -34,6 +34,7 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "maxAuthAgeSec" => json!(s.max_auth_age_sec()),
         "requireAccessTokenProfile" => json!(s.access_token_profile()),
         "requiredScope" => json!(Some(s.required_scopes()).filter(|l| !l.is_empty())),
+        "issuers" => json!(Some(s.trusted_issuers().len()).filter(|n| *n > 0)),
         "baseDomain" => json!(s.base_domain()),
         "clockTimestamp" => json!(s.clock_timestamp()),
         "maxRevocations" => json!(s.max_revocations() as f64),
@@ -102,6 +103,7 @@ fn every_schema_option_maps_to_a_setting() {
                 .unwrap();
                 Setting::SigningKey(std::sync::Arc::new(key))
             }
+            OptionKind::IssuerList => Setting::Issuers(Vec::new()),
         };
         let mut s = validate(base()).unwrap();
         assert!(

@@ -35,13 +35,43 @@ impl Selected<'_> {
 
 /// Where a token's key comes from: a [`KeySet`], or one bare HS256 key (refresh tokens,
 /// issuance tests). `header` is `None` for the standard header (`alg` HS256, no `kid`).
+///
+/// `claims` are the token's, parsed before its key is looked up: the trusted-issuer registry
+/// (src/issuers.rs) picks the issuer's own key set by `iss` first.
 pub trait KeyLookup {
-    fn select(&self, header: Option<&Header<'_>>) -> Result<Selected<'_>, AuthError>;
+    fn select(
+        &self,
+        header: Option<&Header<'_>>,
+        claims: &Claims<'_>,
+    ) -> Result<Selected<'_>, AuthError>;
+
+    /// The claim rules for a token these keys verified: `default`, or the issuer's own.
+    fn rules<'r>(
+        &'r self,
+        _claims: &Claims<'_>,
+        default: &'r ClaimRules,
+    ) -> Result<&'r ClaimRules, AuthError> {
+        Ok(default)
+    }
+
+    /// Counts replacements; tags the verified-token cache's entries.
+    fn generation(&self) -> u64 {
+        0
+    }
+
+    /// Whether every key is an HMAC key.
+    fn all_hmac(&self) -> bool {
+        true
+    }
 }
 
 impl KeyLookup for HmacKey {
     /// Exactly the key set of one HS256 key without `kid` would answer.
-    fn select(&self, header: Option<&Header<'_>>) -> Result<Selected<'_>, AuthError> {
+    fn select(
+        &self,
+        header: Option<&Header<'_>>,
+        _claims: &Claims<'_>,
+    ) -> Result<Selected<'_>, AuthError> {
         match header {
             Some(h) if h.kid.is_some() => Err(AuthError::UnknownKey),
             Some(h) if h.alg != Alg::Hs256 => Err(AuthError::UnsupportedAlgorithm),
@@ -51,7 +81,11 @@ impl KeyLookup for HmacKey {
 }
 
 impl KeyLookup for KeySet {
-    fn select(&self, header: Option<&Header<'_>>) -> Result<Selected<'_>, AuthError> {
+    fn select(
+        &self,
+        header: Option<&Header<'_>>,
+        _claims: &Claims<'_>,
+    ) -> Result<Selected<'_>, AuthError> {
         let key = match header {
             None => self.standard().ok_or(AuthError::UnsupportedAlgorithm),
             Some(h) => self.select(h.alg, h.kid.as_deref()),
@@ -63,6 +97,14 @@ impl KeyLookup for KeySet {
             (Err(_), None) => self.select(Alg::Hs256, None).map(Selected::Key),
             (Err(e), Some(_)) => Err(e),
         }
+    }
+
+    fn generation(&self) -> u64 {
+        KeySet::generation(self)
+    }
+
+    fn all_hmac(&self) -> bool {
+        KeySet::all_hmac(self)
     }
 }
 
@@ -96,7 +138,7 @@ impl Verifier {
         }
         let (claims, _) =
             decode_verified_by(token, keys, scratch, self.rules.access_token_profile)?;
-        self.rules.validate(&claims, now)?;
+        keys.rules(&claims, &self.rules)?.validate(&claims, now)?;
         Ok(claims)
     }
 
@@ -106,7 +148,7 @@ impl Verifier {
     pub fn verify_cached<'s>(
         &self,
         token: &[u8],
-        keys: &KeySet,
+        keys: &impl KeyLookup,
         cache: &VerifiedCache,
         cache_hmac: bool,
         now: f64,
@@ -118,12 +160,12 @@ impl Verifier {
         let digest = VerifiedCache::digest(token);
         if cache.hit(&digest, keys.generation(), now) {
             let claims = decode_known_good(token, scratch)?;
-            self.rules.validate(&claims, now)?;
+            keys.rules(&claims, &self.rules)?.validate(&claims, now)?;
             return Ok(claims);
         }
         let (claims, by_hmac) =
             decode_verified_by(token, keys, scratch, self.rules.access_token_profile)?;
-        self.rules.validate(&claims, now)?;
+        keys.rules(&claims, &self.rules)?.validate(&claims, now)?;
         // An HMAC check costs less than the digest: HMAC tokens are only remembered when the
         // cache was asked for by size (`cache_hmac`), even in a key set with asymmetric keys.
         if cache_hmac || !by_hmac {
@@ -183,7 +225,7 @@ fn decode_verified_by<'s>(
         return Err(AuthError::WrongTokenType);
     }
     let claims = Claims::parse(payload_json).ok_or(AuthError::MalformedToken)?;
-    let key = keys.select(header.as_ref())?;
+    let key = keys.select(header.as_ref(), &claims)?;
 
     let signing_input = &token[..header_b64.len() + 1 + payload_b64.len()];
     if !key.verify(signing_input, signature) {
