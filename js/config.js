@@ -69,6 +69,10 @@ function readSettings(config) {
   }
   if (settings.accessSecret !== null && settings.keys !== null) throw typeError(message('bothKeySources'))
   if (settings.signingKey !== null && settings.keys !== null) checkSigningKid(settings.keys, settings.signingKey.kid, 'config.keys')
+  // RFC 9068 §4: a resource server checks `iss` and `aud` of a JWT access token (src/config.rs).
+  if (settings.requireAccessTokenProfile && (settings.issuers.length === 0 || settings.audiences.length === 0)) {
+    throw typeError(message('profileNeedsIssuerAndAudience'))
+  }
   return settings
 }
 

@@ -193,6 +193,15 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
             .set(&spec.name, value)
             .map_err(|_| internal(&spec.name))?;
     }
+    // RFC 9068 §4: a resource server checks `iss` and `aud` of a JWT access token; the profile
+    // without them would accept any issuer's tokens for any audience that share a key.
+    if settings.access_token_profile()
+        && (settings.issuers().is_empty() || settings.audiences().is_empty())
+    {
+        return Err(ArgError::Type(
+            messages::PROFILE_NEEDS_ISSUER_AND_AUDIENCE.into(),
+        ));
+    }
     Ok(settings)
 }
 

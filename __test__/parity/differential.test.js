@@ -46,7 +46,7 @@ const CONFIGS = [
   // Step-up (RFC 9470, issue 25): acr and auth_time.
   { accessSecret: ACCESS, clockTimestamp: NOW, requiredAcr: ['mfa', 'gold'], maxAuthAgeSec: 60, rateLimitMax: 0 },
   // The RFC 9068 profile (issue 25): header typ and the profile's claims.
-  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requireAccessTokenProfile: true, requireSubject: false, requireExpiration: false, rateLimitMax: 0 },
+  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, issuer: ['auth.example', 'legacy'], audience: 'api', requireAccessTokenProfile: true, requireSubject: false, requireExpiration: false, rateLimitMax: 0 },
 ]
 
 const TENANT_CLAIMS = [undefined, 'acme', 'Acme', '', 'globex', 'bad:id', 'a'.repeat(64), 7]
