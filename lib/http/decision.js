@@ -354,6 +354,7 @@ class Pass {
     // and the granted scopes once read.
     this.decision = decision
     this.grantSet = undefined
+    this.kept = undefined
   }
 
   /** The scopes the verified token grants (a Set kept per token), null for a malformed claim. */
@@ -364,7 +365,8 @@ class Pass {
 
   /** The verified payload as parsed once per token: for reading only, never for the app. */
   get payload() {
-    return this.verifiedClaims.payloadOf(this.authorization)
+    if (this.kept === undefined) this.kept = this.verifiedClaims.payloadOf(this.authorization)
+    return this.kept
   }
 
   /**

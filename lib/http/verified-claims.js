@@ -8,7 +8,7 @@
 // Decoding and parsing a payload (about 2 µs) cost as much as the whole decision. So each
 // decision keeps the parsed payloads of the last few tokens in a small table: a slot picked by
 // two characters of the signature (for a valid token they are as good as random), holding the
-// token's text up to its signature and the parse result. A hit compares that text with the
+// whole Authorization value and the parse result. A hit compares that text with the
 // request's (exact: the same header and payload bytes give the same payload) and copies the
 // kept object (a spread, plus a copy of each nested object or array), so no request ever sees
 // another's object or what an app wrote into it. A miss parses and takes the slot.
@@ -49,18 +49,22 @@ class VerifiedClaims {
     return entry.grants
   }
 
+  /**
+   * The slot entry of a verified Authorization value: `{ authorization, parsed, nested, grants }`.
+   * A hit is the same whole header value a client sent before (one string comparison: no scan
+   * for the dots); a miss parses the payload and takes the slot.
+   */
   entryOf(authorization) {
-    const start = authorization.indexOf('.') + 1
-    const end = authorization.indexOf('.', start)
     const n = authorization.length
     const slot = (authorization.charCodeAt(n - 1) * 31 + authorization.charCodeAt(n - 2)) & (SLOTS - 1)
     const kept = this.slots[slot]
-    // `===` compares the bytes at once; startsWith walks them one character at a time.
-    if (kept !== null && kept.end === end && authorization.slice(0, end + 1) === kept.prefix) return kept
+    if (kept !== null && kept.authorization === authorization) return kept
+    const start = authorization.indexOf('.') + 1
+    const end = authorization.indexOf('.', start)
     const parsed = JSON.parse(Buffer.from(authorization.slice(start, end), 'base64url').toString('utf8'))
     // Only an object is kept (a verified payload always is): anything else is returned as is.
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { parsed, nested: undefined, grants: null }
-    const entry = { prefix: authorization.slice(0, end + 1), end, parsed, nested: nestedKeys(parsed), grants: undefined }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { authorization, parsed, nested: undefined, grants: null }
+    const entry = { authorization, parsed, nested: nestedKeys(parsed), grants: undefined }
     this.slots[slot] = entry
     return entry
   }
