@@ -24,10 +24,11 @@ const subOf = (claims) => ({ sub: claims === undefined ? null : claims.sub })
 
 async function expressApp(m, source, options, routes) {
   const app = express()
-  app.use(m(source, options))
+  const middleware = m(source, options)
+  app.use(middleware)
   for (const [path, reqs] of Object.entries(routes)) app.get(path, ...reqs(m), (req, res) => res.json(subOf(req.auth)))
   app.use((err, req, res, next) => res.status(err.status || 500).json({ thrown: err.code ?? null }))
-  return listen(http.createServer(app))
+  return withDecision(await listen(http.createServer(app)), middleware.decision)
 }
 
 async function fastifyApp(m, source, options, routes) {
@@ -35,7 +36,7 @@ async function fastifyApp(m, source, options, routes) {
   await app.register(m, { [typeof source.authenticate === 'function' ? 'authenticator' : 'config']: source, ...options })
   for (const [path, reqs] of Object.entries(routes)) app.get(path, { preHandler: reqs(m) }, async (request) => subOf(request.auth))
   await app.listen({ port: 0, host: '127.0.0.1' })
-  return { base: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close() }
+  return withDecision({ base: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close() }, app.authShield.decision)
 }
 
 async function koaApp(m, source, options, routes) {
@@ -49,19 +50,20 @@ async function koaApp(m, source, options, routes) {
       ctx.body = { thrown: err.code ?? null }
     }
   })
-  app.use(m(source, options))
+  const middleware = m(source, options)
+  app.use(middleware)
   app.use(async (ctx) => {
     const chain = [...(routes[ctx.path] || (() => []))(m), async (c) => (c.body = subOf(c.state.auth))]
     const run = (i) => chain[i](ctx, () => run(i + 1))
     await run(0)
   })
-  return listen(http.createServer(app.callback()))
+  return withDecision(await listen(http.createServer(app.callback())), middleware.decision)
 }
 
 async function fetchApp(m, source, options, routes) {
   const verify = m.createVerifier(source, options)
   const checks = Object.fromEntries(Object.entries(routes).map(([path, reqs]) => [path, reqs(m)]))
-  return fetchServer(async (request) => {
+  const server = await fetchServer(async (request) => {
     // The first check takes the Promise verifyRequest gives, the others its answer.
     let auth = verify(request)
     for (const check of checks[new URL(request.url).pathname] || []) auth = check(await auth)
@@ -69,6 +71,13 @@ async function fetchApp(m, source, options, routes) {
     if (!auth.ok) return auth.response
     return Response.json(subOf(auth.claims))
   })
+  return withDecision(server, verify.decision)
+}
+
+/** The server with its middleware's decision (lib/http/decision.js), for tests that reach the engines. */
+function withDecision(server, decision) {
+  server.decision = decision
+  return server
 }
 
 const APPS = { express: expressApp, fastify: fastifyApp, koa: koaApp, fetch: fetchApp }
