@@ -37,6 +37,8 @@ const { failure: FAILURE } = resultTemplates()
 function notAuthenticated(name) {
   const err = new Error(`${name} runs after the auth-shield middleware of its route: this request was not authenticated by it (not mounted before, or skipped)`)
   err.code = 'ERR_AUTH_SHIELD_NOT_AUTHENTICATED'
+  // A server error, as ERR_AUTH_SHIELD_CALLBACK's: the app's wiring, not the client, is at fault.
+  err.status = err.statusCode = 500
   return err
 }
 
