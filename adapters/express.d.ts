@@ -170,6 +170,20 @@ declare namespace authShield {
   export function protectedResourceMetadata(
     options: middleware.ProtectedResourceMetadataOptions,
   ): middleware.ProtectedResourceMetadata<(req: IncomingMessage, res: ServerResponse) => void>
+  /** A route requirement: Express middleware mounted after authShield. */
+  export type RouteRequirement = (req: IncomingMessage, res: ServerResponse, next: Next) => void
+  /**
+   * Per-route requirements, after this adapter's authentication (docs/resource-server.md): every
+   * scope (`requireScopes`) or one of them (`requireAnyScope`) from `scope`, `scp` or
+   * `permissions` (403 insufficient_scope), claim values (`requireClaims`, 403
+   * insufficient_scope) and a step-up (`requireAuthentication`, 401
+   * insufficient_user_authentication, RFC 9470). On a request authShield did not
+   * authenticate (skipped, or not mounted) it hands `next` an `ERR_AUTH_SHIELD_NOT_AUTHENTICATED` error.
+   */
+  export function requireScopes(...scopes: middleware.RequiredScopes): RouteRequirement
+  export function requireAnyScope(...scopes: middleware.RequiredScopes): RouteRequirement
+  export function requireClaims(claims: middleware.RequiredClaims): RouteRequirement
+  export function requireAuthentication(options: middleware.RequiredAuthentication): RouteRequirement
   export { authShield, authShield as default }
 
   /**

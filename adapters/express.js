@@ -13,6 +13,7 @@ const { compileSkip } = require('../lib/http/request-match')
 const { callbackError } = require('../lib/http/callback-fence')
 const { typeError } = require('../js/error')
 const { expressJwtOn } = require('../lib/http/express-jwt-compat')
+const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
 
 // Express-only options.
 const EXPRESS_OPTIONS = new Set(['requestProperty'])
@@ -80,6 +81,8 @@ function middlewareOf(decision, decide, hooks) {
       // The payload is only parsed if the app reads it; assigning replaces it (express-jwt's
       // req.auth is a plain property too).
       if (d.authorization !== undefined) setClaims(req, d)
+      // For the route's requirements (requireScopes, …) after this middleware.
+      req[ROUTE_PASS] = d
       return next()
     }
     if (errors === 'next' || !settable) return next(nextError(d))
@@ -101,6 +104,9 @@ function middlewareOf(decision, decide, hooks) {
     }
     if (answer instanceof Promise) answer.then(undefined, next)
   }
+
+  // A route requirement's refusal is answered as this middleware answers its own.
+  decision.routeRefusal = apply
 
   authShieldMiddleware.engine = decision.engine.name
   authShieldMiddleware.authenticator = decision.engine.authenticator
@@ -221,6 +227,26 @@ function refusal(err) {
   return callbackError('auth-shield', err)
 }
 
+/**
+ * The route requirements (lib/http/route-requirements.js) as Express middleware, mounted after
+ * authShield on a route: `app.get('/orders', requireScopes('read:orders'), handler)`.
+ */
+const requirements = routeRequirements(
+  (requirement) =>
+    function authShieldRequirement(req, res, next) {
+      const pass = req[ROUTE_PASS]
+      if (pass === undefined) return next(notAuthenticated(requirement.name))
+      let d
+      try {
+        d = requirement.refusal(pass)
+      } catch (err) {
+        return next(refusal(err))
+      }
+      if (d === null) return next()
+      pass.decision.routeRefusal(d, req, res, next)
+    },
+)
+
 module.exports = authShield
 module.exports.authShield = authShield
 module.exports.default = authShield
@@ -232,4 +258,9 @@ module.exports.ServiceUnavailableError = ServiceUnavailableError
 // `resourceMetadata` option) and a route `handler` serving it (lib/http/resource-metadata.js).
 module.exports.protectedResourceMetadata = require('../lib/http/resource-metadata').metadataFor('node')
 // express-jwt's defaults and callback shapes on the same middleware (lib/http/express-jwt-compat.js).
+// Named one by one: Node's static scan of CommonJS exports (for the .mjs entry) sees only these.
+module.exports.requireScopes = requirements.requireScopes
+module.exports.requireAnyScope = requirements.requireAnyScope
+module.exports.requireClaims = requirements.requireClaims
+module.exports.requireAuthentication = requirements.requireAuthentication
 module.exports.expressjwt = expressJwtOn({ middlewareOf, urlOf, EXPRESS_OPTIONS })

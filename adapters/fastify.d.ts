@@ -84,6 +84,20 @@ declare namespace authShield {
   export function protectedResourceMetadata(
     options: middleware.ProtectedResourceMetadataOptions,
   ): middleware.ProtectedResourceMetadata<(request: FastifyRequest, reply: FastifyReply) => FastifyReply>
+  /** A route requirement: a Fastify hook (`preHandler`) for a route the plugin authenticates. */
+  export type RouteRequirement = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+  /**
+   * Per-route requirements, after this adapter's authentication (docs/resource-server.md): every
+   * scope (`requireScopes`) or one of them (`requireAnyScope`) from `scope`, `scp` or
+   * `permissions` (403 insufficient_scope), claim values (`requireClaims`, 403
+   * insufficient_scope) and a step-up (`requireAuthentication`, 401
+   * insufficient_user_authentication, RFC 9470). On a request the plugin did not
+   * authenticate it throws an `ERR_AUTH_SHIELD_NOT_AUTHENTICATED` error.
+   */
+  export function requireScopes(...scopes: middleware.RequiredScopes): RouteRequirement
+  export function requireAnyScope(...scopes: middleware.RequiredScopes): RouteRequirement
+  export function requireClaims(claims: middleware.RequiredClaims): RouteRequirement
+  export function requireAuthentication(options: middleware.RequiredAuthentication): RouteRequirement
   export { authShield, authShield as default }
 }
 

@@ -10,6 +10,7 @@
 
 const { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError } = require('../lib/http/decision')
 const { typeError } = require('../js/error')
+const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
 
 // Options Fastify itself reads from `register(plugin, opts)`.
 const FASTIFY_OPTIONS = new Set(['prefix', 'logLevel', 'logSerializers'])
@@ -43,6 +44,7 @@ async function authShieldPlugin(fastify, pluginOptions) {
   // undefined until a request passes: the same values the Express middleware leaves.
   for (const name of ['user', 'tenantId', 'tenantSource', 'requestId']) fastify.decorateRequest(name, undefined)
   fastify.decorateRequest(PASS, undefined)
+  fastify.decorateRequest(ROUTE_PASS, undefined)
   // The payload is parsed on first read, from the pass decision the request keeps.
   fastify.decorateRequest('auth', {
     getter() {
@@ -85,6 +87,8 @@ async function authShieldPlugin(fastify, pluginOptions) {
     request.tenantId = identity.tenantId
     request.tenantSource = identity.tenantSource
     if (d.authorization !== undefined) request[PASS] = d
+    // For the route's requirements (requireScopes, …) in its preHandler.
+    request[ROUTE_PASS] = d
   }
 
   async function settle(d, request, reply) {
@@ -98,6 +102,11 @@ async function authShieldPlugin(fastify, pluginOptions) {
       }
       return
     }
+    return refuse(d, request, reply)
+  }
+
+  // Also a route requirement's refusal: answered as the hook answers its own.
+  async function refuse(d, request, reply) {
     request.requestId = d.requestId
     setHeaders(d, reply)
     if (errors === 'next' && !isDefaultErrorHandler(routeErrorHandler(request))) throw decision.unauthorizedError(d)
@@ -105,6 +114,7 @@ async function authShieldPlugin(fastify, pluginOptions) {
     reply.code(d.status).type('application/json; charset=utf-8')
     return reply.send(d.body)
   }
+  decision.routeRefusal = refuse
 
   fastify.decorate('authenticate', authenticate)
   if (hook !== false) fastify.addHook(hook, authenticateHook)
@@ -146,6 +156,21 @@ authShieldPlugin[Symbol.for('skip-override')] = true
 authShieldPlugin[Symbol.for('fastify.display-name')] = 'auth-shield'
 authShieldPlugin[Symbol.for('plugin-meta')] = { name: 'auth-shield', fastify: '5.x' }
 
+/**
+ * The route requirements (lib/http/route-requirements.js) as Fastify hooks, after the plugin's
+ * authentication: `fastify.get('/orders', { preHandler: requireScopes('read:orders') }, handler)`.
+ */
+const requirements = routeRequirements(
+  (requirement) =>
+    async function authShieldRequirement(request, reply) {
+      const pass = request[ROUTE_PASS]
+      if (pass === undefined) throw notAuthenticated(requirement.name)
+      const d = requirement.refusal(pass)
+      if (d === null) return
+      return pass.decision.routeRefusal(d, request, reply)
+    },
+)
+
 module.exports = authShieldPlugin
 module.exports.authShield = authShieldPlugin
 module.exports.default = authShieldPlugin
@@ -153,6 +178,11 @@ module.exports.AuthShieldError = AuthShieldError
 module.exports.UnauthorizedError = UnauthorizedError
 module.exports.TooManyRequestsError = require('../lib/http/unauthorized-error').TooManyRequestsError
 module.exports.ServiceUnavailableError = require('../lib/http/unauthorized-error').ServiceUnavailableError
+// Named one by one: Node's static scan of CommonJS exports (for the .mjs entry) sees only these.
+module.exports.requireScopes = requirements.requireScopes
+module.exports.requireAnyScope = requirements.requireAnyScope
+module.exports.requireClaims = requirements.requireClaims
+module.exports.requireAuthentication = requirements.requireAuthentication
 // RFC 9728 protected-resource metadata: the document, its URL (the middleware's
 // `resourceMetadata` option) and a route `handler` serving it (lib/http/resource-metadata.js).
 module.exports.protectedResourceMetadata = require('../lib/http/resource-metadata').metadataFor('fastify')

@@ -96,6 +96,26 @@ declare namespace fetchEntry {
   export import UnauthorizedError = middleware.UnauthorizedError
   export import TooManyRequestsError = middleware.TooManyRequestsError
   export import ServiceUnavailableError = middleware.ServiceUnavailableError
+  /**
+   * A route requirement as a check of a verifier's answer: the answer itself when it meets the
+   * requirement (or is a Refused already), else a Refused; given a Promise, a Promise. A
+   * Skipped answer (nothing authenticated) throws an `ERR_AUTH_SHIELD_NOT_AUTHENTICATED` error.
+   */
+  export interface RouteRequirement {
+    (auth: Verification): Verification
+    (auth: Promise<Verification>): Promise<Verification>
+  }
+  /**
+   * Per-route requirements, after this adapter's authentication (docs/resource-server.md): every
+   * scope (`requireScopes`) or one of them (`requireAnyScope`) from `scope`, `scp` or
+   * `permissions` (403 insufficient_scope), claim values (`requireClaims`, 403
+   * insufficient_scope) and a step-up (`requireAuthentication`, 401
+   * insufficient_user_authentication, RFC 9470).
+   */
+  export function requireScopes(...scopes: middleware.RequiredScopes): RouteRequirement
+  export function requireAnyScope(...scopes: middleware.RequiredScopes): RouteRequirement
+  export function requireClaims(claims: middleware.RequiredClaims): RouteRequirement
+  export function requireAuthentication(options: middleware.RequiredAuthentication): RouteRequirement
   /** RFC 9728 metadata with a `handler()` answering it with a `Response` (serve it on `meta.path`). */
   export function protectedResourceMetadata(options: middleware.ProtectedResourceMetadataOptions): middleware.ProtectedResourceMetadata<(request?: Request) => Response>
 }

@@ -21,6 +21,7 @@
 const { AuthDecision, isPending, pathOf, ERROR_CLASSES } = require('../lib/http/decision')
 const { typeError } = require('../js/error')
 const { fromCertificate } = require('../lib/http/client-cert')
+const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
 
 // No framework error handler to hand failures to: they are always answered (the Response).
 const FETCH_ERROR_MODES = ['respond']
@@ -167,6 +168,8 @@ class Verified {
     // user, tenantId, tenantSource
     Object.assign(this, d.identity)
     this.#pass = d
+    // For the route requirements (requireScopes, …): not enumerable, not in JSON.
+    Object.defineProperty(this, ROUTE_PASS, { value: d })
   }
 
   #pass
@@ -219,4 +222,25 @@ class Refused {
 // `resourceMetadata` option) and a `handler` answering it with a Response.
 const protectedResourceMetadata = require('../lib/http/resource-metadata').metadataFor('fetch')
 
-module.exports = { createVerifier, protectedResourceMetadata, ...ERROR_CLASSES }
+/**
+ * The route requirements (lib/http/route-requirements.js) as checks of a verifier's answer:
+ * `check(auth)` gives `auth` itself when it meets the requirement (or is a Refused already), else
+ * a Refused to answer with; given a Promise of an answer, a Promise of that.
+ *
+ *   const auth = requireScopes('read:orders')(await verifyRequest(request))
+ *   if (!auth.ok) return auth.response
+ */
+const requirements = routeRequirements((requirement) => {
+  const check = (auth) => {
+    if (auth instanceof Refused) return auth
+    const pass = auth !== null && typeof auth === 'object' ? auth[ROUTE_PASS] : undefined
+    if (pass === undefined) throw notAuthenticated(requirement.name)
+    const d = requirement.refusal(pass)
+    return d === null ? auth : new Refused(d, pass.decision)
+  }
+  return function authShieldRequirement(auth) {
+    return auth instanceof Promise ? auth.then(check) : check(auth)
+  }
+})
+
+module.exports = { createVerifier, protectedResourceMetadata, ...ERROR_CLASSES, ...requirements }

@@ -3,5 +3,5 @@
 // follow), and the module itself as the default export, as Node gives it for CommonJS.
 import fetchEntry from './fetch.js'
 
-export const { createVerifier, protectedResourceMetadata, AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError } = fetchEntry
+export const { createVerifier, protectedResourceMetadata, AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError, requireScopes, requireAnyScope, requireClaims, requireAuthentication } = fetchEntry
 export default fetchEntry

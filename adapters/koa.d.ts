@@ -73,6 +73,20 @@ declare namespace authShield {
   export import ServiceUnavailableError = middleware.ServiceUnavailableError
   /** RFC 9728 metadata with a Koa `handler(ctx)` answering it (mount it on `meta.path`). */
   export function protectedResourceMetadata(options: middleware.ProtectedResourceMetadataOptions): middleware.ProtectedResourceMetadata<(ctx: KoaContext) => void>
+  /** A route requirement: Koa middleware after authShield. */
+  export type RouteRequirement = (ctx: KoaContext, next: Next) => Promise<unknown>
+  /**
+   * Per-route requirements, after this adapter's authentication (docs/resource-server.md): every
+   * scope (`requireScopes`) or one of them (`requireAnyScope`) from `scope`, `scp` or
+   * `permissions` (403 insufficient_scope), claim values (`requireClaims`, 403
+   * insufficient_scope) and a step-up (`requireAuthentication`, 401
+   * insufficient_user_authentication, RFC 9470). On a request authShield did not
+   * authenticate it throws an `ERR_AUTH_SHIELD_NOT_AUTHENTICATED` error.
+   */
+  export function requireScopes(...scopes: middleware.RequiredScopes): RouteRequirement
+  export function requireAnyScope(...scopes: middleware.RequiredScopes): RouteRequirement
+  export function requireClaims(claims: middleware.RequiredClaims): RouteRequirement
+  export function requireAuthentication(options: middleware.RequiredAuthentication): RouteRequirement
   export { authShield, authShield as default }
 }
 

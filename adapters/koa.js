@@ -11,6 +11,7 @@
 const { AuthDecision, isPending, pathOf, defineClaims, AuthShieldError, ERROR_CLASSES } = require('../lib/http/decision')
 const { typeError } = require('../js/error')
 const { compileSkip } = require('../lib/http/request-match')
+const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
 
 // Koa-only options: `key` is koa-jwt's name for where the verified payload goes on ctx.state.
 const KOA_OPTIONS = new Set(['key'])
@@ -47,13 +48,25 @@ function authShield(configOrAuthenticator, options) {
     if (d.action === 'pass') {
       Object.assign(state, d.identity)
       if (d.authorization !== undefined) defineClaims(state, key, d)
+      // For the route's requirements (requireScopes, …) after this middleware.
+      state[ROUTE_PASS] = d
       return next()
     }
+    return refuse(d, ctx)
+  }
+
+  // Also a route requirement's refusal: answered as this middleware answers its own.
+  function refuse(d, ctx) {
     if (errors === 'throw') throw thrownError(decision.unauthorizedError(d))
     if (onError !== undefined) return onError(new AuthShieldError(d.result), ctx)
     ctx.status = d.status
     ctx.type = 'application/json; charset=utf-8'
     ctx.body = d.body
+  }
+  decision.routeRefusal = (d, ctx) => {
+    ctx.state.requestId = d.requestId
+    for (const [name, value] of d.headers) ctx.set(name, value)
+    return refuse(d, ctx)
   }
 
   return described(authShieldKoa, decision)
@@ -102,10 +115,25 @@ function thrownError(err) {
   return err
 }
 
+/**
+ * The route requirements (lib/http/route-requirements.js) as Koa middleware, after authShield:
+ * `router.get('/orders', requireScopes('read:orders'), handler)`.
+ */
+const requirements = routeRequirements(
+  (requirement) =>
+    async function authShieldRequirement(ctx, next) {
+      const pass = ctx.state === undefined ? undefined : ctx.state[ROUTE_PASS]
+      if (pass === undefined) throw notAuthenticated(requirement.name)
+      const d = requirement.refusal(pass)
+      if (d === null) return next()
+      return pass.decision.routeRefusal(d, ctx)
+    },
+)
+
 module.exports = authShield
 module.exports.authShield = authShield
 module.exports.default = authShield
-Object.assign(module.exports, ERROR_CLASSES)
+Object.assign(module.exports, ERROR_CLASSES, requirements)
 // RFC 9728 protected-resource metadata: the document, its URL (the middleware's
 // `resourceMetadata` option) and a route `handler` serving it (lib/http/resource-metadata.js).
 module.exports.protectedResourceMetadata = require('../lib/http/resource-metadata').metadataFor('koa')

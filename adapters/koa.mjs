@@ -5,4 +5,4 @@ import authShield from './koa.js'
 
 export default authShield
 export { authShield }
-export const { protectedResourceMetadata, AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError } = authShield
+export const { protectedResourceMetadata, AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError, requireScopes, requireAnyScope, requireClaims, requireAuthentication } = authShield

@@ -74,6 +74,7 @@ function readSettings(config) {
     if (other !== null) {
       throw typeError(`config.issuers and config.${other} cannot be combined: each issuer has its own keys and the list is the trusted issuers`)
     }
+    checkProfile(settings)
     return settings
   }
   // Exactly one source of access-token keys (docs/keys.md).
@@ -82,7 +83,18 @@ function readSettings(config) {
   }
   if (settings.accessSecret !== null && settings.keys !== null) throw typeError(message('bothKeySources'))
   if (settings.signingKey !== null && settings.keys !== null) checkSigningKid(settings.keys, settings.signingKey.kid, 'config.keys')
+  // RFC 9068 §4: a resource server checks `iss` and `aud` of a JWT access token (src/config.rs).
+  checkProfile(settings)
   return settings
+}
+
+/** RFC 9068 §4: the profile needs an issuer and an audience, or trusted issuers with theirs (src/config.rs). */
+function checkProfile(settings) {
+  if (!settings.requireAccessTokenProfile) return
+  const trusted = settings.trustedIssuers === null ? [] : settings.trustedIssuers
+  const hasIssuer = settings.issuers.length > 0 || trusted.length > 0
+  const hasAudience = settings.audiences.length > 0 || (trusted.length > 0 && trusted.every((i) => i.audiences !== null && i.audiences.length > 0))
+  if (!hasIssuer || !hasAudience) throw typeError(message('profileNeedsIssuerAndAudience'))
 }
 
 function defaultOf(option) {

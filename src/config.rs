@@ -213,6 +213,21 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
             .set(&spec.name, value)
             .map_err(|_| internal(&spec.name))?;
     }
+    // RFC 9068 §4: a resource server checks `iss` and `aud` of a JWT access token; the profile
+    // without them would accept any issuer's tokens for any audience that share a key.
+    // Trusted issuers name the issuers, and may each name their own audiences.
+    let trusted = settings.trusted_issuers();
+    let has_issuer = !settings.issuers().is_empty() || !trusted.is_empty();
+    let has_audience = !settings.audiences().is_empty()
+        || (!trusted.is_empty()
+            && trusted
+                .iter()
+                .all(|i| i.audiences.as_ref().is_some_and(|a| !a.is_empty())));
+    if settings.access_token_profile() && !(has_issuer && has_audience) {
+        return Err(ArgError::Type(
+            messages::PROFILE_NEEDS_ISSUER_AND_AUDIENCE.into(),
+        ));
+    }
     Ok(settings)
 }
 

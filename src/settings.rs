@@ -293,7 +293,7 @@ impl Settings {
     pub fn max_auth_age_sec(&self) -> Option<f64> {
         self.max_auth_age_sec
     }
-    #[cfg(test)]
+    /// `requireAccessTokenProfile` (RFC 9068).
     pub fn access_token_profile(&self) -> bool {
         self.access_token_profile
     }

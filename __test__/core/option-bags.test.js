@@ -128,7 +128,15 @@ test('each bound and each enum value of the schema is accepted', () => {
       const values = option.kind === 'enum' ? option.values : option.kind === 'integer' || option.kind === 'number' ? [option.exclusiveMin ? option.max : option.min, option.max] : []
       for (const value of values) {
         // The one rule between two options: retryMinMs may not exceed retryMaxMs.
-        const with_ = option.name === 'retryMinMs' ? { retryMaxMs: Math.max(value, 30_000) } : option.name === 'retryMaxMs' ? { retryMinMs: Math.min(value, 1_000) } : {}
+        // And a DPoP mode that reads proofs needs the origin clients address.
+        const with_ =
+          option.name === 'retryMinMs'
+            ? { retryMaxMs: Math.max(value, 30_000) }
+            : option.name === 'retryMaxMs'
+              ? { retryMinMs: Math.min(value, 1_000) }
+              : option.name === 'dpopMode' && value !== 'disabled'
+                ? { dpopOrigin: 'https://api.example' }
+                : {}
         assert.doesNotThrow(() => build({ ...with_, [option.name]: value }), `${label}: ${option.name} ${value}`)
       }
     }

@@ -17,7 +17,7 @@ const NUMERIC = schema.options.filter((o) => o.kind === 'number' || o.kind === '
 const epsilon = (x) => Math.max(Math.abs(x) * 1e-9, 1e-9)
 
 /** A value of the wrong kind for each option kind. */
-const WRONG_KIND = { secret: true, stringList: 5, number: '1', integer: '1', boolean: 1, domain: 5, keySet: 'HS256', signingKey: 'EdDSA' }
+const WRONG_KIND = { secret: true, stringList: 5, number: '1', integer: '1', boolean: 1, domain: 5, keySet: 'HS256', signingKey: 'EdDSA', issuerList: 'https://issuer.example/' }
 
 /** The claims a default-config authenticator accepts at NOW. */
 const claims = (extra = {}) => ({ sub: 'u1', exp: NOW + 60, ...extra })

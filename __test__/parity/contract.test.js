@@ -136,7 +136,7 @@ const failing = {
   certificate_mismatch: () => [{ certificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, cnf: { 'x5t#S256': THUMB } }, SECRET)}`, undefined, 1, { clientCertThumbprint: THUMB.replace(/^./, 'B') }],
   unbound_token: () => [{ requireCertificateBoundTokens: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`, undefined, 1, { clientCertThumbprint: THUMB }],
   missing_dpop_proof: () => [{ dpop: true }, `DPoP ${token({ sub: 'u', exp: NOW + 60 }, SECRET)}`],
-  missing_profile_claim: () => [{ requireAccessTokenProfile: true }, `Bearer ${token({ sub: 'u', exp: NOW + 60, iss: 'i', aud: 'a', iat: NOW, jti: 'j' }, SECRET, { alg: 'HS256', typ: 'at+jwt' })}`],
+  missing_profile_claim: () => [{ requireAccessTokenProfile: true, issuer: 'i', audience: 'a' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, iss: 'i', aud: 'a', iat: NOW, jti: 'j' }, SECRET, { alg: 'HS256', typ: 'at+jwt' })}`],
   insufficient_user_authentication: () => [{ requiredAcr: 'mfa' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, acr: 'pwd' }, SECRET)}`],
   insufficient_scope: () => [{ requiredScope: 'write' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, scope: 'read' }, SECRET)}`],
   untrusted_issuer: () => [{ accessSecret: undefined, issuers: [{ issuer: 'me', keys: [{ alg: 'HS256', secret: SECRET }] }] }, `Bearer ${token({ sub: 'u', exp: NOW + 60, iss: 'you' }, SECRET)}`],
@@ -221,6 +221,7 @@ const callers = {
     auth.revokeToken('a', Math.floor(Date.now() / 1000) + 600)
     return thrown(() => auth.revokeToken('b', Math.floor(Date.now() / 1000) + 600))
   },
+  profileNeedsIssuerAndAudience: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, requireAccessTokenProfile: true, issuer: 'i' })),
   // Last: it fills each engine's table of shared configs for the rest of this process.
   sharedConfigLimit: ({ authenticateRequest }) => {
     for (let i = 0; i <= LIMITS.maxSharedConfigs; i++) {

@@ -46,7 +46,7 @@ const CONFIGS = [
   // Step-up (RFC 9470, issue 25): acr and auth_time.
   { accessSecret: ACCESS, clockTimestamp: NOW, requiredAcr: ['mfa', 'gold'], maxAuthAgeSec: 60, rateLimitMax: 0 },
   // The RFC 9068 profile (issue 25): header typ and the profile's claims.
-  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requireAccessTokenProfile: true, requireSubject: false, requireExpiration: false, rateLimitMax: 0 },
+  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, issuer: ['auth.example', 'legacy'], audience: 'api', requireAccessTokenProfile: true, requireSubject: false, requireExpiration: false, rateLimitMax: 0 },
 ]
 
 const TENANT_CLAIMS = [undefined, 'acme', 'Acme', '', 'globex', 'bad:id', 'a'.repeat(64), 7]
@@ -1411,4 +1411,69 @@ test('trusted issuers: bad configs and setKeys calls are refused identically by 
   }
   assert.equal(pair.n.setKeys(good.keys, { issuer: 'https://b.example/' }), 1)
   assert.equal(pair.j.setKeys(good.keys, { issuer: 'https://b.example/' }), 1)
+})
+
+// requireAccessTokenProfile without issuer or audience (RFC 9068 §4, issue 25): both engines
+// refuse the same configs with the same TypeError, and build the same others.
+test('the profile needs issuer and audience: the same configs refused, with the same error, in both engines', () => {
+  const VALUES = [undefined, null, 'x', ['x'], ['x', 'y'], '', [], ['']]
+  let refused = 0
+  for (const issuer of VALUES) {
+    for (const audience of VALUES) {
+      for (const profile of [true, false, undefined]) {
+        const config = { accessSecret: ACCESS, requireAccessTokenProfile: profile, issuer, audience }
+        const outcome = (engine) => {
+          try {
+            new engine.Authenticator(config)
+            return null
+          } catch (err) {
+            return { name: err.name, message: err.message }
+          }
+        }
+        const a = outcome(native)
+        assert.deepEqual(outcome(js), a, JSON.stringify(config))
+        if (a !== null && a.message === require('../../contract/messages.json').profileNeedsIssuerAndAudience.template) refused++
+      }
+    }
+  }
+  assert.ok(refused >= 6, `refused ${refused}`)
+})
+
+// Per-route requirements (lib/http/route-requirements.js) read the payload the adapter decision
+// kept: on each engine's pass they give the same answer, and the answer the config-level
+// check of the same scopes or acr values gives (requiredScope, requiredAcr) for that token.
+test('route requirements agree between engines and with the config-level checks', () => {
+  const { AuthDecision } = require('../../lib/http/decision')
+  const { requireScopes, requireAnyScope, requireAuthentication } = require('../../lib/http/route-requirements')
+  const base = { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, rateLimitMax: 0 }
+  const decisions = [native, js].map((engine) => new AuthDecision(new engine.Authenticator(base)))
+  const both = (extra) => [native, js].map((engine) => new engine.Authenticator({ ...base, ...extra }))
+  const cases = [
+    ['requireScopes', requireScopes('read', 'write:x'), both({ requiredScope: ['read', 'write:x'] })],
+    ['requireAuthentication', requireAuthentication({ acrValues: ['mfa', 'gold'] }), both({ requiredAcr: ['mfa', 'gold'] })],
+    ['requireAnyScope', requireAnyScope('read', 'write:x'), null],
+  ]
+  const rng = random(2025)
+  const seen = new Map()
+  for (let i = 0; i < 4000; i++) {
+    const authorization = `Bearer ${token(claimsFor(rng, base), rng.chance(0.9) ? ACCESS : WRONG)}`
+    const passes = decisions.map((d) => d.decide({ method: 'GET', headers: { authorization } }, '/'))
+    assert.equal(passes[1].action, passes[0].action, authorization)
+    if (passes[0].action !== 'pass') continue
+    for (const [name, requirement, configLevel] of cases) {
+      const [a, b] = passes.map((p) => {
+        const d = requirement.refusal(p)
+        return d === null ? null : { status: d.status, code: d.result.errorCode, body: d.body, challenge: d.headers[1][1] }
+      })
+      assert.deepEqual(b, a, `${name} ${authorization}`)
+      const code = a === null ? null : a.code
+      seen.set(`${name} ${code}`, (seen.get(`${name} ${code}`) || 0) + 1)
+      if (configLevel !== null) {
+        for (const auth of configLevel) assert.equal(auth.authenticate(authorization).errorCode ?? null, code, `${name} ${authorization}`)
+      }
+    }
+  }
+  for (const key of ['requireScopes null', 'requireScopes insufficient_scope', 'requireScopes invalid_claims', 'requireAuthentication null', 'requireAuthentication insufficient_user_authentication', 'requireAuthentication invalid_claims', 'requireAnyScope null', 'requireAnyScope insufficient_scope']) {
+    assert.ok(seen.get(key) >= 5, `${key}: ${seen.get(key) || 0}`)
+  }
 })

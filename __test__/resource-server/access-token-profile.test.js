@@ -75,11 +75,11 @@ for (const [name, engine] of ENGINES) {
     }
   })
 
-  it(`${name}: without issuer / audience configured, a missing iss or aud is missing_profile_claim`, async () => {
-    const auth = make(engine, { issuer: undefined, audience: undefined })
+  it(`${name}: a missing iss or aud meets the configured issuer and audience first (RFC 9068 §4 has both configured)`, async () => {
+    const auth = make(engine)
     assert.equal(auth.authenticate(`Bearer ${await signed()}`).authenticated, true)
-    for (const claims of [without('iss'), without('aud'), { ...CLAIMS, aud: [] }, { ...CLAIMS, iss: '' }]) {
-      assert.equal(auth.authenticate(`Bearer ${await signed(claims)}`).errorCode, 'missing_profile_claim', JSON.stringify(claims))
+    for (const [claims, code] of [[without('iss'), 'invalid_issuer'], [{ ...CLAIMS, iss: '' }, 'invalid_issuer'], [without('aud'), 'invalid_audience'], [{ ...CLAIMS, aud: [] }, 'invalid_audience']]) {
+      assert.equal(auth.authenticate(`Bearer ${await signed(claims)}`).errorCode, code, JSON.stringify(claims))
     }
   })
 
@@ -99,7 +99,7 @@ for (const [name, engine] of ENGINES) {
 
   it(`${name}: the profile is about access tokens: refresh tokens and our own HS256 tokens`, () => {
     const secret = 'profile-access-secret-0123456789abcdef'
-    const auth = new engine.Authenticator({ accessSecret: secret, refreshSecret: `${secret}-refresh`, requireAccessTokenProfile: true, rateLimitMax: 0 })
+    const auth = new engine.Authenticator({ accessSecret: secret, refreshSecret: `${secret}-refresh`, issuer: 'i', audience: 'a', requireAccessTokenProfile: true, rateLimitMax: 0 })
     // Our own signer writes typ JWT: with the profile on, its access tokens are refused, by design.
     assert.equal(auth.authenticate(`Bearer ${auth.signAccessToken({ sub: 'u' })}`).errorCode, 'wrong_token_type')
     assert.equal(auth.verifyRefreshToken(auth.signRefreshToken({ sub: 'u' })).valid, true)
@@ -107,6 +107,19 @@ for (const [name, engine] of ENGINES) {
     assert.equal(auth.authenticate(`Bearer ${hs}`).authenticated, true)
   })
 }
+
+it('both engines: the profile without issuer or audience is refused at construction (RFC 9068 §4)', () => {
+  const MESSAGE = require('../../contract/messages.json').profileNeedsIssuerAndAudience.template
+  const secret = 'profile-access-secret-0123456789abcdef'
+  for (const [name, engine] of ENGINES) {
+    for (const partial of [{}, { issuer: ISSUER }, { audience: AUDIENCE }, { issuer: null, audience: AUDIENCE }, { issuer: ISSUER, audience: undefined }]) {
+      assert.throws(() => new engine.Authenticator({ accessSecret: secret, requireAccessTokenProfile: true, ...partial }), { name: 'TypeError', message: MESSAGE }, `${name} ${JSON.stringify(partial)}`)
+    }
+    // Off, the same configs are fine; with both, the profile is.
+    assert.doesNotThrow(() => new engine.Authenticator({ accessSecret: secret, requireAccessTokenProfile: false }))
+    assert.doesNotThrow(() => new engine.Authenticator({ accessSecret: secret, requireAccessTokenProfile: true, issuer: [ISSUER, 'b'], audience: [AUDIENCE] }))
+  }
+})
 
 it('both engines: the same results, field for field, with and without the profile', async () => {
   for (const extra of [{}, { requireAccessTokenProfile: false }, { requiredScope: 'read' }]) {

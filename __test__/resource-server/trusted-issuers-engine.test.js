@@ -139,3 +139,36 @@ for (const [name, Authenticator] of Object.entries(ENGINES)) {
     assert.equal(auth.authenticate(hs(A, SA)).authenticated, true)
   })
 }
+
+// RFC 9068 §4 with trusted issuers: the registry names the issuers, so the profile needs an
+// audience only, the config's or one of each issuer's own. Both engines build and refuse alike.
+test('the access-token profile with trusted issuers: an audience for every issuer, or the config one', () => {
+  const issuers = (audA, audB) => [
+    { issuer: A, keys: [{ kid: 'k', alg: 'HS256', secret: SA }], ...(audA === undefined ? {} : { audience: audA }) },
+    { issuer: B, keys: [{ kid: 'k', alg: 'HS256', secret: SB }], ...(audB === undefined ? {} : { audience: audB }) },
+  ]
+  const cases = [
+    [{ issuers: issuers(), audience: 'api' }, true],
+    [{ issuers: issuers('api', 'api-b') }, true],
+    [{ issuers: issuers('api', 'api-b'), audience: 'api' }, true],
+    [{ issuers: issuers('api') }, false],
+    [{ issuers: issuers() }, false],
+    [{ issuers: issuers(undefined, 'api-b') }, false],
+  ]
+  for (const [extra, builds] of cases) {
+    const outcomes = Object.values(ENGINES).map((Authenticator) => {
+      try {
+        new Authenticator({ clockTimestamp: NOW, rateLimitMax: 0, requireAccessTokenProfile: true, ...extra })
+        return 'built'
+      } catch (error) {
+        return `${error.name}: ${error.message}`
+      }
+    })
+    assert.equal(outcomes[0], outcomes[1], JSON.stringify(extra))
+    if (builds) assert.equal(outcomes[0], 'built', JSON.stringify(extra))
+    else assert.match(outcomes[0], /^TypeError: config\.requireAccessTokenProfile needs/, JSON.stringify(extra))
+  }
+  // And the profile's own checks still run for each issuer's tokens.
+  const auth = new ENGINES.native({ clockTimestamp: NOW, rateLimitMax: 0, requireAccessTokenProfile: true, issuers: issuers('api', 'api') })
+  assert.equal(auth.authenticate(hs(A, SA)).errorCode, 'wrong_token_type')
+})

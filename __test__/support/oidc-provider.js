@@ -22,13 +22,16 @@ function rsaJwk() {
  * `{ issuer, resource, clientId, metadata, jwksUri, token(scope), rawToken(body), close(),
  * signingJwk, setDown(bool), requests() }`:
  * `token(scope)` obtains an access token for `scope` (a space-delimited string) over HTTP.
+ * `keys` (private JWKs, the first signs) replaces the one fresh key; `rotateKeys(keys)` makes
+ * a new provider with those keys serve the same issuer URL from then on (a restart with a new
+ * key set, the connections kept).
  */
-async function startProvider({ resource = 'https://api.example/', scopes = ['read:orders', 'write:orders'], clientId = 'orders-client', accessTokenTTL = 300 } = {}) {
+async function startProvider({ resource = 'https://api.example/', scopes = ['read:orders', 'write:orders'], clientId = 'orders-client', accessTokenTTL = 300, keys } = {}) {
   const { default: Provider } = await import('oidc-provider')
   const server = http.createServer()
-  const signingJwk = rsaJwk()
+  let signingJwk = keys === undefined ? rsaJwk() : keys[0]
   const { base, close } = await listen(server)
-  const provider = new Provider(base, {
+  const makeProvider = (jwks) => new Provider(base, {
     clients: [
       {
         client_id: clientId,
@@ -41,7 +44,7 @@ async function startProvider({ resource = 'https://api.example/', scopes = ['rea
       },
     ],
     scopes,
-    jwks: { keys: [signingJwk] },
+    jwks: { keys: jwks },
     ttl: { ClientCredentials: accessTokenTTL },
     features: {
       devInteractions: { enabled: false },
@@ -60,7 +63,8 @@ async function startProvider({ resource = 'https://api.example/', scopes = ['rea
   // oidc-provider logs its development warnings (http issuer, Node version) to the console.
   // `setDown(true)` makes every request a 503 (the provider unreachable for its clients);
   // `requests()` counts the requests the provider saw.
-  const callback = provider.callback()
+  let provider = makeProvider(keys === undefined ? [signingJwk] : keys)
+  let callback = provider.callback()
   let down = false
   let requests = 0
   server.on('request', (req, res) => {
@@ -94,11 +98,20 @@ async function startProvider({ resource = 'https://api.example/', scopes = ['rea
     clientId,
     metadata,
     jwksUri: metadata.jwks_uri,
-    provider,
+    get provider() {
+      return provider
+    },
     token,
     rawToken,
     close,
-    signingJwk,
+    get signingJwk() {
+      return signingJwk
+    },
+    rotateKeys: (jwks) => {
+      provider = makeProvider(jwks)
+      callback = provider.callback()
+      signingJwk = jwks[0]
+    },
     setDown: (value) => {
       down = value
     },
@@ -112,4 +125,4 @@ function decodeJwt(jwt) {
   return { header, payload }
 }
 
-module.exports = { startProvider, decodeJwt }
+module.exports = { startProvider, decodeJwt, rsaJwk }

@@ -27,3 +27,22 @@ trusted.on('error', (err) => void (err.code satisfies jwksEntry.JwksErrorCode))
 const maxIssuers: number = jwksEntry.MAX_ISSUERS
 jwksEntry.createTrustedIssuers(['https://a.example/', { issuer: 'https://b.example/', audience: ['api'], algorithms: ['RS256'], jwksUri: 'https://b.example/keys' }])
 void [trustedList, firstUri, maxIssuers]
+
+// Per-route requirements in every adapter.
+const readOrders: authShield.RouteRequirement = authShield.requireScopes('read:orders', 'write:orders')
+authShield.requireScopes(['read:orders'])
+authShield.requireAnyScope('read:orders', 'Orders.Read')
+authShield.requireClaims({ tid: 'x', roles: ['admin'], realm_access: { roles: 'admin' }, email_verified: true, level: 2 })
+authShield.requireAuthentication({ acrValues: ['mfa'], maxAgeSec: 300 })
+const fastifyHook: fastifyPlugin.RouteRequirement = fastifyPlugin.requireAnyScope('read')
+const koaStep: koaAuthShield.RouteRequirement = koaAuthShield.requireAuthentication({ acrValues: 'mfa' })
+const verifyRequest = fetchEntry.createVerifier({ accessSecret: 'x'.repeat(32) })
+async function fetchRoute(request: Request): Promise<Response> {
+  const auth = await fetchEntry.requireScopes('read:orders')(verifyRequest(request))
+  if (!auth.ok) return auth.response
+  const again: fetchEntry.Verification = fetchEntry.requireClaims({ tid: 't' })(auth)
+  return new Response(String(again.ok))
+}
+// @ts-expect-error a claim value may not be null
+authShield.requireClaims({ tid: null })
+void [readOrders, fastifyHook, koaStep, fetchRoute]

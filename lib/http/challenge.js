@@ -38,17 +38,21 @@ function bearerError(code) {
  * The challenges of one middleware. `options`: `scheme` (default 'Bearer'), `realm`, `scope`
  * (the required scopes, named in the insufficient_scope challenge, RFC 6750 §3), `acrValues`
  * and `maxAge` (named in the insufficient_user_authentication challenge, RFC 9470 §3), and
- * `resourceMetadata` (the URL of the RFC 9728 metadata document, on every challenge).
+ * `resourceMetadata` (the URL of the RFC 9728 metadata document, on every challenge), and
+ * `algs` (the DPoP scheme's accepted proof algorithms, RFC 9449 §7.1).
  * `challenge.bare` is the header for a request without credentials of this scheme (RFC 6750
  * §3.1: no error); `challenge.of(code)` the header for a failure code, or undefined when the
  * failure gets none.
  */
 class Challenge {
-  constructor({ scheme = 'Bearer', realm, scope = [], acrValues = [], maxAge, resourceMetadata } = {}) {
+  constructor({ scheme = 'Bearer', realm, scope = [], acrValues = [], maxAge, resourceMetadata, algs } = {}) {
     const first = realm === undefined ? [] : [`realm=${quoted(realm, 'realm')}`]
     // The DPoP challenges (lib/http/dpop.js) name the same realm.
     this.realm = realm
+    this.resourceMetadata = resourceMetadata
+    // `algs` (RFC 9449 §7.1): the proof algorithms a DPoP challenge names.
     const last = resourceMetadata === undefined ? [] : [`resource_metadata=${quoted(resourceMetadata, 'resourceMetadata')}`]
+    if (algs !== undefined) last.unshift(`algs=${quoted(algs, 'algs')}`)
     const write = (params) => {
       const all = [...first, ...params, ...last]
       return all.length === 0 ? scheme : `${scheme} ${all.join(', ')}`

@@ -20,7 +20,7 @@ const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
 const { clientCertReader } = require('./client-cert')
-const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult, dpopModeOf, refusedResult } = require('./dpop')
+const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult, dpopModeOf, refusedResult, DPOP_ALGS } = require('./dpop')
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
 
@@ -151,13 +151,17 @@ class AuthDecision {
     this.dpopReplay = this.dpopDisabled ? null : sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender)
     // Every WWW-Authenticate value this middleware can send, written now (lib/http/challenge.js).
     const { requiredScope, requiredAcr, maxAuthAgeSec } = this.engine.authenticator
-    this.challenge = new Challenge({
+    const challengeOptions = {
       realm: this.options.realm,
       scope: Array.isArray(requiredScope) ? requiredScope : [],
       acrValues: Array.isArray(requiredAcr) ? requiredAcr : [],
       maxAge: typeof maxAuthAgeSec === 'number' ? maxAuthAgeSec : undefined,
       resourceMetadata: resourceMetadataUrl(options === undefined || options === null ? undefined : options.resourceMetadata),
-    })
+    }
+    this.challenge = new Challenge(challengeOptions)
+    // A DPoP request refused for its scopes or its authentication gets the same challenge in
+    // the DPoP scheme (RFC 9449 §7.1), with the proof algorithms.
+    this.challenge.dpop = new Challenge({ ...challengeOptions, scheme: 'DPoP', algs: DPOP_ALGS })
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
     // both): the limit goes through it, and an identity without a lease yet waits for one round
     // trip (docs/scale-out.md).
@@ -271,14 +275,14 @@ class AuthDecision {
     if (result.authenticated) {
       const user = { userId: result.userId, email: result.email, role: result.role }
       const identity = { user, tenantId: result.tenantId, tenantSource: result.tenantSource }
-      return new Pass(requestId, this.headersFor(result, authorization), identity, authorization, this.verifiedClaims, result)
+      return new Pass(requestId, this.headersFor(result, authorization), identity, authorization, this.verifiedClaims, result, this)
     }
     // Optional auth: anonymous requests (no credentials, or another scheme's, as express-jwt
     // lets `Basic …` through) pass without a challenge; a bad bearer token is still refused.
     const code = result.errorCode
     const noCredentials = code === 'missing_authorization' || (code === 'invalid_authorization_format' && isOtherScheme(authorization))
     if (!credentialsRequired && noCredentials) {
-      return new Pass(requestId, [['X-Request-Id', requestId]], ANONYMOUS, undefined, null, result)
+      return new Pass(requestId, [['X-Request-Id', requestId]], ANONYMOUS, undefined, null, result, this)
     }
     return {
       action: 'fail',
@@ -342,7 +346,7 @@ class AuthDecision {
 
 /** A passing decision; `claims` decodes the verified token's payload on first read. */
 class Pass {
-  constructor(requestId, headers, identity, authorization, verifiedClaims, result) {
+  constructor(requestId, headers, identity, authorization, verifiedClaims, result, decision) {
     this.action = 'pass'
     this.requestId = requestId
     this.headers = headers
@@ -352,6 +356,23 @@ class Pass {
     this.verifiedClaims = verifiedClaims
     // The engine's AuthResult (for tracing: lib/metrics/tracing.js).
     this.result = result
+    // For the route requirements (lib/http/route-requirements.js): the decision's challenges,
+    // and the granted scopes once read.
+    this.decision = decision
+    this.grantSet = undefined
+    this.kept = undefined
+  }
+
+  /** The scopes the verified token grants (a Set kept per token), null for a malformed claim. */
+  get grants() {
+    if (this.grantSet === undefined) this.grantSet = this.verifiedClaims.grantsOf(this.authorization)
+    return this.grantSet
+  }
+
+  /** The verified payload as parsed once per token: for reading only, never for the app. */
+  get payload() {
+    if (this.kept === undefined) this.kept = this.verifiedClaims.payloadOf(this.authorization)
+    return this.kept
   }
 
   /**
@@ -410,7 +431,9 @@ function responseHeaders(result, authorization, rateLimitHeaders, challenges) {
   // the lease is seconds away at most (RFC 9110 §10.2.3).
   if (result.errorCode === 'rate_limit_pending') headers.push(['Retry-After', '1'])
   if (result.errorStatus === 401 || result.errorCode === 'insufficient_scope') {
-    headers.push(['WWW-Authenticate', dpopChallenge(result, authorization, challenges.realm) ?? challenge(result, authorization, challenges)])
+    const code = result.errorCode
+    const dpopGrant = (code === 'insufficient_scope' || code === 'insufficient_user_authentication') && isDpopScheme(authorization)
+    headers.push(['WWW-Authenticate', dpopGrant ? challenges.dpop.of(code) : (dpopChallenge(result, authorization, challenges.realm) ?? challenge(result, authorization, challenges))])
   }
   // A 503 for a state the server expects to end (keys_unavailable: a remote key set not in force)
   // says when to try again (RFC 9110 §10.2.3).

@@ -356,6 +356,32 @@ export declare class AuthShieldError extends Error {
   result: AuthFailure
 }
 
+/**
+ * The scopes of `requireScopes` / `requireAnyScope`: scope-tokens (RFC 6749 §3.3) as arguments,
+ * or one array of them.
+ */
+export type RequiredScopes = string[] | [readonly string[]]
+
+/** A value `requireClaims` matches a claim against (docs/resource-server.md). */
+export type RequiredClaimValue = string | number | boolean | ReadonlyArray<string | number | boolean> | RequiredClaims
+
+/**
+ * `requireClaims`'s argument: each claim equals the value or, an array claim, includes it; a
+ * list needs every value; an object is matched inside the claim's object (Keycloak's
+ * `realm_access: { roles: 'admin' }`).
+ */
+export interface RequiredClaims {
+  readonly [claim: string]: RequiredClaimValue
+}
+
+/** `requireAuthentication`'s options (RFC 9470 step-up); at least one. */
+export interface RequiredAuthentication {
+  /** The accepted `acr` values (exact, case-sensitive); named in the challenge's `acr_values`. */
+  acrValues?: string | readonly string[]
+  /** The most seconds since `auth_time` (the process clock); named in the challenge's `max_age`. */
+  maxAgeSec?: number
+}
+
 /** The options of `protectedResourceMetadata()` (RFC 9728 §2); any other name is a TypeError. */
 export interface ProtectedResourceMetadataOptions {
   /** This API's resource identifier: an https URL without fragment (http only on loopback). */

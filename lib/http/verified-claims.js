@@ -8,7 +8,7 @@
 // Decoding and parsing a payload (about 2 µs) cost as much as the whole decision. So each
 // decision keeps the parsed payloads of the last few tokens in a small table: a slot picked by
 // two characters of the signature (for a valid token they are as good as random), holding the
-// token's text up to its signature and the parse result. A hit compares that text with the
+// whole Authorization value and the parse result. A hit compares that text with the
 // request's (exact: the same header and payload bytes give the same payload) and copies the
 // kept object (a spread, plus a copy of each nested object or array), so no request ever sees
 // another's object or what an app wrote into it. A miss parses and takes the slot.
@@ -25,20 +25,71 @@ class VerifiedClaims {
 
   /** The payload of a verified `Bearer <header>.<payload>.<signature>`, as a fresh object. */
   of(authorization) {
-    const start = authorization.indexOf('.') + 1
-    const end = authorization.indexOf('.', start)
+    const entry = this.entryOf(authorization)
+    return entry.nested === undefined ? entry.parsed : copyOf(entry)
+  }
+
+  /**
+   * The kept payload itself, for the route requirements (lib/http/route-requirements.js) that
+   * only read it: never handed to the application, so never copied.
+   */
+  payloadOf(authorization) {
+    return this.entryOf(authorization).parsed
+  }
+
+  /**
+   * The scopes the verified token grants, as a Set (its `scope` split on spaces, `scp` as a
+   * string or a list, `permissions`: the claims the engine's `requiredScope` reads, js/jwt.js
+   * `checkScopes`), built once per token and kept with its payload; null when one of the
+   * claims has a type the engine refuses as invalid_claims.
+   */
+  grantsOf(authorization) {
+    const entry = this.entryOf(authorization)
+    if (entry.grants === undefined) entry.grants = grantedScopes(entry.parsed)
+    return entry.grants
+  }
+
+  /**
+   * The slot entry of a verified Authorization value: `{ authorization, parsed, nested, grants }`.
+   * A hit is the same whole header value a client sent before (one string comparison: no scan
+   * for the dots); a miss parses the payload and takes the slot.
+   */
+  entryOf(authorization) {
     const n = authorization.length
     const slot = (authorization.charCodeAt(n - 1) * 31 + authorization.charCodeAt(n - 2)) & (SLOTS - 1)
     const kept = this.slots[slot]
-    // `===` compares the bytes at once; startsWith walks them one character at a time.
-    if (kept !== null && kept.end === end && authorization.slice(0, end + 1) === kept.prefix) return copyOf(kept)
+    if (kept !== null && kept.authorization === authorization) return kept
+    const start = authorization.indexOf('.') + 1
+    const end = authorization.indexOf('.', start)
     const parsed = JSON.parse(Buffer.from(authorization.slice(start, end), 'base64url').toString('utf8'))
     // Only an object is kept (a verified payload always is): anything else is returned as is.
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return parsed
-    const entry = { prefix: authorization.slice(0, end + 1), end, parsed, nested: nestedKeys(parsed) }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { authorization, parsed, nested: undefined, grants: null }
+    const entry = { authorization, parsed, nested: nestedKeys(parsed), grants: undefined }
     this.slots[slot] = entry
-    return copyOf(entry)
+    return entry
   }
+}
+
+const NO_GRANTS = Object.freeze(new Set())
+
+function isStringList(value) {
+  return Array.isArray(value) && value.every((s) => typeof s === 'string')
+}
+
+function grantedScopes({ scope, scp, permissions }) {
+  if ((scope !== undefined && typeof scope !== 'string') || (scp !== undefined && typeof scp !== 'string' && !isStringList(scp)) || (permissions !== undefined && !isStringList(permissions))) {
+    return null
+  }
+  if (scope === undefined && scp === undefined && permissions === undefined) return NO_GRANTS
+  const grants = new Set()
+  for (const claim of [scope, scp, permissions]) {
+    if (typeof claim === 'string') {
+      for (const s of claim.split(' ')) if (s !== '') grants.add(s)
+    } else if (claim !== undefined) {
+      for (const s of claim) grants.add(s)
+    }
+  }
+  return grants
 }
 
 /** The keys whose values are objects or arrays (copied one by one: a spread would share them). */

@@ -321,3 +321,20 @@ fn required_scopes_are_scope_tokens() {
     let s = validate(base().with("requiredScope", vec!["read:orders", "!#[]~"])).unwrap();
     assert_eq!(s.required_scopes(), ["read:orders", "!#[]~"]);
 }
+
+#[test]
+fn profile_without_issuer_or_audience_is_refused() {
+    let profile = || base().with("requireAccessTokenProfile", true);
+    let refusal = ArgError::Type(messages::PROFILE_NEEDS_ISSUER_AND_AUDIENCE.into());
+    assert_eq!(refused(profile()), refusal);
+    assert_eq!(refused(profile().with("issuer", "i")), refusal);
+    assert_eq!(refused(profile().with("audience", "a")), refusal);
+    let both = validate(
+        profile()
+            .with("issuer", "i")
+            .with("audience", vec!["a", "b"]),
+    )
+    .unwrap();
+    assert!(both.access_token_profile());
+    assert!(validate(base().with("requireAccessTokenProfile", false)).is_ok());
+}
