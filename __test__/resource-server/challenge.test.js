@@ -19,7 +19,8 @@ const NOW = 1_700_000_000
 test('RFC 6750 error codes: invalid_request, insufficient_scope, insufficient_user_authentication (RFC 9470), invalid_token for every other 401, none for the rest', () => {
   const own = new Set(['insufficient_scope', 'insufficient_user_authentication'])
   for (const [code, { status }] of Object.entries(TABLE)) {
-    const want = code === 'invalid_authorization_format' ? 'invalid_request' : own.has(code) ? code : status === 401 ? 'invalid_token' : null
+    // A DPoP request on a route that refuses DPoP is a malformed request for that route.
+    const want = code === 'invalid_authorization_format' || code === 'dpop_not_allowed' ? 'invalid_request' : own.has(code) ? code : status === 401 ? 'invalid_token' : null
     assert.equal(bearerError(code), want, code)
   }
   assert.equal(bearerError('no_such_code'), null)
