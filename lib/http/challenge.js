@@ -44,10 +44,12 @@ function bearerError(code) {
  * failure gets none.
  */
 class Challenge {
-  constructor({ scheme = 'Bearer', realm, scope = [], acrValues = [], maxAge, resourceMetadata } = {}) {
+  constructor({ scheme = 'Bearer', realm, scope = [], acrValues = [], maxAge, resourceMetadata, dpopAlgs } = {}) {
     const first = realm === undefined ? [] : [`realm=${quoted(realm, 'realm')}`]
-    // The DPoP challenges (lib/http/dpop.js) name the same realm.
+    // The DPoP challenges (lib/http/dpop.js) name the same realm, and the authenticator's
+    // proof algorithms (dpopAlgorithms) in algs.
     this.realm = realm
+    this.dpopAlgs = dpopAlgs
     const last = resourceMetadata === undefined ? [] : [`resource_metadata=${quoted(resourceMetadata, 'resourceMetadata')}`]
     const write = (params) => {
       const all = [...first, ...params, ...last]

@@ -20,7 +20,7 @@ const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
 const { clientCertReader } = require('./client-cert')
-const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult } = require('./dpop')
+const { senderReader, sharedReplayCheck, dpopChallenge, challengeAlgs, addNonceHeader, isDpopScheme, dpopRequiredResult } = require('./dpop')
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
 
@@ -154,6 +154,7 @@ class AuthDecision {
       acrValues: Array.isArray(requiredAcr) ? requiredAcr : [],
       maxAge: typeof maxAuthAgeSec === 'number' ? maxAuthAgeSec : undefined,
       resourceMetadata: resourceMetadataUrl(options === undefined || options === null ? undefined : options.resourceMetadata),
+      dpopAlgs: challengeAlgs(this.engine.authenticator),
     })
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
     // both): the limit goes through it, and an identity without a lease yet waits for one round
@@ -247,8 +248,7 @@ class AuthDecision {
     if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
     // A proof accepted here must be new to every process sharing the replay store.
     if (this.dpopReplay !== null && result.authenticated && isDpopScheme(authorization)) {
-      const headers = req.headers || NO_HEADERS
-      return this.dpopReplay(req, headers, authorization, result, this.engine.authenticator).then((r) => this.settled(req, authorization, r))
+      return this.dpopReplay(result).then((r) => this.settled(req, authorization, r))
     }
     return this.settled(req, authorization, result)
   }
@@ -404,7 +404,7 @@ function responseHeaders(result, authorization, rateLimitHeaders, challenges) {
   // the lease is seconds away at most (RFC 9110 §10.2.3).
   if (result.errorCode === 'rate_limit_pending') headers.push(['Retry-After', '1'])
   if (result.errorStatus === 401 || result.errorCode === 'insufficient_scope') {
-    headers.push(['WWW-Authenticate', dpopChallenge(result, authorization, challenges.realm) ?? challenge(result, authorization, challenges)])
+    headers.push(['WWW-Authenticate', dpopChallenge(result, authorization, challenges.realm, challenges.dpopAlgs) ?? challenge(result, authorization, challenges)])
   }
   // A 503 for a state the server expects to end (keys_unavailable: a remote key set not in force)
   // says when to try again (RFC 9110 §10.2.3).
