@@ -242,6 +242,12 @@ export interface AuthConfigOptions {
   /** Seconds a DPoP proof's `iat` may be from now, either side, 1..3600. Default 60. */
   dpopIatWindowSec?: number | null | undefined
   /**
+   * The algorithms a DPoP proof may be signed with, in the order the challenge's `algs` lists
+   * them. Default `ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA Ed25519`. Asymmetric
+   * only: `none`, `HS*` or an unknown name is a `TypeError`.
+   */
+  dpopAlgorithms?: string | string[] | null | undefined
+  /**
    * Most DPoP proof `jti`s remembered, 1..10000000. Default 100000. When every one is inside
    * its window a new proof is refused (503 `dpop_replay_cache_full`), never one forgotten.
    */
@@ -358,6 +364,8 @@ export interface AuthSuccess extends AuthResultFields {
   error: undefined
   errorCode: undefined
   errorStatus: undefined
+  dpopReplayKey: string | undefined
+  dpopReplayUntilSec: number | undefined
 }
 
 /** A refused request: `errorCode` says why, `errorStatus` is the HTTP status to answer with. */
@@ -373,6 +381,8 @@ export interface AuthFailure extends AuthResultFields {
   error: string
   errorCode: ErrorCode
   errorStatus: 400 | 401 | 403 | 429 | 503
+  dpopReplayKey: undefined
+  dpopReplayUntilSec: undefined
 }
 
 /**
@@ -510,6 +520,11 @@ export declare class Authenticator {
   dpopNonce(): string | undefined
   /** Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`). */
   get dpopIatWindowSec(): number
+  /**
+   * The algorithms a DPoP proof may use (`dpopAlgorithms`, else the default list), in the
+   * order the DPoP challenge's `algs` names them.
+   */
+  get dpopAlgorithms(): Array<string>
   /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */
   get dpopReplayEntries(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
@@ -776,6 +791,16 @@ export interface AuthResultFields {
   errorCode?: ErrorCode | undefined
   /** HTTP status to answer with: 400, 401, 403 or 429 (failure only). */
   errorStatus?: number | undefined
+  /**
+   * A request admitted with a DPoP proof: the proof's replay key, SHA-256(thumbprint `.`
+   * jti) in hex, for a replay check shared across processes (success of a DPoP request only).
+   */
+  dpopReplayKey?: string | undefined
+  /**
+   * Until when (seconds since the epoch: the proof's `iat` plus `dpopIatWindowSec`) the
+   * proof stays a replay (success of a DPoP request only).
+   */
+  dpopReplayUntilSec?: number | undefined
 }
 
 /** `"release"` for an optimized build, `"debug"` otherwise. */

@@ -25,7 +25,7 @@ const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations, LIMIT_CODE } = require('./revocation')
 const { CertificateBinding, THUMBPRINT_LEN, bindingOf, checkBinding } = require('./cert-binding')
 const { Metrics } = require('./metrics')
-const { dpopScheme, checkProof } = require('./dpop')
+const { dpopScheme, checkProof, proofAlgs } = require('./dpop')
 const { ReplayCache } = require('./dpop/replay')
 const { NonceKey } = require('./dpop/nonce')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
@@ -100,6 +100,8 @@ class Core {
     this.dpopReplay = settings.dpop ? new ReplayCache(settings.dpopMaxReplayEntries) : null
     // DPoP server nonces (js/dpop/nonce.js); null without dpopNonceSecret.
     this.dpopNonces = settings.dpopNonceSecret === null ? null : new NonceKey(settings.dpopNonceSecret, settings.dpopNonceLifetimeSec)
+    // The algorithms a DPoP proof may use (dpopAlgorithms, checked asymmetric by js/config.js).
+    this.dpopAlgs = proofAlgs(settings.dpopAlgorithms)
     this.refreshRules = new ClaimRules(settings, 'refresh')
     this.tenantRules = new TenantRules(settings.baseDomain, settings.enforceTenantMatch)
     this.certificateBinding = bindingOf(settings)
@@ -166,6 +168,11 @@ class Core {
     result.rateLimitRemaining = outcome.remaining
     result.rateLimitLimit = limit
     result.retryAfterMs = 0
+    // A DPoP request: what a replay store shared across processes records (lib/http/dpop.js).
+    if (outcome.dpopReplay !== null) {
+      result.dpopReplayKey = outcome.dpopReplay.replayKey
+      result.dpopReplayUntilSec = outcome.dpopReplay.expiresAt
+    }
     return result
   }
 
@@ -180,7 +187,7 @@ class Core {
       // The same checks as a Bearer token's, before the proof (src/authenticator.rs).
       token = extractBearer(`Bearer ${dpopToken}`, this.settings.maxTokenBytes)
       if (token instanceof Failure) return token
-      proof = checkProof(sender, token, this.now(), this.settings.dpopIatWindowSec, this.dpopNonces)
+      proof = checkProof(sender, token, this.now(), this.settings.dpopIatWindowSec, this.dpopAlgs, this.dpopNonces)
       if (proof instanceof Failure) return proof
     }
     const claims = this.verifyAccess(token, this.now())
@@ -220,7 +227,7 @@ class Core {
       if (!decision.allowed) return new Failure('rate_limited', decision.retryAfterMs)
       remaining = decision.remaining
     }
-    return { userId, email: claims.email, role: claims.role, tenant, remaining }
+    return { userId, email: claims.email, role: claims.role, tenant, remaining, dpopReplay: proof }
   }
 
   /** Access-token verification through the cache when it serves the key set (src/authenticator.rs `verify_access`). */
@@ -523,6 +530,11 @@ class Authenticator {
   /** Seconds a DPoP proof's iat may be from now, either side (dpopIatWindowSec). */
   get dpopIatWindowSec() {
     return this.#core.settings.dpopIatWindowSec
+  }
+
+  /** The algorithms a DPoP proof may use (dpopAlgorithms, else the default list), in the challenge's algs order. */
+  get dpopAlgorithms() {
+    return [...this.#core.dpopAlgs]
   }
 
   /** DPoP proofs held by the replay cache (at most dpopMaxReplayEntries; 0 without dpop). */

@@ -32,7 +32,9 @@ const READ_ORDER = [OPTION_BY_NAME.get('allowShortSecret'), ...OPTIONS.filter((o
 function settingName(option) {
   // `issuers` (the trusted-issuer registry) would take the name of `issuer`'s list.
   if (option.kind === 'issuerList') return 'trustedIssuers'
-  return option.kind === 'stringList' ? `${option.name}s` : option.name
+  if (option.kind !== 'stringList') return option.name
+  // `dpopAlgorithms` is plural already.
+  return option.name.endsWith('s') ? option.name : `${option.name}s`
 }
 
 const READERS = {
@@ -131,6 +133,12 @@ function readStringList(v, { name }) {
   // token of a claim, and a quote or backslash would need escaping in the challenge.
   if ((name === 'requiredScope' || name === 'requiredAcr') && !list.every((s) => SCOPE_TOKEN.test(s))) {
     throw rangeError(`config.${name} must hold printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3 scope-tokens)`)
+  }
+  // RFC 9449 §4.3 step 5: a proof's alg is asymmetric; none or a MAC would prove nothing.
+  if (name === 'dpopAlgorithms') {
+    const { isProofAlg, DEFAULT_ALGS } = require('./dpop')
+    const bad = list.find((s) => !isProofAlg(s))
+    if (bad !== undefined) throw typeError(message('dpopAlgorithmRefused', { alg: bad, allowed: DEFAULT_ALGS.join(', ') }))
   }
   return list
 }

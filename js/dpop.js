@@ -19,14 +19,31 @@ const { dpopProofCap: PROOF_CAP, dpopUrlCap: URL_CAP, dpopJtiCap: JTI_CAP } = LI
 const SCHEME = /^dpop /i
 const PAYLOAD_MEMBERS = new Set(['jti', 'htm', 'htu', 'iat', 'ath', 'nonce'])
 
+// The proof algorithms accepted without dpopAlgorithms, in the challenge's algs order (src/dpop.rs
+// DEFAULT_ALGS). Asymmetric only: a MAC needs a shared secret, so it proves nothing of the client.
+const DEFAULT_ALGS = Object.freeze(['ES256', 'ES384', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA', 'Ed25519'])
+
+/** Whether `name` is an algorithm a proof may use at all (never none, HS* or an unknown name). */
+function isProofAlg(name) {
+  return typeof name === 'string' && Object.hasOwn(ALGS, name) && ALGS[name].family !== 'hmac'
+}
+
+/** The Set of algorithms proofs may use: the configured names (checked) or DEFAULT_ALGS. */
+function proofAlgs(names) {
+  return new Set(names.length === 0 ? DEFAULT_ALGS : names.filter(isProofAlg))
+}
+
 /** The token of `DPoP <token>` (leading spaces skipped), or undefined for any other scheme. */
 function dpopScheme(header) {
   if (typeof header !== 'string' || !SCHEME.test(header)) return undefined
   return header.slice(5).replace(/^ +/, '')
 }
 
-/** `{ thumbprint, replayKey, expiresAt }` of the proof in `sender`, or a Failure; `nonces`: a NonceKey or null. */
-function checkProof(sender, token, now, window, nonces = null) {
+/**
+ * `{ thumbprint, replayKey, expiresAt }` of the proof in `sender`, or a Failure; `algs`: the Set
+ * of `proofAlgs`; `nonces`: a NonceKey or null.
+ */
+function checkProof(sender, token, now, window, algs, nonces = null) {
   const invalid = fail('invalid_dpop_proof')
   const proof = sender.dpop
   if (proof === undefined || proof === '') return fail('missing_dpop_proof')
@@ -62,7 +79,7 @@ function checkProof(sender, token, now, window, nonces = null) {
   }
   // RFC 9449 §4.3 steps 4-7; RFC 7515 §4.1.11 for crit.
   if (crit || typ !== 'dpop+jwt') return invalid
-  if (typeof alg !== 'string' || !Object.hasOwn(ALGS, alg) || ALGS[alg].family === 'hmac') return invalid
+  if (!isProofAlg(alg) || !algs.has(alg)) return invalid
   const key = jwk === undefined ? null : readProofKey(jwk, alg)
   if (key === null) return invalid
   const payload = decodeSegment(p64)
@@ -101,4 +118,4 @@ function checkProof(sender, token, now, window, nonces = null) {
   return { thumbprint: key.thumbprint, replayKey, expiresAt: iat + window }
 }
 
-module.exports = { dpopScheme, checkProof }
+module.exports = { dpopScheme, checkProof, proofAlgs, isProofAlg, DEFAULT_ALGS }

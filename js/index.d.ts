@@ -94,6 +94,8 @@ export declare class Authenticator {
   dpopNonce(): string | undefined
   /** Seconds a DPoP proof's `iat` may be from now, either side (`dpopIatWindowSec`). */
   get dpopIatWindowSec(): number
+  /** The algorithms a DPoP proof may use (`dpopAlgorithms`, else the default list), in the challenge's `algs` order. */
+  get dpopAlgorithms(): string[]
   /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */
   get dpopReplayEntries(): number
   /** The counters of this authenticator, read now (docs/observability.md). */

@@ -12,7 +12,7 @@ use crate::cert_binding;
 use crate::clock::{unix_millis, unix_seconds_at};
 use crate::dpop::nonce::NonceKey;
 use crate::dpop::replay::{Admission, ReplayCache};
-use crate::dpop::{check_proof, dpop_scheme};
+use crate::dpop::{check_proof, dpop_scheme, ProofAlgs};
 use crate::error::AuthError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
@@ -69,6 +69,19 @@ pub struct Identity<'a> {
     pub tenant: TenantId<'a>,
     /// Tokens left in the bucket after this request, `None` when rate limiting is off.
     pub rate_limit_remaining: Option<u32>,
+    /// The DPoP proof this request was admitted with, for a replay check shared across
+    /// processes (`AuthResult.dpopReplayKey`); `None` for Bearer.
+    pub dpop_replay: Option<ProofReplay>,
+}
+
+/// What a shared replay store needs of an admitted DPoP proof: the in-process cache's key and
+/// the second until which the proof stays a replay.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProofReplay {
+    /// SHA-256(thumbprint `.` jti).
+    pub key: [u8; 32],
+    /// The proof's `iat` plus `dpopIatWindowSec`, seconds since the epoch.
+    pub until_sec: f64,
 }
 
 /// The resolved tenant id; every variant holds only `[A-Za-z0-9_-]`.
@@ -176,6 +189,8 @@ pub struct Authenticator {
     dpop_replay: Option<ReplayCache>,
     /// DPoP server nonces (src/dpop/nonce.rs); `None` without `dpopNonceSecret`.
     dpop_nonces: Option<NonceKey>,
+    /// The algorithms a DPoP proof may use (`dpopAlgorithms`).
+    dpop_algs: ProofAlgs,
 }
 
 /// The longest a signature waits for the clock to pass a subject revocation's cut-off (it is
@@ -265,6 +280,7 @@ impl Authenticator {
             dpop_replay: settings
                 .dpop()
                 .then(|| ReplayCache::new(settings.dpop_max_replay_entries())),
+            dpop_algs: ProofAlgs::from_names(settings.dpop_algorithms()),
             dpop_nonces: settings
                 .dpop_nonce_secret()
                 .map(|s| NonceKey::new(s.expose(), settings.dpop_nonce_lifetime_sec())),
@@ -370,6 +386,26 @@ impl Authenticator {
     pub fn dpop_nonce(&self) -> Option<String> {
         let now = self.now_sec();
         self.dpop_nonces.as_ref().map(|k| k.current(now))
+    }
+
+    /// The algorithms a DPoP proof may use, in the configured order (the default list when
+    /// `dpopAlgorithms` is not given).
+    pub fn dpop_algorithms(&self) -> Vec<&'static str> {
+        let names = self.settings.dpop_algorithms();
+        if names.is_empty() {
+            return crate::dpop::DEFAULT_ALGS.map(Alg::name).to_vec();
+        }
+        let mut algs: Vec<&'static str> = Vec::with_capacity(names.len());
+        for name in names
+            .iter()
+            .filter_map(|n| crate::dpop::proof_alg(n).map(Alg::name))
+        {
+            // A name given twice is listed once, as the JS engine's Set does.
+            if !algs.contains(&name) {
+                algs.push(name);
+            }
+        }
+        algs
     }
 
     /// DPoP proofs held by the replay cache (0 when `dpop` is off).
@@ -586,7 +622,8 @@ impl Authenticator {
                 }
                 let window = self.settings.dpop_iat_window_sec();
                 let now = self.now_sec_at(mono);
-                let proof = check_proof(sender, token, now, window, self.dpop_nonces.as_ref())?;
+                let nonces = self.dpop_nonces.as_ref();
+                let proof = check_proof(sender, token, now, window, self.dpop_algs, nonces)?;
                 (token, Some(proof))
             }
             None => (extract_bearer(authorization, max_token_bytes)?, None),
@@ -601,6 +638,7 @@ impl Authenticator {
                 other => self.explain(TokenKind::Access, token, other),
             })?;
         // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer.
+        let mut dpop_replay = None;
         match (&proof, &claims.cnf_jkt) {
             (None, Claim::Absent) => {}
             (None, _) => return Err(AuthError::DpopBoundTokenAsBearer.into()),
@@ -610,7 +648,12 @@ impl Authenticator {
                     .as_ref()
                     .ok_or(AuthError::DpopKeyMismatch)?;
                 match cache.admit(p.replay_key, p.expires_at, self.now_sec_at(mono)) {
-                    Admission::Fresh => {}
+                    Admission::Fresh => {
+                        dpop_replay = Some(ProofReplay {
+                            key: p.replay_key,
+                            until_sec: p.expires_at,
+                        })
+                    }
                     Admission::Replayed => return Err(AuthError::DpopProofReplayed.into()),
                     Admission::Full => return Err(AuthError::DpopReplayCacheFull.into()),
                 }
@@ -690,6 +733,7 @@ impl Authenticator {
             role: take_str(&mut claims.role),
             tenant,
             rate_limit_remaining,
+            dpop_replay,
         })
     }
 

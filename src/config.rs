@@ -414,6 +414,15 @@ fn string_list(list: Vec<String>, name: &str) -> Checked<Setting> {
             "config.{name} must hold printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3 scope-tokens)"
         )));
     }
+    // RFC 9449 §4.3 step 5: a proof's alg is asymmetric; `none` or a MAC would prove nothing.
+    if name == "dpopAlgorithms" {
+        if let Some(bad) = list.iter().find(|s| crate::dpop::proof_alg(s).is_none()) {
+            let allowed = crate::dpop::DEFAULT_ALGS.map(|a| a.name()).join(", ");
+            return Err(ArgError::Type(messages::dpop_algorithm_refused(
+                bad, &allowed,
+            )));
+        }
+    }
     Ok(Setting::List(list))
 }
 

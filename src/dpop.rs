@@ -25,6 +25,52 @@ const JTI_CAP: usize = limits::DPOP_JTI_CAP as usize;
 
 pub use crate::authenticator::SenderContext;
 
+/// The proof algorithms accepted when `dpopAlgorithms` is not given, in the order the DPoP
+/// challenge's `algs` lists them (RFC 9449 §7.1). Asymmetric only: a MAC needs a shared secret,
+/// so a proof signed with one proves nothing about the client (§4.3 step 5).
+pub const DEFAULT_ALGS: [Alg; 10] = [
+    Alg::Es256,
+    Alg::Es384,
+    Alg::Rs256,
+    Alg::Rs384,
+    Alg::Rs512,
+    Alg::Ps256,
+    Alg::Ps384,
+    Alg::Ps512,
+    Alg::EdDsa,
+    Alg::Ed25519,
+];
+
+/// The `alg` of a `dpopAlgorithms` entry, or `None` for a name no proof may use (`none`, HS*,
+/// anything unknown).
+pub fn proof_alg(name: &str) -> Option<Alg> {
+    Alg::from_name(name).filter(|a| a.family() != Family::Hmac)
+}
+
+/// The set of algorithms proofs may use, one bit per [`Alg`]: checked per proof without a
+/// search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProofAlgs(u16);
+
+impl ProofAlgs {
+    /// The configured names (checked by `proof_alg` at construction), or [`DEFAULT_ALGS`] when
+    /// there are none.
+    pub fn from_names(names: &[String]) -> ProofAlgs {
+        let mut bits = 0u16;
+        let mut add = |alg: Alg| bits |= 1 << alg as u16;
+        if names.is_empty() {
+            DEFAULT_ALGS.into_iter().for_each(&mut add);
+        } else {
+            names.iter().filter_map(|n| proof_alg(n)).for_each(&mut add);
+        }
+        ProofAlgs(bits)
+    }
+
+    pub fn contains(self, alg: Alg) -> bool {
+        self.0 & (1 << alg as u16) != 0 && alg.family() != Family::Hmac
+    }
+}
+
 /// A proof that passed every check of its own.
 pub struct CheckedProof {
     /// RFC 7638 thumbprint of the proof's key, to compare with the token's `cnf.jkt`.
@@ -47,12 +93,13 @@ pub fn dpop_scheme(header: Option<&[u8]>) -> Option<&[u8]> {
 }
 
 /// Checks the proof of `sender` for `token` at `now` (seconds), with `window` seconds either
-/// side, and the server nonce when `nonces` are on.
+/// side, an `alg` among `algs`, and the server nonce when `nonces` are on.
 pub fn check_proof(
     sender: &SenderContext<'_>,
     token: &[u8],
     now: f64,
     window: f64,
+    algs: ProofAlgs,
     nonces: Option<&NonceKey>,
 ) -> Result<CheckedProof, AuthError> {
     let invalid = AuthError::InvalidDpopProof;
@@ -97,7 +144,7 @@ pub fn check_proof(
         return Err(invalid);
     }
     let alg = match &alg {
-        Some(Scalar::Str(name)) => Alg::from_name(name).filter(|a| a.family() != Family::Hmac),
+        Some(Scalar::Str(name)) => Alg::from_name(name).filter(|a| algs.contains(*a)),
         _ => None,
     }
     .ok_or(invalid)?;
@@ -184,4 +231,34 @@ pub fn check_proof(
         replay_key,
         expires_at: iat + window,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proof_algs_hold_the_default_list_or_the_configured_names_and_never_a_mac() {
+        let default = ProofAlgs::from_names(&[]);
+        for alg in Alg::ALL {
+            assert_eq!(
+                default.contains(alg),
+                DEFAULT_ALGS.contains(&alg),
+                "{}",
+                alg.name()
+            );
+            assert_eq!(
+                proof_alg(alg.name()).is_some(),
+                alg.family() != Family::Hmac
+            );
+        }
+        let narrow = ProofAlgs::from_names(&["Ed25519".to_owned(), "ES256".to_owned()]);
+        assert!(narrow.contains(Alg::Ed25519) && narrow.contains(Alg::Es256));
+        assert!(!narrow.contains(Alg::EdDsa) && !narrow.contains(Alg::Rs256));
+        for name in ["none", "HS256", "HS384", "HS512", "ES512", "es256", ""] {
+            assert_eq!(proof_alg(name), None, "{name}");
+        }
+        // A MAC never passes, even if a set were built with its bit.
+        assert!(!ProofAlgs(u16::MAX).contains(Alg::Hs256));
+    }
 }

@@ -51,7 +51,9 @@ pub mod internals {
     pub use crate::authenticator::{Authenticator, IssueError, TenantId};
     pub use crate::call_error::ArgError;
     pub use crate::config::{RawConfig, RawValue};
-    pub use crate::dpop::{check_proof, htu, nonce::NonceKey, proof_key::ProofKey, SenderContext};
+    pub use crate::dpop::{
+        check_proof, htu, nonce::NonceKey, proof_key::ProofKey, ProofAlgs, SenderContext,
+    };
     pub use crate::error::AuthError;
     pub use crate::helpers::{
         api_key, csp, password, sanitize_filename, sanitize_html, sql_interval, totp,

@@ -58,6 +58,8 @@ pub struct Settings {
     dpop_max_replay_entries: usize,
     dpop_nonce_secret: Option<Secret>,
     dpop_nonce_lifetime_sec: f64,
+    /// `dpopAlgorithms` as given (checked asymmetric); empty for the default list.
+    dpop_algorithms: Vec<String>,
     /// `requiredScope`: scope-tokens every access token must grant.
     required_scopes: Vec<String>,
     /// `requireAccessTokenProfile` (RFC 9068).
@@ -126,6 +128,7 @@ impl Settings {
             dpop_max_replay_entries: 0,
             dpop_nonce_secret: None,
             dpop_nonce_lifetime_sec: 0.0,
+            dpop_algorithms: Vec::new(),
             required_scopes: Vec::new(),
             access_token_profile: false,
             required_acr: Vec::new(),
@@ -170,6 +173,7 @@ impl Settings {
             ("dpopMaxReplayEntries", Number(n)) => self.dpop_max_replay_entries = n as usize,
             ("dpopNonceSecret", Secret(s)) => self.dpop_nonce_secret = Some(s),
             ("dpopNonceLifetimeSec", Number(n)) => self.dpop_nonce_lifetime_sec = n,
+            ("dpopAlgorithms", List(l)) => self.dpop_algorithms = l,
             ("requiredScope", List(l)) => self.required_scopes = l,
             ("requireAccessTokenProfile", Bool(b)) => self.access_token_profile = b,
             ("requiredAcr", List(l)) => self.required_acr = l,
@@ -316,6 +320,10 @@ impl Settings {
     pub fn dpop_nonce_secret(&self) -> Option<&Secret> {
         self.dpop_nonce_secret.as_ref()
     }
+    /// `dpopAlgorithms`: empty for the default list (src/dpop.rs `DEFAULT_ALGS`).
+    pub fn dpop_algorithms(&self) -> &[String] {
+        &self.dpop_algorithms
+    }
     /// Seconds one DPoP nonce is current (`dpopNonceLifetimeSec`).
     pub fn dpop_nonce_lifetime_sec(&self) -> f64 {
         self.dpop_nonce_lifetime_sec
@@ -400,6 +408,7 @@ impl Settings {
             &self.audiences,
             &self.required_scopes,
             &self.required_acr,
+            &self.dpop_algorithms,
         ] {
             field(&(list.len() as u64).to_le_bytes());
             list.iter().for_each(|s| field(s.as_bytes()));

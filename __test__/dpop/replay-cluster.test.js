@@ -96,6 +96,27 @@ describe('DPoP replays on a Redis Cluster: 3 masters + 3 replicas', { skip: topo
     })
   }
 
+  for (const kind of CLIENT_KINDS) {
+    it(`batches on a cluster (${kind}): a tagged prefix is one script per turn, WAIT for the slot's replica; untagged keys one SET each`, async () => {
+      const conn = await connectClient(kind, { cluster: cluster.rootNodes })
+      try {
+        const keys = Array.from({ length: 50 }, () => randomUUID().replace(/-/g, '').padEnd(64, '0'))
+        const tagged = createDpopReplayStore(conn.client, { prefix: `{batch-${kind}}:`, dpopWaitReplicas: 1, dpopWaitTimeoutMs: 5000 })
+        assert.deepEqual(await Promise.all(keys.map((k) => tagged.admit(k, 60000))), Array(50).fill('fresh'))
+        // One EVAL and one WAIT (on the master of the tag's slot).
+        assert.equal(tagged.stats.roundTrips, 2)
+        assert.deepEqual(await Promise.all(keys.slice(0, 5).map((k) => tagged.admit(k, 60000))), Array(5).fill('replayed'))
+        const untagged = createDpopReplayStore(conn.client, { prefix: `batch-${kind}:` })
+        assert.deepEqual(await Promise.all(keys.map((k) => untagged.admit(k, 60000))), Array(50).fill('fresh'))
+        assert.equal(untagged.stats.roundTrips, 50)
+        assert.equal(untagged.stats.batches, 1)
+        assert.deepEqual(await untagged.admit(keys[0], 60000), 'replayed')
+      } finally {
+        await conn.close()
+      }
+    })
+  }
+
   it('a master killed: 503 dpop_replay_unavailable while its slot is down, never a replicated proof twice, then served by the promoted replica (node-redis + ioredis)', async (t) => {
     // A prefix with a hash tag puts every entry in one slot (docs/scale-out.md): the one killed.
     const prefix = '{dpop-fo}:'

@@ -222,6 +222,7 @@ const callers = {
     return thrown(() => auth.revokeToken('b', Math.floor(Date.now() / 1000) + 600))
   },
   profileNeedsIssuerAndAudience: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, requireAccessTokenProfile: true, issuer: 'i' })),
+  dpopAlgorithmRefused: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, dpop: true, dpopAlgorithms: ['ES256', 'HS256'] })),
   // Last: it fills each engine's table of shared configs for the rest of this process.
   sharedConfigLimit: ({ authenticateRequest }) => {
     for (let i = 0; i <= LIMITS.maxSharedConfigs; i++) {

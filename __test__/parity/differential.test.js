@@ -1095,6 +1095,7 @@ test('DPoP: both engines agree field for field on generated proofs, mutations, r
   const urls = [URL, `${URL}?q=1`, 'https://API.example.com:443/orders#f', 'https://api.example.com/orders/', 'http://api.example.com/orders', 'https://api.example.com:8443/orders', 'https://u@api.example.com/orders', 'not a url', '']
   const seen = []
   const codes = new Map()
+  let dpopSuccesses = 0
   for (let i = 0; i < 400; i++) {
     const { key, token } = rng.pick(tokens)
     const signer = rng.next() < 0.1 ? rng.pick(keys) : key
@@ -1114,9 +1115,22 @@ test('DPoP: both engines agree field for field on generated proofs, mutations, r
     const a = pair.n.authenticate(`${scheme} ${token}`, null, null, sender)
     const b = pair.j.authenticate(`${scheme} ${token}`, null, null, sender)
     assert.deepStrictEqual(withoutRequestId(b), withoutRequestId(a), `request ${i}: ${scheme} ${p}`)
+    // A DPoP success hands over the proof's replay key and window end (the shared store's
+    // input), a Bearer success and every failure neither.
+    if (a.authenticated && scheme.trim().toLowerCase() === 'dpop') {
+      const { jti, iat } = JSON.parse(Buffer.from(p.split('.')[1], 'base64url'))
+      const jkt = JSON.parse(Buffer.from(token.split('.')[1], 'base64url')).cnf.jkt
+      assert.equal(a.dpopReplayKey, require('node:crypto').createHash('sha256').update(`${jkt}.${jti}`).digest('hex'))
+      assert.equal(a.dpopReplayUntilSec, iat + 120)
+      dpopSuccesses++
+    } else {
+      assert.equal(a.dpopReplayKey, undefined)
+      assert.equal(a.dpopReplayUntilSec, undefined)
+    }
     const c = a.authenticated ? 'ok' : a.errorCode
     codes.set(c, (codes.get(c) || 0) + 1)
   }
+  assert.ok(dpopSuccesses > 0)
   assert.equal(pair.n.dpopReplayEntries, pair.j.dpopReplayEntries)
   // Server nonces: the same nonce from both engines, the same verdict on nonces of each slot.
   const now = Math.floor(Date.now() / 1000)
@@ -1208,6 +1222,45 @@ test('DPoP modes and DPoP-Nonce: both engines take the same middleware decisions
   assert.equal(compared, 88)
   // Both nonce slots passed in the modes that read proofs ('allowed', 'required', the default).
   assert.equal(rotated, 3)
+})
+
+test('DPoP algorithms: dpopAlgorithms narrows the proofs both engines accept, and none/HS*/unknown names are refused alike', async () => {
+  const { URL, issuer, clientKey, proof } = require('../support/dpop')
+  const iss = await issuer()
+  const keys = []
+  for (const alg of ['ES256', 'RS256', 'PS256', 'Ed25519']) keys.push(await clientKey(alg))
+  const tokens = []
+  for (const key of keys) tokens.push({ key, token: await iss.sign({ cnf: { jkt: key.jkt } }) })
+  for (const algs of [undefined, 'ES256', ['Ed25519', 'RS256'], ['PS256', 'ES384', 'PS256'], ['EdDSA']]) {
+    const config = { keys: iss.keys, dpop: true, rateLimitMax: 0, dpopAlgorithms: algs }
+    const pair = { n: new native.Authenticator(config), j: new js.Authenticator(config) }
+    assert.deepEqual(pair.n.dpopAlgorithms, pair.j.dpopAlgorithms)
+    const allowed = new Set(pair.n.dpopAlgorithms)
+    for (const { key, token } of tokens) {
+      const sender = { dpop: await proof(key, { token }), method: 'GET', url: URL }
+      const a = pair.n.authenticate(`DPoP ${token}`, null, null, sender)
+      assert.deepStrictEqual(withoutRequestId(pair.j.authenticate(`DPoP ${token}`, null, null, sender)), withoutRequestId(a))
+      assert.equal(a.authenticated, allowed.has(key.alg), `${key.alg} with ${algs}: ${a.errorCode}`)
+      if (!a.authenticated) assert.equal(a.errorCode, 'invalid_dpop_proof')
+    }
+  }
+  assert.deepEqual(new native.Authenticator({ keys: iss.keys, dpopAlgorithms: ['PS256', 'ES384', 'PS256'] }).dpopAlgorithms, ['PS256', 'ES384'])
+  for (const algs of ['none', 'HS256', ['ES256', 'HS512'], 'ES512', 'es256', ['ES256', 'None'], '', [], [7], 5]) {
+    const refusal = (engine) => {
+      try {
+        new engine.Authenticator({ keys: iss.keys, dpop: true, dpopAlgorithms: algs })
+      } catch (err) {
+        return { name: err.name, code: err.code, message: err.message }
+      }
+      return null
+    }
+    const n = refusal(native)
+    assert.notEqual(n, null, String(algs))
+    assert.deepEqual(refusal(js), n, String(algs))
+  }
+  for (const bad of ['none', 'HS256', 'HS384', 'HS512', 'ES512']) {
+    assert.throws(() => new native.Authenticator({ keys: iss.keys, dpopAlgorithms: bad }), { name: 'TypeError' })
+  }
 })
 
 // verifyAccessToken has no request, hence no sender: it judges an access token as authenticate

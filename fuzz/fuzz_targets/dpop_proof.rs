@@ -3,7 +3,7 @@
 //! and `htu::normalize` is idempotent on what it accepts.
 #![no_main]
 
-use auth_shield::internals::{check_proof, htu, NonceKey, SenderContext};
+use auth_shield::internals::{check_proof, htu, NonceKey, ProofAlgs, SenderContext};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 
@@ -16,6 +16,8 @@ struct Input {
     now: u32,
     window: u16,
     nonces: bool,
+    /// Which algorithms are allowed: all asymmetric ones, or only ES256 (`dpopAlgorithms`).
+    es256_only: bool,
 }
 
 fuzz_target!(|input: Input| {
@@ -27,11 +29,17 @@ fuzz_target!(|input: Input| {
     };
     let nonces = NonceKey::new(b"fuzz-nonce-secret-0123456789abcdef", 60.0);
     let window = f64::from(input.window.max(1));
+    let algs = if input.es256_only {
+        ProofAlgs::from_names(&["ES256".to_owned()])
+    } else {
+        ProofAlgs::from_names(&[])
+    };
     let verdict = check_proof(
         &sender,
         &input.token,
         f64::from(input.now),
         window,
+        algs,
         input.nonces.then_some(&nonces),
     );
     if let Ok(proof) = verdict {

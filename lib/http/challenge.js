@@ -45,12 +45,14 @@ function bearerError(code) {
  * failure gets none.
  */
 class Challenge {
-  constructor({ scheme = 'Bearer', realm, scope = [], acrValues = [], maxAge, resourceMetadata, algs } = {}) {
+  constructor({ scheme = 'Bearer', realm, scope = [], acrValues = [], maxAge, resourceMetadata, algs, dpopAlgs } = {}) {
     const first = realm === undefined ? [] : [`realm=${quoted(realm, 'realm')}`]
-    // The DPoP challenges (lib/http/dpop.js) name the same realm.
+    // The DPoP challenges (lib/http/dpop.js) name the same realm, and the authenticator's
+    // proof algorithms (dpopAlgorithms) in algs.
     this.realm = realm
     this.resourceMetadata = resourceMetadata
     // `algs` (RFC 9449 §7.1): the proof algorithms a DPoP challenge names.
+    this.dpopAlgs = dpopAlgs
     const last = resourceMetadata === undefined ? [] : [`resource_metadata=${quoted(resourceMetadata, 'resourceMetadata')}`]
     if (algs !== undefined) last.unshift(`algs=${quoted(algs, 'algs')}`)
     const write = (params) => {

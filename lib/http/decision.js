@@ -20,7 +20,7 @@ const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
 const { clientCertReader } = require('./client-cert')
-const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult, dpopModeOf, refusedResult, DPOP_ALGS } = require('./dpop')
+const { senderReader, sharedReplayCheck, dpopChallenge, challengeAlgs, addNonceHeader, isDpopScheme, dpopRequiredResult, dpopModeOf, refusedResult } = require('./dpop')
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
 
@@ -157,11 +157,12 @@ class AuthDecision {
       acrValues: Array.isArray(requiredAcr) ? requiredAcr : [],
       maxAge: typeof maxAuthAgeSec === 'number' ? maxAuthAgeSec : undefined,
       resourceMetadata: resourceMetadataUrl(options === undefined || options === null ? undefined : options.resourceMetadata),
+      dpopAlgs: challengeAlgs(this.engine.authenticator),
     }
     this.challenge = new Challenge(challengeOptions)
     // A DPoP request refused for its scopes or its authentication gets the same challenge in
     // the DPoP scheme (RFC 9449 §7.1), with the proof algorithms.
-    this.challenge.dpop = new Challenge({ ...challengeOptions, scheme: 'DPoP', algs: DPOP_ALGS })
+    this.challenge.dpop = new Challenge({ ...challengeOptions, scheme: 'DPoP', algs: challengeOptions.dpopAlgs })
     // A shared store (auth-shield/redis), given here or to the Authenticator (the same one, if
     // both): the limit goes through it, and an identity without a lease yet waits for one round
     // trip (docs/scale-out.md).
@@ -257,8 +258,7 @@ class AuthDecision {
     if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
     // A proof accepted here must be new to every process sharing the replay store.
     if (this.dpopReplay !== null && result.authenticated && isDpopScheme(authorization)) {
-      const headers = req.headers || NO_HEADERS
-      return this.dpopReplay(req, headers, authorization, result, this.engine.authenticator).then((r) => this.settled(req, authorization, r))
+      return this.dpopReplay(result).then((r) => this.settled(req, authorization, r))
     }
     return this.settled(req, authorization, result)
   }
@@ -433,7 +433,7 @@ function responseHeaders(result, authorization, rateLimitHeaders, challenges) {
   if (result.errorStatus === 401 || result.errorCode === 'insufficient_scope') {
     const code = result.errorCode
     const dpopGrant = (code === 'insufficient_scope' || code === 'insufficient_user_authentication') && isDpopScheme(authorization)
-    headers.push(['WWW-Authenticate', dpopGrant ? challenges.dpop.of(code) : (dpopChallenge(result, authorization, challenges.realm) ?? challenge(result, authorization, challenges))])
+    headers.push(['WWW-Authenticate', dpopGrant ? challenges.dpop.of(code) : (dpopChallenge(result, authorization, challenges.realm, challenges.dpopAlgs) ?? challenge(result, authorization, challenges))])
   }
   // A 503 for a state the server expects to end (keys_unavailable: a remote key set not in force)
   // says when to try again (RFC 9110 §10.2.3).

@@ -11,8 +11,9 @@ const { headerValue } = require('./token-source')
 
 // scheme://host[:port], nothing else: no path, no userinfo, no query.
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+$/i
-// What both engines accept in a proof (src/dpop/proof_key.rs), for the challenge's algs.
-const ALGS = 'ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA Ed25519'
+// What both engines accept in a proof by default (src/dpop.rs DEFAULT_ALGS), for the challenge's
+// algs; an authenticator's own list (dpopAlgorithms) is passed to dpopChallenge.
+const ALGS = require('../../js/dpop').DEFAULT_ALGS.join(' ')
 // Failures of the proof itself: RFC 9449 §7.1's invalid_dpop_proof.
 const PROOF_CODES = new Set(['missing_dpop_proof', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed'])
 const DPOP_SCHEME = /^dpop(?: |$)/i
@@ -38,18 +39,24 @@ function senderReader(origin) {
   }
 }
 
-/** The DPoP challenge for a 401 of a DPoP request or a DPoP failure, else undefined. */
-function dpopChallenge(result, authorization, realm) {
+/** `algs` of the DPoP challenge for `authenticator` (its dpopAlgorithms), read once per middleware. */
+function challengeAlgs(authenticator) {
+  const algs = authenticator === null || typeof authenticator !== 'object' ? undefined : authenticator.dpopAlgorithms
+  return Array.isArray(algs) && algs.length > 0 ? algs.join(' ') : ALGS
+}
+
+/** The DPoP challenge for a 401 of a DPoP request or a DPoP failure, else undefined; `algs`: challengeAlgs. */
+function dpopChallenge(result, authorization, realm, algs = ALGS) {
   const code = result.errorCode
   // RFC 9449 §7.1: a request without DPoP where DPoP is required gets the bare challenge.
-  if (code === 'dpop_required') return `DPoP ${realm === undefined ? '' : `realm="${realm}", `}algs="${ALGS}"`
+  if (code === 'dpop_required') return `DPoP ${realm === undefined ? '' : `realm="${realm}", `}algs="${algs}"`
   // A route without DPoP answers with the Bearer challenge of the scheme it takes (decision.js).
   if (code === 'dpop_not_allowed') return undefined
   if (!PROOF_CODES.has(code) && code !== 'dpop_key_mismatch' && code !== 'use_dpop_nonce' && !DPOP_SCHEME.test(authorization || '')) return undefined
   const error =
     code === 'use_dpop_nonce' ? 'use_dpop_nonce' : PROOF_CODES.has(code) ? 'invalid_dpop_proof' : code === 'invalid_authorization_format' ? 'invalid_request' : 'invalid_token'
   const params = realm === undefined ? [] : [`realm="${realm}"`]
-  params.push(`error="${error}"`, `error_description="${result.error}"`, `algs="${ALGS}"`)
+  params.push(`error="${error}"`, `error_description="${result.error}"`, `algs="${algs}"`)
   return `DPoP ${params.join(', ')}`
 }
 
@@ -57,30 +64,29 @@ const { failure: FAILURE } = resultTemplates()
 
 /**
  * The shared replay check for the middleware option `dpopReplayStore`, or null without it:
- * `(req, headers, authorization, result, authenticator) => Promise<result>`, the result kept
- * when the proof is new across every process, else refused. The proof is read again by the
- * JS engine's checker (loaded only here): its replay key and iat are those the engine used.
+ * `(result) => Promise<result>`, the result kept when the proof is new across every process,
+ * else refused. The engine hands over what the store records with the success itself
+ * (AuthResult.dpopReplayKey and dpopReplayUntilSec): nothing of the proof is read again here.
  */
 function sharedReplayCheck(store, sender) {
   if (store === undefined || store === null) return null
   // Ours only: its every round trip is bounded by commandTimeoutMs, so no request waits forever.
   const { DpopReplayStore } = require('../store/dpop-replay')
-  if (!(store instanceof DpopReplayStore)) throw typeError('options.dpopReplayStore must be a DpopReplayStore (createDpopReplayStore of auth-shield/redis)')
+  if (!(store instanceof DpopReplayStore)) {
+    throw typeError('options.dpopReplayStore must be a DpopReplayStore (createDpopReplayStore or store.dpopReplay() of auth-shield/redis)')
+  }
   if (sender === null) throw typeError('options.dpopReplayStore needs options.dpopOrigin')
-  const { dpopScheme, checkProof } = require('../../js/dpop')
-  return (req, headers, authorization, result, authenticator) => {
-    const window = authenticator.dpopIatWindowSec
-    const now = Date.now() / 1000
-    // The engine accepted this proof a moment ago: a few seconds' slack keeps one accepted at
-    // the edge of its window from turning stale here (the key is then kept as much longer).
-    const token = dpopScheme(authorization)
-    const proof = checkProof(sender(req, headers), token, Math.floor(now), window + 5)
-    if (proof === null || typeof proof !== 'object' || typeof proof.replayKey !== 'string') {
+  return (result) => {
+    const key = result.dpopReplayKey
+    const until = result.dpopReplayUntilSec
+    // A success without them was not admitted with a proof by this engine: never a pass.
+    if (typeof key !== 'string' || typeof until !== 'number' || !Number.isFinite(until)) {
       return Promise.resolve(refusedResult(result, 'dpop_replay_unavailable'))
     }
-    const ttlMs = (proof.expiresAt - now) * 1000 + 1000
+    // Kept until the proof's window has passed, a second more for clocks read apart.
+    const ttlMs = Math.max(1000, (until - Date.now() / 1000) * 1000 + 1000)
     return Promise.resolve()
-      .then(() => store.admit(proof.replayKey, Math.max(1000, ttlMs)))
+      .then(() => store.admit(key, ttlMs))
       .then(
         (admission) => (admission === 'fresh' ? result : refusedResult(result, admission === 'replayed' ? 'dpop_proof_replayed' : 'dpop_replay_unavailable')),
         () => refusedResult(result, 'dpop_replay_unavailable'),
@@ -173,4 +179,4 @@ function refusedResult(result, code) {
   return refused
 }
 
-module.exports = { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopScheme, dpopRequiredResult, refusedResult, dpopModeOf, DPOP_ALGS: ALGS }
+module.exports = { senderReader, sharedReplayCheck, dpopChallenge, challengeAlgs, addNonceHeader, isDpopScheme, dpopRequiredResult, refusedResult, dpopModeOf, DPOP_ALGS: ALGS }

@@ -186,10 +186,10 @@ export interface CommonOptions<Req> {
    */
   dpopMode?: DpopMode
   /**
-   * A `DpopReplayStore` of auth-shield/redis (`createDpopReplayStore`): every proof the engine
-   * accepted is also recorded there, so a proof is accepted once across every process sharing
-   * the Redis (one round trip per DPoP request); Redis failing refuses with 503
-   * `dpop_replay_unavailable`. Needs `dpopOrigin`.
+   * A `DpopReplayStore` of auth-shield/redis (`createDpopReplayStore`, or `store.dpopReplay()`
+   * of a `createRedisStore`): every proof the engine accepted is also recorded there, so a proof
+   * is accepted once across every process sharing the Redis (requests arriving together share
+   * one round trip); Redis failing refuses with 503 `dpop_replay_unavailable`. Needs `dpopOrigin`.
    */
   dpopReplayStore?: import('../store/index').DpopReplayStore
   /** `realm` of the WWW-Authenticate challenge. */

@@ -37,6 +37,10 @@ export interface RedisStoreOptions {
   outageShare?: number
   /** The bucket `consume` uses when it is not given one. */
   limit?: SharedLimit
+  /** The DPoP replay store (`store.dpopReplay()`) only: WAIT for this many replicas after each write batch; fewer refuse (503). Default 0 (off). */
+  dpopWaitReplicas?: number
+  /** The DPoP replay store only: the WAIT timeout of `dpopWaitReplicas`, ms. Default 100. */
+  dpopWaitTimeoutMs?: number
 }
 
 export interface AttachOptions {
@@ -105,6 +109,12 @@ export declare class RedisStore extends EventEmitter {
   flush(): Promise<void>
   /** Takes `cost` tokens of `key`'s shared bucket (one round trip). */
   consume(key: string, cost?: number, limit?: SharedLimit): Promise<SharedLimitDecision>
+  /**
+   * The shared DPoP replay store over this store's client, for the middleware option
+   * `dpopReplayStore`: this store's `prefix`, `commandTimeoutMs`, `dpopWaitReplicas` and
+   * `dpopWaitTimeoutMs`, each overridden by `options`.
+   */
+  dpopReplay(options?: DpopReplayStoreOptions): DpopReplayStore
   /** Stops the background loop; the client stays open. */
   close(): Promise<void>
   on(event: 'outage', listener: (err: unknown) => void): this
@@ -117,17 +127,23 @@ export declare function createRedisStore(client: RedisClientLike, options?: Redi
 export interface DpopReplayStoreOptions {
   /** Prefix of the keys (`<prefix>dpop:<sha256 hex>`). Default `'auth-shield:'`. */
   prefix?: string
-  /** Each SET NX fails after this long; the request is then refused (503). Default 500. */
+  /** Each write fails after this long; the request is then refused (503). Default 500. */
   commandTimeoutMs?: number
+  /** After each write batch, WAIT for this many replicas to acknowledge it; fewer refuse the batch's requests (503 `dpop_replay_unavailable`). Default 0 (off). */
+  dpopWaitReplicas?: number
+  /** The WAIT timeout, ms (the round trip may take `commandTimeoutMs` more). Default 100. */
+  dpopWaitTimeoutMs?: number
 }
 
 /**
  * DPoP proofs shared by every process through Redis (the middleware option `dpopReplayStore`):
- * one `SET NX PX` per DPoP request the engine accepted (docs/sender-constrained.md).
+ * `SET NX PX` of each DPoP request the engine accepted, the requests of one event-loop turn in
+ * one script (docs/sender-constrained.md).
  */
 export declare class DpopReplayStore {
   readonly options: Required<DpopReplayStoreOptions>
-  readonly stats: { admitted: number; replayed: number; failed: number }
+  /** `roundTrips`: commands sent (scripts, SETs, WAITs); `batches`: event-loop turns that sent any. */
+  readonly stats: { admitted: number; replayed: number; failed: number; roundTrips: number; batches: number }
   /** `'fresh'` the first time, `'replayed'` while held; rejects when Redis fails or is late. */
   admit(replayKey: string, ttlMs: number): Promise<'fresh' | 'replayed'>
 }

@@ -481,6 +481,20 @@ class RedisStore extends EventEmitter {
     return { allowed: granted > 0, remaining, retryAfterMs: granted > 0 ? 0 : retryAfterMs }
   }
 
+  /**
+   * The shared DPoP replay store over this store's client (lib/store/dpop-replay.js), for the
+   * middleware option `dpopReplayStore`: this store's `prefix`, `commandTimeoutMs`,
+   * `dpopWaitReplicas` and `dpopWaitTimeoutMs`, each overridden by `options`. One per call; the
+   * replay checks need no attach and no background loop.
+   */
+  dpopReplay(options) {
+    const { DpopReplayStore, OPTION_NAMES } = require('./dpop-replay')
+    if (options !== undefined && options !== null && typeof options !== 'object') throw typeError('options must be an object')
+    const merged = {}
+    for (const name of OPTION_NAMES) merged[name] = this.options[name]
+    return new DpopReplayStore(undefined, { ...merged, ...(options || {}) }, this.#commands)
+  }
+
   /** Stops the background loop (in-flight leases still land). The user's client stays open. */
   async close() {
     this.#closed = true

@@ -134,6 +134,17 @@ impl Authenticator {
         self.core.settings().dpop_iat_window_sec()
     }
 
+    /// The algorithms a DPoP proof may use (`dpopAlgorithms`, else the default list), in the
+    /// order the DPoP challenge's `algs` names them.
+    #[napi(catch_unwind, getter)]
+    pub fn dpop_algorithms(&self) -> Vec<String> {
+        self.core
+            .dpop_algorithms()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
     /// DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`).
     #[napi(catch_unwind, getter)]
     pub fn dpop_replay_entries(&self) -> u32 {

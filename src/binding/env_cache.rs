@@ -17,10 +17,12 @@ const SUCCESS: usize = 0;
 const FAILURE: usize = 1;
 const VERIFIED: usize = 2;
 const REFUSED: usize = 3;
+const SUCCESS_DPOP: usize = 4;
+const FACTORIES: usize = 5;
 
 pub struct EnvCache {
     env: sys::napi_env,
-    factories: [sys::napi_ref; 4],
+    factories: [sys::napi_ref; FACTORIES],
 }
 
 thread_local! {
@@ -81,7 +83,7 @@ impl EnvCache {
         }
         let mut cache = EnvCache {
             env,
-            factories: [ptr::null_mut(); 4],
+            factories: [ptr::null_mut(); FACTORIES],
         };
         for (i, slot) in cache.factories.iter_mut().enumerate() {
             let mut factory = ptr::null_mut();
@@ -128,6 +130,16 @@ impl EnvCache {
     pub unsafe fn success(&self, env: sys::napi_env) -> sys::napi_value {
         // SAFETY: forwarded contract.
         unsafe { self.factory(env, SUCCESS) }
+    }
+
+    /// `authSuccessDpop(…the arguments of authSuccess, dpopReplayKey, dpopReplayUntilSec)`: a
+    /// request admitted with a DPoP proof. Bearer successes keep the shorter call.
+    ///
+    /// # Safety
+    /// As for [`EnvCache::success`].
+    pub unsafe fn success_dpop(&self, env: sys::napi_env) -> sys::napi_value {
+        // SAFETY: forwarded contract.
+        unsafe { self.factory(env, SUCCESS_DPOP) }
     }
 
     /// `authFailure(errorIndex, requestId, rateLimitLimit, retryAfterMs)`

@@ -35,16 +35,29 @@ fn field(name: &str) -> Option<(&'static str, &'static str)> {
         "error" => ("undefined", "MESSAGES[index]"),
         "errorCode" => ("undefined", "CODES[index]"),
         "errorStatus" => ("undefined", "STATUSES[index]"),
+        "dpopReplayKey" => ("dpopReplayKey", "undefined"),
+        "dpopReplayUntilSec" => ("dpopReplayUntilSec", "undefined"),
         _ => return None,
     })
 }
 
-/// The success and failure object literals for `names`, or the first unknown name.
-fn literals<'a>(names: impl Iterator<Item = &'a str>) -> Result<(String, String), String> {
+/// The fields a success holds only when a DPoP proof was admitted: the plain success factory
+/// writes `undefined` for them, so a Bearer success pays no argument for them.
+const DPOP_ONLY: [&str; 2] = ["dpopReplayKey", "dpopReplayUntilSec"];
+
+/// The success and failure object literals for `names`, or the first unknown name; `dpop`:
+/// the success of a DPoP request, else `DPOP_ONLY` fields are `undefined`.
+fn literals<'a>(
+    names: impl Iterator<Item = &'a str>,
+    dpop: bool,
+) -> Result<(String, String), String> {
     let mut ok = Vec::new();
     let mut err = Vec::new();
     for name in names {
-        let (on_ok, on_err) = field(name).ok_or_else(|| name.to_owned())?;
+        let (mut on_ok, on_err) = field(name).ok_or_else(|| name.to_owned())?;
+        if !dpop && DPOP_ONLY.contains(&name) {
+            on_ok = "undefined";
+        }
         ok.push(format!("{name}: {on_ok}"));
         err.push(format!("{name}: {on_err}"));
     }
@@ -73,8 +86,11 @@ pub fn factory_source() -> Result<String, String> {
         .position(|e| *e == AuthError::RateLimited)
         .unwrap_or(0);
     // Keys in the order `contract/results.json` lists them.
-    let (success, failure) = literals(schema().result.iter().map(|f| f.name.as_str()))?;
-    let (verified, refused) = literals(schema().verification.iter().map(|f| f.name.as_str()))?;
+    let result_names = || schema().result.iter().map(|f| f.name.as_str());
+    let (success, failure) = literals(result_names(), false)?;
+    let (success_dpop, _) = literals(result_names(), true)?;
+    let (verified, refused) =
+        literals(schema().verification.iter().map(|f| f.name.as_str()), false)?;
     Ok(format!(
         "(function () {{\n\
          'use strict';\n\
@@ -92,6 +108,9 @@ pub fn factory_source() -> Result<String, String> {
          }},\n\
          function tokenRefused(index) {{\n\
            return {refused};\n\
+         }},\n\
+         function authSuccessDpop(userId, email, role, tenantId, tenantSource, requestId, rateLimitRemaining, rateLimitLimit, dpopReplayKey, dpopReplayUntilSec) {{\n\
+           return {success_dpop};\n\
          }}];\n\
          }})()",
         sources = json(TENANT_SOURCES.iter().map(|s| s.to_string()).collect())
@@ -122,6 +141,17 @@ mod tests {
         let wanted: Vec<String> = schema().result.iter().map(|f| f.name.clone()).collect();
         assert_eq!(keys_of(&source, "authSuccess"), wanted);
         assert_eq!(keys_of(&source, "authFailure"), wanted);
+        assert_eq!(keys_of(&source, "authSuccessDpop"), wanted);
+    }
+
+    #[test]
+    fn only_the_dpop_success_fills_the_replay_fields() {
+        let source = factory_source().unwrap();
+        let plain = &source[source.find("function authSuccess(").unwrap()..];
+        let plain = &plain[..plain.find("};").unwrap()];
+        assert!(plain.contains("dpopReplayKey: undefined"), "{plain}");
+        let dpop = &source[source.find("function authSuccessDpop(").unwrap()..];
+        assert!(dpop.contains("dpopReplayKey: dpopReplayKey"), "{dpop}");
     }
 
     #[test]

@@ -65,6 +65,14 @@ pub struct AuthResult {
     /// HTTP status to answer with: 400, 401, 403 or 429 (failure only).
     #[napi(ts_type = "number | undefined")]
     pub error_status: Option<u32>,
+    /// A request admitted with a DPoP proof: the proof's replay key, SHA-256(thumbprint `.`
+    /// jti) in hex, for a replay check shared across processes (success of a DPoP request only).
+    #[napi(ts_type = "string | undefined")]
+    pub dpop_replay_key: Option<String>,
+    /// Until when (seconds since the epoch: the proof's `iat` plus `dpopIatWindowSec`) the
+    /// proof stays a replay (success of a DPoP request only).
+    #[napi(ts_type = "number | undefined")]
+    pub dpop_replay_until_sec: Option<f64>,
 }
 
 /// The fields of `verifyAccessToken` / `verifyRefreshToken`'s result. Every key is always
@@ -143,7 +151,21 @@ pub unsafe fn build_auth_result(
                     id.rate_limit_remaining.map_or(undefined, |n| uint(env, n)),
                     limit,
                 ];
-                call(env, cache.success(env), &args)
+                match &id.dpop_replay {
+                    None => call(env, cache.success(env), &args),
+                    Some(replay) => {
+                        let mut hex = [0u8; 64];
+                        for (pair, byte) in hex.chunks_exact_mut(2).zip(replay.key) {
+                            pair[0] = HEX[(byte >> 4) as usize];
+                            pair[1] = HEX[(byte & 15) as usize];
+                        }
+                        let mut with_dpop = [undefined; 10];
+                        with_dpop[..8].copy_from_slice(&args);
+                        with_dpop[8] = string(env, &hex);
+                        with_dpop[9] = double(env, replay.until_sec);
+                        call(env, cache.success_dpop(env), &with_dpop)
+                    }
+                }
             }
             Err(failure) => {
                 let args = [
@@ -191,6 +213,8 @@ pub unsafe fn build_verification(
         }
     }
 }
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
 
 fn error_index(error: AuthError) -> u32 {
     AuthError::ALL.iter().position(|e| *e == error).unwrap_or(0) as u32

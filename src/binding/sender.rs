@@ -66,16 +66,20 @@ pub unsafe fn with_sender<R>(
         sys::ValueType::napi_object => {}
         _ => return Err(not_object()),
     }
-    let read = |name: &CStr, buf: &mut Vec<u8>, cap: usize| -> Result<bool, ArgError> {
+    // `label` names the member in a TypeError: a static string, nothing formatted per call.
+    let read = |name: &CStr,
+                label: &'static str,
+                buf: &mut Vec<u8>,
+                cap: usize|
+     -> Result<bool, ArgError> {
         let mut prop = std::ptr::null_mut();
         // SAFETY: `value` is a live object handle; `name` is NUL-terminated.
         let status = unsafe { sys::napi_get_named_property(env, value, name.as_ptr(), &mut prop) };
         if status != sys::Status::napi_ok {
             return Err(not_object());
         }
-        let label = format!("sender.{}", name.to_str().unwrap_or_default());
         // SAFETY: `prop` is a live handle of this call.
-        let got = unsafe { read_optional_str(env, prop, buf, cap + 4, &label)? };
+        let got = unsafe { read_optional_str(env, prop, buf, cap + 4, label)? };
         let present = got.is_some();
         if let Some(bytes) = got {
             let len = bytes.len();
@@ -95,14 +99,21 @@ pub unsafe fn with_sender<R>(
         let mut sender = Core::default();
         // In this order in both engines (js/authenticator.js `readSender`): the first bad
         // member names the TypeError.
-        if reads.certificate && read(c"clientCertThumbprint", c, THUMBPRINT_LEN)? {
+        if reads.certificate
+            && read(
+                c"clientCertThumbprint",
+                "sender.clientCertThumbprint",
+                c,
+                THUMBPRINT_LEN,
+            )?
+        {
             // An empty thumbprint is no certificate.
             sender.client_cert_thumbprint = Some(&c[..]).filter(|t| !t.is_empty());
         }
         if reads.dpop {
-            let has_dpop = read(c"dpop", d, limits::DPOP_PROOF_CAP as usize)?;
-            let has_method = read(c"method", m, limits::DPOP_URL_CAP as usize)?;
-            let has_url = read(c"url", u, limits::DPOP_URL_CAP as usize)?;
+            let has_dpop = read(c"dpop", "sender.dpop", d, limits::DPOP_PROOF_CAP as usize)?;
+            let has_method = read(c"method", "sender.method", m, limits::DPOP_URL_CAP as usize)?;
+            let has_url = read(c"url", "sender.url", u, limits::DPOP_URL_CAP as usize)?;
             sender.dpop = has_dpop.then_some(&d[..]);
             sender.method = has_method.then_some(&m[..]);
             sender.url = has_url.then_some(&u[..]);

@@ -2,7 +2,7 @@
 //! bound to the proof's `alg`, never holding private members, and named by its RFC 7638
 //! SHA-256 thumbprint (what an access token's `cnf.jkt` holds, RFC 9449 §6.1).
 
-use ring::signature::{self as sig, RsaPublicKeyComponents, UnparsedPublicKey};
+use ring::signature::{RsaPublicKeyComponents, UnparsedPublicKey};
 
 use crate::jwt::alg::Family;
 use crate::jwt::base64url;
@@ -138,18 +138,14 @@ impl ProofKey {
                     .verify(signing_input, signature)
                     .is_ok()
             }
-            Family::Ed25519 => UnparsedPublicKey::new(&sig::ED25519, &self.material)
-                .verify(signing_input, signature)
-                .is_ok(),
+            Family::Ed25519 => self.alg.public_key_algorithm().is_some_and(|algorithm| {
+                UnparsedPublicKey::new(algorithm, &self.material)
+                    .verify(signing_input, signature)
+                    .is_ok()
+            }),
             Family::Rsa | Family::RsaPss => {
-                let params: &sig::RsaParameters = match self.alg {
-                    Alg::Rs256 => &sig::RSA_PKCS1_2048_8192_SHA256,
-                    Alg::Rs384 => &sig::RSA_PKCS1_2048_8192_SHA384,
-                    Alg::Rs512 => &sig::RSA_PKCS1_2048_8192_SHA512,
-                    Alg::Ps256 => &sig::RSA_PSS_2048_8192_SHA256,
-                    Alg::Ps384 => &sig::RSA_PSS_2048_8192_SHA384,
-                    Alg::Ps512 => &sig::RSA_PSS_2048_8192_SHA512,
-                    _ => return false,
+                let Some(params) = self.alg.rsa_parameters() else {
+                    return false;
                 };
                 let (n, e) = self.material.split_at(self.rsa_n_len);
                 signature.len() == n.len()

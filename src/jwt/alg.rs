@@ -117,16 +117,28 @@ impl Alg {
     ) -> Option<&'static dyn ring::signature::VerificationAlgorithm> {
         use ring::signature as sig;
         Some(match self {
+            Alg::Rs256 | Alg::Rs384 | Alg::Rs512 | Alg::Ps256 | Alg::Ps384 | Alg::Ps512 => {
+                self.rsa_parameters()?
+            }
+            Alg::Es256 => &sig::ECDSA_P256_SHA256_FIXED,
+            Alg::Es384 => &sig::ECDSA_P384_SHA384_FIXED,
+            Alg::EdDsa | Alg::Ed25519 => &sig::ED25519,
+            Alg::Hs256 | Alg::Hs384 | Alg::Hs512 => return None,
+        })
+    }
+
+    /// The RSA half of [`Alg::public_key_algorithm`], typed for callers that hold `n` and `e`
+    /// rather than a DER key (a DPoP proof's `jwk`, src/dpop/proof_key.rs).
+    pub fn rsa_parameters(self) -> Option<&'static ring::signature::RsaParameters> {
+        use ring::signature as sig;
+        Some(match self {
             Alg::Rs256 => &sig::RSA_PKCS1_2048_8192_SHA256,
             Alg::Rs384 => &sig::RSA_PKCS1_2048_8192_SHA384,
             Alg::Rs512 => &sig::RSA_PKCS1_2048_8192_SHA512,
             Alg::Ps256 => &sig::RSA_PSS_2048_8192_SHA256,
             Alg::Ps384 => &sig::RSA_PSS_2048_8192_SHA384,
             Alg::Ps512 => &sig::RSA_PSS_2048_8192_SHA512,
-            Alg::Es256 => &sig::ECDSA_P256_SHA256_FIXED,
-            Alg::Es384 => &sig::ECDSA_P384_SHA384_FIXED,
-            Alg::EdDsa | Alg::Ed25519 => &sig::ED25519,
-            Alg::Hs256 | Alg::Hs384 | Alg::Hs512 => return None,
+            _ => return None,
         })
     }
 
