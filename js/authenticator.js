@@ -27,7 +27,7 @@ const { dpopScheme, checkProof } = require('./dpop')
 const { ReplayCache } = require('./dpop/replay')
 const { NonceKey } = require('./dpop/nonce')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
-const { warnDeprecated, renamedName } = require('./deprecation')
+const { warnDeprecated, renamedName } = require('../lib/options/deprecation')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/store_seam.rs).
 const { LIMITS, message } = require('../contract')
@@ -553,7 +553,7 @@ class Authenticator {
     return this.#core.settings.rateLimitRefillPerSec
   }
 
-  /** @deprecated The old name of `rateLimitRefillPerSec` (js/deprecation.js). */
+  /** @deprecated The old name of `rateLimitRefillPerSec` (lib/options/deprecation.js). */
   get rateLimitRefill() {
     warnDeprecated(renamedName('Authenticator', 'rateLimitRefill'), 'authenticator')
     return this.#core.settings.rateLimitRefillPerSec

@@ -10,7 +10,7 @@ const { typeError, rangeError } = require('./error')
 const { message } = require('../contract')
 const { normalizeKeys } = require('../lib/keys/normalize')
 const { readSigningKey } = require('./issue/signing-key')
-const { renameDeprecated } = require('./deprecation')
+const { renameDeprecated } = require('../lib/options/deprecation')
 
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
 const MIN_SECRET_BYTES = 32
@@ -49,7 +49,7 @@ function readSettings(config) {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     throw typeError('config must be an object')
   }
-  // A renamed option is read under its new name (js/deprecation.js).
+  // A renamed option is read under its new name (lib/options/deprecation.js).
   config = renameDeprecated(config, 'options', 'config')
   // A misspelt option (say `acessSecret`) must not silently fall back to a default.
   // `for...in` sees inherited enumerable keys too, as napi_get_property_names does.

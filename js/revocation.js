@@ -7,7 +7,7 @@
 
 const { typeError, rangeError } = require('./error')
 const { message } = require('../contract')
-const { renameDeprecated } = require('./deprecation')
+const { renameDeprecated } = require('../lib/options/deprecation')
 const { checkKnownOptions } = require('./schema')
 
 const MAX_PART_BYTES = 256

@@ -48,7 +48,7 @@ pub struct Renamed {
 }
 
 impl Renamed {
-    /// The warning, the same words as the JS engine's (js/deprecation.js).
+    /// The warning, the same words as the JS engine's (lib/options/deprecation.js).
     pub fn message(&self, label: &str) -> String {
         format!(
             "{label}.{} is deprecated: use {label}.{} (the same option)",

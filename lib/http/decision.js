@@ -9,7 +9,7 @@
 const { typeError, TABLE } = require('../../js/error')
 const { createEngine } = require('./engine')
 const { resultTemplates } = require('../../js/schema')
-const { readOptionBag, optionNames } = require('../../js/option-reader')
+const { readOptionBag, optionNames } = require('../options/reader')
 const { compileSkip, isPreflight } = require('./request-match')
 const { authorizationOf, headerValue, readCookieOption } = require('./token-source')
 const { AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError, errorForNext, isOtherScheme } = require('./unauthorized-error')
@@ -24,7 +24,7 @@ const { senderReader, sharedReplayCheck, dpopChallenge, addNonceHeader, isDpopSc
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
 
-// The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
+// The middleware options (`middlewareOptions` of js/schema.json, read by lib/options/reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
 
 // Where a failure goes (`errors`): answered by the middleware, or handed to the framework, as

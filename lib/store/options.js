@@ -5,7 +5,7 @@
 
 const { typeError, rangeError } = require('../../js/error')
 const { checkKnownOptions } = require('../../js/schema')
-const { readOptionBag } = require('../../js/option-reader')
+const { readOptionBag } = require('../options/reader')
 
 const ATTACH_OPTIONS = ['lease', 'strict', 'maxKeys', 'outageShare']
 
@@ -20,7 +20,7 @@ function readLimit(limit, name) {
   return { capacity, refillPerSec }
 }
 
-/** Store options, validated once by the one option reader (js/option-reader.js); `only`: a subset. */
+/** Store options, validated once by the one option reader (lib/options/reader.js); `only`: a subset. */
 function readStoreOptions(options, only, where = 'options') {
   return readOptionBag(options, 'storeOptions', { where, only, readers: { limit: readLimit } })
 }

@@ -1,6 +1,6 @@
 //! Renamed options (`renamed` in `js/schema.json`): the old name still works, with a one-time
 //! `DeprecationWarning` through `process.emitWarning`, as Node's own deprecations (the JS
-//! engine warns the same way, js/deprecation.js).
+//! engine warns the same way, lib/options/deprecation.js).
 
 use napi::bindgen_prelude::{FnArgs, Function, JsObjectValue, Object, Unknown};
 use napi::{sys, Env};

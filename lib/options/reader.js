@@ -9,8 +9,8 @@
 // helpers' options are read natively (src/binding/args.rs `known_options`) and by the JS engine
 // (js/schema.js `checkKnownOptions`) from `callOptions`.
 
-const SCHEMA = require('../contract/options.json')
-const { typeError, rangeError } = require('./error')
+const SCHEMA = require('../../contract/options.json')
+const { typeError, rangeError } = require('../../js/error')
 const { renameDeprecated } = require('./deprecation')
 
 /** The entries of one bag by name, read once. */
@@ -84,7 +84,7 @@ function readOption(spec, value, where, readers) {
 
 /**
  * Reads `options` (undefined or null: none given) against the bag `bag` of js/schema.json:
- * renamed options under their new name (js/deprecation.js), unknown names refused (`ignored`:
+ * renamed options under their new name (lib/options/deprecation.js), unknown names refused (`ignored`:
  * names another layer owns, such as the host framework's), then every option of the bag (or
  * of `only`, a list of its names) read in schema order. Returns `{ [name]: value }`.
  */

@@ -5,9 +5,9 @@
 // both names is a TypeError. The native core reads the same list (src/binding/deprecation.rs,
 // src/config.rs) with the same words.
 
-const { typeError } = require('./error')
+const { typeError } = require('../../js/error')
 
-const RENAMED = require('../contract/options.json').renamed
+const RENAMED = require('../../contract/options.json').renamed
 
 // The deprecation codes already warned about in this process.
 const warned = new Set()
