@@ -9,21 +9,12 @@
 // the counts it missed are carried into the next call.
 
 const { CallbackFence } = require('../http/callback-fence')
-const { readAllSources } = require('./instruments')
+const { readAllSources, readSnapshot } = require('./instruments')
 
 const HOOKS = ['onAuthFailure', 'onRateLimited', 'onStoreOutage', 'onStoreRecovery', 'onStaleKeys', 'onError']
 const MIN_INTERVAL_MS = 100
 const MAX_INTERVAL_MS = 3_600_000
 const DEFAULT_INTERVAL_MS = 1000
-
-function read(source) {
-  try {
-    const m = source.metrics()
-    return m !== null && typeof m === 'object' ? m : null
-  } catch {
-    return null
-  }
-}
 
 /**
  * Watches `{ authenticators, stores, jwks }` and calls `hooks`:
@@ -96,7 +87,7 @@ function watchMetrics(sources, hooks, options = {}) {
 
   function check() {
     for (const [name, auth] of lists.authenticators) {
-      const m = read(auth)
+      const m = readSnapshot(auth)
       if (m === null) continue
       const last = state(`a\0${name}`, { failures: {}, limited: 0, pending: 0 })
       const failures = {}
@@ -120,7 +111,7 @@ function watchMetrics(sources, hooks, options = {}) {
       }
     }
     for (const [name, store] of lists.stores) {
-      const m = read(store)
+      const m = readSnapshot(store)
       if (m === null) continue
       const last = state(`s\0${name}`, { fallback: false })
       if (m.fallback !== last.fallback) {
@@ -130,7 +121,7 @@ function watchMetrics(sources, hooks, options = {}) {
       }
     }
     for (const [name, source] of lists.jwks) {
-      const m = read(source)
+      const m = readSnapshot(source)
       if (m === null) continue
       const last = state(`j\0${name}`, { stale: false })
       const stale = !m.keysAvailable || (m.keyAgeSeconds !== null && m.keyAgeSeconds > staleAfter)

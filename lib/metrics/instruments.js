@@ -40,7 +40,7 @@ function readSources(label, sources) {
 }
 
 /** One snapshot, or null when a source throws or answers something else (it is skipped, never fatal). */
-function read(source) {
+function readSnapshot(source) {
   try {
     const m = source.metrics()
     return m !== null && typeof m === 'object' ? m : null
@@ -90,7 +90,7 @@ function observe(lists, emit) {
   // MAX_SOURCES), the error codes and the fixed bounds.
   if (lists.authenticatorAttributes === undefined) lists.authenticatorAttributes = authenticators.map(([name]) => new AuthenticatorAttributes(name))
   for (let i = 0; i < authenticators.length; i++) {
-    const m = read(authenticators[i][1])
+    const m = readSnapshot(authenticators[i][1])
     if (m === null) continue
     const at = lists.authenticatorAttributes[i]
     const who = at.who
@@ -119,7 +119,7 @@ function observe(lists, emit) {
     }
   }
   for (const [name, store] of stores) {
-    const m = read(store)
+    const m = readSnapshot(store)
     if (m === null) continue
     const who = { [A.store]: name }
     emit('storeRoundTrips', m.roundTrips - m.failedRoundTrips, { ...who, [A.storeResult]: 'success' })
@@ -129,7 +129,7 @@ function observe(lists, emit) {
     emit('storeFallbackTime', m.fallbackSeconds, who)
   }
   for (const [name, source] of jwks) {
-    const m = read(source)
+    const m = readSnapshot(source)
     if (m === null) continue
     const who = { [A.jwks]: name }
     emit('jwksFetches', m.fetches - m.failures, { ...who, [A.jwksResult]: 'success' })
@@ -137,7 +137,7 @@ function observe(lists, emit) {
     if (m.keyAgeSeconds !== null) emit('jwksKeyAge', m.keyAgeSeconds, who)
   }
   for (const [name, feed] of feeds) {
-    const m = read(feed)
+    const m = readSnapshot(feed)
     if (m === null) continue
     const who = { [A.feed]: name }
     if (m.lagSeconds !== null) emit('feedLag', m.lagSeconds, who)
@@ -175,4 +175,4 @@ class AuthenticatorAttributes {
   }
 }
 
-module.exports = { INSTRUMENTS, ATTRIBUTES: A, readAllSources, observe }
+module.exports = { INSTRUMENTS, ATTRIBUTES: A, readAllSources, readSnapshot, observe }
