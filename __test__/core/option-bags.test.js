@@ -319,3 +319,19 @@ test('the Authenticator config (its own reader, mirroring the native core) refus
   }
   assert.ok(checked > 100, `${checked} misspellings`)
 })
+
+test("an enum's values per adapter (valuesFor) are the ones that adapter takes, and only those", () => {
+  let checked = 0
+  for (const option of SCHEMA.middlewareOptions.filter((o) => o.valuesFor !== undefined)) {
+    for (const [adapter, values] of Object.entries(option.valuesFor)) {
+      const make = adapter === 'fetch' ? require('../../adapters/fetch').createVerifier : require(`../../adapters/${adapter}`).authShield
+      for (const value of new Set([...option.values, ...values])) {
+        const build = () => make(CONFIG, { [option.name]: value })
+        if (values.includes(value)) assert.doesNotThrow(build, `${adapter} ${value}`)
+        else assert.throws(build, { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`^options\\.${option.name} must be `) }, `${adapter} ${value}`)
+        checked++
+      }
+    }
+  }
+  assert.ok(checked >= 5, `${checked} cases`)
+})

@@ -49,9 +49,10 @@ function readNumeric(spec, value, name) {
  * One option by its schema entry: the default when absent (`undefined`; `null` too where the
  * bag says so), else its checked value. Kinds the schema cannot describe (`custom`, and `limit`
  * through `readers`) go to the reader named for them, or are returned as given for the module
- * named in the entry's `checkedBy` to check.
+ * named in the entry's `checkedBy` to check. `variant` names the adapter reading the bag, for
+ * an enum whose entry lists other values per adapter (`valuesFor`).
  */
-function readOption(spec, value, where, readers) {
+function readOption(spec, value, where, readers, variant) {
   if (value === undefined) return spec.default === null ? undefined : spec.default
   const name = `${where}.${spec.name}`
   switch (spec.kind) {
@@ -72,9 +73,12 @@ function readOption(spec, value, where, readers) {
     case 'function':
       if (typeof value !== 'function') throw typeError(`${name} must be a function`)
       return value
-    case 'enum':
-      if (!spec.values.includes(value)) throw typeError(`${name} must be ${listValues(spec.values)}`)
+    case 'enum': {
+      // `valuesFor`: the values one adapter takes instead (Koa's errors: 'throw').
+      const values = (variant !== undefined && spec.valuesFor?.[variant]) || spec.values
+      if (!values.includes(value)) throw typeError(`${name} must be ${listValues(values)}`)
       return value
+    }
     default: {
       const read = readers && readers[spec.kind]
       return read === undefined ? value : read(value, name)
@@ -86,9 +90,10 @@ function readOption(spec, value, where, readers) {
  * Reads `options` (undefined or null: none given) against the bag `bag` of js/schema.json:
  * renamed options under their new name (lib/options/deprecation.js), unknown names refused (`ignored`:
  * names another layer owns, such as the host framework's), then every option of the bag (or
- * of `only`, a list of its names) read in schema order. Returns `{ [name]: value }`.
+ * of `only`, a list of its names) read in schema order; `variant`: the adapter reading it (an
+ * enum's `valuesFor`). Returns `{ [name]: value }`.
  */
-function readOptionBag(options, bag, { where = 'options', ignored, only, readers } = {}) {
+function readOptionBag(options, bag, { where = 'options', ignored, only, readers, variant } = {}) {
   if (options === undefined || options === null) options = {}
   if (typeof options !== 'object' || Array.isArray(options)) throw typeError(`${where} must be an object`)
   options = renameDeprecated(options, bag, where)
@@ -100,7 +105,7 @@ function readOptionBag(options, bag, { where = 'options', ignored, only, readers
   }
   const read = {}
   for (const spec of specs.values()) {
-    if (allowed === null || allowed.has(spec.name)) read[spec.name] = readOption(spec, options[spec.name], where, readers)
+    if (allowed === null || allowed.has(spec.name)) read[spec.name] = readOption(spec, options[spec.name], where, readers, variant)
   }
   return read
 }
