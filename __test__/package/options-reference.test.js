@@ -68,3 +68,14 @@ test('every renamed option names a new option of its bag and a distinct AUTH_SHI
     assert.ok(!names.includes(r.name), `${r.bag}.${r.name} is still an option`)
   }
 })
+
+test('docs/middleware.md links to the reference instead of describing the middleware options again', () => {
+  const text = fs.readFileSync(require('node:path').join(__dirname, '..', '..', 'docs', 'middleware.md'), 'utf8')
+  const start = text.indexOf('\n### Options\n')
+  assert.notEqual(start, -1)
+  const guide = text.slice(start, text.indexOf('\n### ', start + 1))
+  assert.ok(guide.includes('(options.md#middleware-options)'))
+  for (const { name } of require('../../contract/options.json').middlewareOptions) {
+    assert.doesNotMatch(guide, new RegExp(`^\\| \`${name}[\`(]`, 'm'), `a table row for ${name}`)
+  }
+})
