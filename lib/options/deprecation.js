@@ -1,9 +1,12 @@
 'use strict'
 
-// Options renamed before 1.0 (`renamed` in js/schema.json, the one list of them): the old name
-// still works, with a one-time DeprecationWarning as Node's own deprecations give, and giving
-// both names is a TypeError. The native core reads the same list (src/binding/deprecation.rs,
-// src/config.rs) with the same words.
+// Options renamed before 1.0 (`renamed` in contract/options.json, the one list of them): the old
+// name still works, with a one-time DeprecationWarning as Node's own deprecations give, and
+// giving both names is a TypeError. The one warning helper of both engines: the JS engine reads
+// its options through it, the native package's native.js renames the config, the
+// `rateLimitRefill` getter and revokeSubject's `before` through it before the binding reads
+// them (the binding never warns), so each code warns once per process, whichever engine used
+// it, and --throw-deprecation / --no-deprecation act alike (process.emitWarning).
 
 const { typeError } = require('../../js/error')
 

@@ -36,11 +36,8 @@ pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
             .map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
         let value = read_value(value, Level::Option)
             .map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
-        if !matches!(value, RawValue::Absent) {
-            if let Some(renamed) = crate::schema::schema().renamed("options", &name) {
-                super::deprecation::warn(config.value().env, renamed, "config");
-            }
-        }
+        // A renamed option's old name is read by the core (src/config.rs); its warning is the
+        // package's (native.js renames it first, through lib/options/deprecation.js).
         raw.push(name, value);
     }
     Ok(raw)

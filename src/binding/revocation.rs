@@ -9,7 +9,6 @@ use super::js_error::{CallError, CallResult};
 use crate::authenticator::Authenticator as Core;
 use crate::call_error::ErrorClass;
 use crate::revocation::MAX_PART_BYTES;
-use napi::Env;
 
 /// `revokeToken(jti, expiresAtSec, options?)`.
 pub fn revoke_token(
@@ -27,15 +26,10 @@ pub fn revoke_token(
 }
 
 /// `revokeSubject(sub, options?)`.
-pub fn revoke_subject(
-    env: &Env,
-    core: &Core,
-    sub: Unknown,
-    options: Option<Unknown>,
-) -> CallResult<()> {
+pub fn revoke_subject(core: &Core, sub: Unknown, options: Option<Unknown>) -> CallResult<()> {
     let sub = args::string(&sub, "sub", MAX_PART_BYTES)?;
     let options = read_options(&options, "RevokeSubjectOptions")?;
-    let before = options.renamed_number(env, "RevokeSubjectOptions", "issuedBeforeSec")?;
+    let before = options.renamed_number("RevokeSubjectOptions", "issuedBeforeSec")?;
     let iss = options.string("iss")?;
     core.revoke_subject(&sub, before, iss.as_deref())
 }
@@ -79,9 +73,10 @@ impl Options {
         args::number(&self.field(name)?, &format!("options.{name}"))
     }
 
-    /// `name`, or its deprecated name in `bag` (`renamed` in the schema) with a one-time
-    /// warning; both given is a type error.
-    fn renamed_number(&self, env: &Env, bag: &str, name: &str) -> CallResult<Option<f64>> {
+    /// `name`, or its deprecated name in `bag` (`renamed` in the schema); both given is a type
+    /// error. The package's native.js reads the old name first, with the one deprecation warning
+    /// of both engines (lib/options/deprecation.js): the binding never warns.
+    fn renamed_number(&self, bag: &str, name: &str) -> CallResult<Option<f64>> {
         let value = self.number(name)?;
         let schema = crate::schema::schema();
         let Some(renamed) = schema
@@ -101,7 +96,6 @@ impl Options {
                 renamed.both_message("options"),
             ));
         }
-        super::deprecation::warn(env.raw(), renamed, "options");
         Ok(Some(old))
     }
 }
