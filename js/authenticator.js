@@ -223,7 +223,7 @@ class Core {
   }
 
   verify(token, kind) {
-    if (typeof token !== 'string') throw typeError('token must be a string')
+    if (typeof token !== 'string') throw typeError(message('mustBeString', { name: 'token' }))
     let key = this.accessKeys
     let rules = this.accessRules
     if (kind === 'refresh') {
@@ -381,7 +381,7 @@ function readSender(sender, certificate, dpop) {
 
 function readHeaderArg(value, name, cap) {
   if (value === undefined || value === null) return undefined
-  if (typeof value !== 'string') throw typeError(`${name} must be a string, null or undefined`)
+  if (typeof value !== 'string') throw typeError(message('mustBeOptionalString', { name }))
   if (value.length * 3 <= cap) return value
   const bytes = Buffer.from(value, 'utf8')
   if (bytes.length <= cap) return value
@@ -451,7 +451,7 @@ class Authenticator {
 
   /** Times every later authenticate call into metrics().duration, or stops (off by default). */
   setDurationMetrics(enabled) {
-    if (typeof enabled !== 'boolean') throw typeError('enabled must be a boolean')
+    if (typeof enabled !== 'boolean') throw typeError(message('mustBeBoolean', { name: 'enabled' }))
     this.#core.metrics.timing = enabled
   }
 
@@ -593,16 +593,16 @@ const JS_SEAM = Object.freeze({ enableSharedLimit, takeLeaseRequests, grantLease
 /** Switches the rate limit to leases of a shared bucket; once per authenticator. */
 function enableSharedLimit(authenticator, lease, strict, maxKeys) {
   const core = coreOf(authenticator)
-  if (typeof lease !== 'number') throw typeError('lease must be a number')
-  if (typeof strict !== 'boolean') throw typeError('strict must be a boolean')
-  if (typeof maxKeys !== 'number') throw typeError('maxKeys must be a number')
+  if (typeof lease !== 'number') throw typeError(message('mustBeNumber', { name: 'lease' }))
+  if (typeof strict !== 'boolean') throw typeError(message('mustBeBoolean', { name: 'strict' }))
+  if (typeof maxKeys !== 'number') throw typeError(message('mustBeNumber', { name: 'maxKeys' }))
   for (const [name, v, max] of [['lease', lease, MAX_LEASE], ['maxKeys', maxKeys, MAX_LEASE_KEYS]]) {
     if (!(Number.isInteger(v) && v >= 1 && v <= max)) {
       throw rangeError(message('integerOutOfRange', { name, min: 1, max, value: v }))
     }
   }
   const refuse = (message) => Object.assign(new Error(message), { code: 'ERR_AUTH_SHIELD_SHARED_LIMIT' })
-  if (core.limiter === null) throw refuse('rate limiting is off (rateLimitMax: 0): there is no limit to share')
+  if (core.limiter === null) throw refuse(message('rateLimitOff'))
   if (core.leases !== null) throw refuse('a store is already attached to this authenticator')
   core.leases = new LeaseTable(core.settings.rateLimitMax, lease, strict, maxKeys)
 }
@@ -616,11 +616,11 @@ function takeLeaseRequests(authenticator) {
 /** The store's answer for `key` (`tokens` 0: refused, blocked for `retryAfterMs`). */
 function grantLease(authenticator, key, tokens, sharedRemaining, retryAfterMs) {
   const core = coreOf(authenticator)
-  if (typeof key !== 'string') throw typeError('key must be a string')
+  if (typeof key !== 'string') throw typeError(message('mustBeString', { name: 'key' }))
   const keyBytes = key.length * 3 > MAX_GRANT_KEY_BYTES ? Buffer.byteLength(key) : 0
   if (keyBytes > MAX_GRANT_KEY_BYTES) throw rangeError(`key must be at most ${MAX_GRANT_KEY_BYTES} bytes (got ${keyBytes})`)
   for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining], ['retryAfterMs', retryAfterMs]]) {
-    if (typeof v !== 'number') throw typeError(`${name} must be a number`)
+    if (typeof v !== 'number') throw typeError(message('mustBeNumber', { name }))
   }
   for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining]]) {
     if (!(Number.isInteger(v) && v >= 0 && v <= MAX_GRANT)) {
@@ -643,7 +643,7 @@ function sharedLimitKeys(authenticator) {
 /** Sets revocationUnavailable (a revocation feed past maxRevocationLagMs, onStale: 'closed'). */
 function setRevocationUnavailable(authenticator, unavailable) {
   const core = coreOf(authenticator)
-  if (typeof unavailable !== 'boolean') throw typeError('unavailable must be a boolean')
+  if (typeof unavailable !== 'boolean') throw typeError(message('mustBeBoolean', { name: 'unavailable' }))
   core.revocations.unavailable = unavailable
 }
 

@@ -116,7 +116,7 @@ function checkUserClaims(p) {
     throw typeError(message('claimsSubRequired'))
   }
   for (const name of ['email', 'role']) {
-    if (Object.hasOwn(p, name) && typeof p[name] !== 'string') throw typeError(`claims.${name} must be a string`)
+    if (Object.hasOwn(p, name) && typeof p[name] !== 'string') throw typeError(message('mustBeString', { name: `claims.${name}` }))
   }
   if (Object.hasOwn(p, 'tenant_id') && !(typeof p.tenant_id === 'string' && isValidTenantId(p.tenant_id))) {
     throw rangeError(message('claimsTenantIdInvalid'))
@@ -127,7 +127,7 @@ function checkUserClaims(p) {
       throw typeError(message('claimsAudInvalid'))
     }
   }
-  if (Object.hasOwn(p, 'nbf') && typeof p.nbf !== 'number') throw typeError('claims.nbf must be a number')
+  if (Object.hasOwn(p, 'nbf') && typeof p.nbf !== 'number') throw typeError(message('mustBeNumber', { name: 'claims.nbf' }))
 }
 
 /** JSON with object keys sorted by their UTF-8 bytes at every level (serde_json's map order). */

@@ -24,7 +24,7 @@ function limitReached(max) {
 
 /** A string argument of at most MAX_PART_BYTES UTF-8 bytes (src/binding/args.rs `string`). */
 function readPart(value, name) {
-  if (typeof value !== 'string') throw typeError(`${name} must be a string`)
+  if (typeof value !== 'string') throw typeError(message('mustBeString', { name }))
   const bytes = value.length <= MAX_PART_BYTES / 3 ? value.length : Buffer.byteLength(value)
   if (bytes > MAX_PART_BYTES) throw rangeError(`${name} must be at most ${MAX_PART_BYTES} bytes (got ${bytes})`)
   return value
@@ -32,14 +32,14 @@ function readPart(value, name) {
 
 function readNumber(value, name) {
   if (value === undefined || value === null) return undefined
-  if (typeof value !== 'number') throw typeError(`${name} must be a number`)
+  if (typeof value !== 'number') throw typeError(message('mustBeNumber', { name }))
   return value
 }
 
 /** The options object (`typeName` in contract/options.json's callOptions): unknown names are refused. */
 function readOptions(options, typeName) {
   if (options === undefined || options === null) return {}
-  if (typeof options !== 'object') throw typeError('options must be an object')
+  if (typeof options !== 'object') throw typeError(message('mustBeObject', { name: 'options' }))
   checkKnownOptions(options, typeName)
   return options
 }
@@ -50,7 +50,7 @@ function readIss(options) {
 }
 
 function checkNotEmpty(value, name) {
-  if (value === '') throw rangeError(`${name} must not be empty`)
+  if (value === '') throw rangeError(message('mustNotBeEmpty', { name }))
 }
 
 function checkTime(value, name) {
@@ -124,7 +124,7 @@ class Revocations {
   revokeToken(jti, expiresAtSec, options, defaultIss, now) {
     readPart(jti, 'jti')
     const exp = readNumber(expiresAtSec, 'expiresAtSec')
-    if (exp === undefined) throw typeError('expiresAtSec must be a number')
+    if (exp === undefined) throw typeError(message('mustBeNumber', { name: 'expiresAtSec' }))
     const iss = readIss(readOptions(options, 'RevokeTokenOptions')) ?? defaultIss
     checkNotEmpty(jti, 'jti')
     checkTime(exp, 'expiresAtSec')

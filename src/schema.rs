@@ -50,10 +50,7 @@ pub struct Renamed {
 impl Renamed {
     /// The type error when both names are given.
     pub fn both_message(&self, label: &str) -> String {
-        format!(
-            "{label}.{} and {label}.{} are the same option ({} is its deprecated name): give only {}",
-            self.name, self.use_name, self.name, self.use_name
-        )
+        crate::contract::messages::renamed_together(label, &self.name, &self.use_name)
     }
 }
 

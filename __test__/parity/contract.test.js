@@ -219,6 +219,19 @@ const callers = {
     auth.revokeToken('a', Math.floor(Date.now() / 1000) + 600)
     return thrown(() => auth.revokeToken('b', Math.floor(Date.now() / 1000) + 600))
   },
+  unknownOption: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, acessSecret: SECRET })),
+  mustBeBoolean: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, enforceTenantMatch: 1 })),
+  mustBeString: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: 1, refillPerSec: 1 }).consume(5)),
+  mustBeNumber: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: '1', refillPerSec: 1 })),
+  mustBeObject: ({ Authenticator }) => thrown(() => new Authenticator(5)),
+  mustBeOptionalString: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).authenticate('Bearer x', 5)),
+  mustBeStringList: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, audience: 5 })),
+  mustBeSecret: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: 5 })),
+  mustBeInteger: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, rateLimitMax: 1.5 })),
+  mustNotBeEmpty: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: '' })),
+  keyTooLong: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: 1, refillPerSec: 1 }).consume('k'.repeat(LIMITS.rateLimiterMaxKeyBytes + 1))),
+  rateLimitOff: ({ Authenticator }) => thrown(() => plumbing(new Authenticator({ accessSecret: SECRET, rateLimitMax: 0 })).enableSharedLimit(5, false, 100)),
+  renamedTogether: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, rateLimitRefill: 1, rateLimitRefillPerSec: 1 })),
   // Last: it fills each engine's table of shared configs for the rest of this process.
   sharedConfigLimit: ({ authenticateRequest }) => {
     for (let i = 0; i <= LIMITS.maxSharedConfigs; i++) {

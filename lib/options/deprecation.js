@@ -9,6 +9,7 @@
 // it, and --throw-deprecation / --no-deprecation act alike (process.emitWarning).
 
 const { typeError } = require('../../js/error')
+const { message } = require('../../contract')
 
 const RENAMED = require('../../contract/options.json').renamed
 
@@ -54,7 +55,7 @@ function renameDeprecated(options, bag, label) {
     if (!given(old)) continue
     warnDeprecated(r, label)
     if (given(copy[r.use])) {
-      throw typeError(`${label}.${r.name} and ${label}.${r.use} are the same option (${r.name} is its deprecated name): give only ${r.use}`)
+      throw typeError(message('renamedTogether', { label, oldName: r.name, newName: r.use }))
     }
     copy[r.use] = old
   }

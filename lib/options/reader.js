@@ -11,6 +11,7 @@
 
 const SCHEMA = require('../../contract/options.json')
 const { typeError, rangeError } = require('../../js/error')
+const { message } = require('../../contract')
 const { renameDeprecated } = require('./deprecation')
 
 /** The entries of one bag by name, read once. */
@@ -31,15 +32,12 @@ function listValues(values) {
 }
 
 function readNumeric(spec, value, name) {
-  if (typeof value !== 'number') throw typeError(`${name} must be a number`)
+  if (typeof value !== 'number') throw typeError(message('mustBeNumber', { name }))
   const integer = spec.kind === 'integer'
   const low = spec.exclusiveMin ? value > spec.min : value >= spec.min
   if (!((!integer || Number.isInteger(value)) && low && value <= spec.max)) {
-    const what = integer
-      ? `an integer from ${spec.min} to ${spec.max}`
-      : spec.exclusiveMin
-        ? `greater than ${spec.min} and at most ${spec.max}`
-        : `a number from ${spec.min} to ${spec.max}`
+    if (integer) throw rangeError(message('integerOutOfRange', { name, min: spec.min, max: spec.max, value }))
+    const what = spec.exclusiveMin ? `greater than ${spec.min} and at most ${spec.max}` : `a number from ${spec.min} to ${spec.max}`
     throw rangeError(`${name} must be ${what}, got ${value}`)
   }
   return value
@@ -57,7 +55,7 @@ function readOption(spec, value, where, readers, variant) {
   const name = `${where}.${spec.name}`
   switch (spec.kind) {
     case 'boolean':
-      if (typeof value !== 'boolean') throw typeError(`${name} must be a boolean`)
+      if (typeof value !== 'boolean') throw typeError(message('mustBeBoolean', { name }))
       return value
     case 'string': {
       const tooLong = spec.max !== undefined && typeof value === 'string' && value.length > spec.max
@@ -95,13 +93,13 @@ function readOption(spec, value, where, readers, variant) {
  */
 function readOptionBag(options, bag, { where = 'options', ignored, only, readers, variant } = {}) {
   if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object' || Array.isArray(options)) throw typeError(`${where} must be an object`)
+  if (typeof options !== 'object' || Array.isArray(options)) throw typeError(message('mustBeObject', { name: where }))
   options = renameDeprecated(options, bag, where)
   const specs = bagSpec(bag)
   const allowed = only === undefined ? null : new Set(only)
   for (const name of Object.keys(options)) {
     const known = specs.has(name) && (allowed === null || allowed.has(name))
-    if (!known && !(ignored && ignored.has(name))) throw typeError(`${where}.${name} is not a known option`)
+    if (!known && !(ignored && ignored.has(name))) throw typeError(message('unknownOption', { name: `${where}.${name}` }))
   }
   const read = {}
   for (const spec of specs.values()) {

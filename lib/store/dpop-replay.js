@@ -12,7 +12,7 @@
 //   app.use(authShield({ keys, dpop: true }, { dpopOrigin, dpopReplayStore: createDpopReplayStore(redis) }))
 
 const { commandClient } = require('./commands')
-const { answerWithin } = require('./answer-within')
+const { answerWithin, noAnswerWithin } = require('./answer-within')
 const { readStoreOptions } = require('./options')
 const { dpopReplayKey } = require('./key-layout')
 const { codedError } = require('../../js/error')
@@ -39,7 +39,7 @@ class DpopReplayStore {
       reply = await answerWithin(
         () => this.#commands.send(['SET', key, '1', 'NX', 'PX', String(Math.max(1, Math.ceil(ttlMs)))], key),
         ms,
-        () => codedError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`),
+        () => noAnswerWithin(ms),
       )
     } catch (err) {
       this.stats.failed++

@@ -162,7 +162,7 @@ impl Authenticator {
         let flag = to_js(&env, super::args::boolean(&enabled, "enabled"))?;
         let flag = to_js(
             &env,
-            flag.ok_or_else(|| super::js_error::CallError::arg_type("enabled", "a boolean")),
+            flag.ok_or_else(|| super::js_error::CallError::not_boolean("enabled")),
         )?;
         self.core.set_duration_metrics(flag);
         Ok(())

@@ -18,7 +18,7 @@ pub fn read_settings(config: Unknown<'_>) -> ArgResult<Settings> {
 
 /// Every enumerable string key (own and inherited, as `for...in` sees them) with its value.
 pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
-    let not_object = || ArgError::Type("config must be an object".into());
+    let not_object = || ArgError::not_object("config");
     if config.get_type().ok() != Some(ValueType::Object) || config.is_array().unwrap_or(false) {
         return Err(not_object());
     }

@@ -19,7 +19,7 @@ pub fn revoke_token(
 ) -> CallResult<()> {
     let jti = args::string(&jti, "jti", MAX_PART_BYTES)?;
     let exp = args::number(&expires_at_sec, "expiresAtSec")?
-        .ok_or_else(|| CallError::arg_type("expiresAtSec", "a number"))?;
+        .ok_or_else(|| CallError::not_number("expiresAtSec"))?;
     let options = read_options(&options, "RevokeTokenOptions")?;
     let iss = options.string("iss")?;
     core.revoke_token(&jti, exp, iss.as_deref())
@@ -43,11 +43,11 @@ fn read_options(v: &Option<Unknown>, type_name: &str) -> CallResult<Options> {
     }
     let v = v.as_ref().expect("not nullish");
     if kind(v) != ValueType::Object {
-        return Err(CallError::arg_type("options", "an object"));
+        return Err(CallError::not_object("options"));
     }
     // SAFETY: `v` is a live handle of the current call, just checked to be an object.
     let o = unsafe { Object::from_napi_value(v.value().env, v.raw()) }
-        .map_err(|_| CallError::arg_type("options", "an object"))?;
+        .map_err(|_| CallError::not_object("options"))?;
     args::known_options(&o, type_name, "options")?;
     Ok(Options(Some(o)))
 }
