@@ -6,6 +6,9 @@
 // js/error-codes.json, `le` bounds, and the names the application gives its sources (1 to 64
 // characters, at most 256 per kind); never a user, a tenant or anything from a token.
 
+const { typeError, rangeError } = require('../../js/error')
+const { message } = require('../../contract')
+
 const MAX_NAME_LENGTH = 64
 const MAX_SOURCES = 256
 
@@ -27,13 +30,13 @@ const A = Object.freeze({
 /** `{ name: source }` checked: at most MAX_SOURCES entries, names 1..64 chars, each with metrics(). */
 function readSources(label, sources) {
   if (sources === undefined || sources === null) return []
-  if (typeof sources !== 'object' || Array.isArray(sources)) throw new TypeError(`${label} must be an object of { name: source }`)
+  if (typeof sources !== 'object' || Array.isArray(sources)) throw typeError(`${label} must be an object of { name: source }`)
   const entries = Object.entries(sources)
-  if (entries.length > MAX_SOURCES) throw new RangeError(`${label} must have at most ${MAX_SOURCES} entries, got ${entries.length}`)
+  if (entries.length > MAX_SOURCES) throw rangeError(`${label} must have at most ${MAX_SOURCES} entries, got ${entries.length}`)
   for (const [name, source] of entries) {
-    if (name.length === 0 || name.length > MAX_NAME_LENGTH) throw new RangeError(`${label} names must be 1 to ${MAX_NAME_LENGTH} characters`)
+    if (name.length === 0 || name.length > MAX_NAME_LENGTH) throw rangeError(`${label} names must be 1 to ${MAX_NAME_LENGTH} characters`)
     if (source === null || typeof source !== 'object' || typeof source.metrics !== 'function') {
-      throw new TypeError(`${label}.${name} must have a metrics() method`)
+      throw typeError(`${label}.${name} must have a metrics() method`)
     }
   }
   return entries
@@ -73,7 +76,7 @@ const INSTRUMENTS = Object.freeze({
 
 /** Checks `{ authenticators, stores, jwks, feeds }` once; returns the lists to read. */
 function readAllSources(sources) {
-  if (sources === null || typeof sources !== 'object') throw new TypeError('sources must be an object')
+  if (sources === null || typeof sources !== 'object') throw typeError(message('mustBeObject', { name: 'sources' }))
   return {
     authenticators: readSources('authenticators', sources.authenticators),
     stores: readSources('stores', sources.stores),
