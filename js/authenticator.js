@@ -362,7 +362,7 @@ const NO_SENDER = Object.freeze({ dpop: undefined, method: undefined, url: undef
 /** authenticate's 4th argument, each field read as a header argument (src/binding/sender.rs). */
 function readSender(sender, certificate, dpop) {
   if (sender === undefined || sender === null) return NO_SENDER
-  if (typeof sender !== 'object') throw typeError('sender must be a SenderContext object, null or undefined')
+  if (typeof sender !== 'object') throw typeError(message('senderNotContext'))
   // In this order in both engines (src/binding/sender.rs): the first bad member names the TypeError.
   let clientCertThumbprint
   if (certificate) {
@@ -618,7 +618,7 @@ function grantLease(authenticator, key, tokens, sharedRemaining, retryAfterMs) {
   const core = coreOf(authenticator)
   if (typeof key !== 'string') throw typeError(message('mustBeString', { name: 'key' }))
   const keyBytes = key.length * 3 > MAX_GRANT_KEY_BYTES ? Buffer.byteLength(key) : 0
-  if (keyBytes > MAX_GRANT_KEY_BYTES) throw rangeError(`key must be at most ${MAX_GRANT_KEY_BYTES} bytes (got ${keyBytes})`)
+  if (keyBytes > MAX_GRANT_KEY_BYTES) throw rangeError(message('tooManyBytes', { name: 'key', max: MAX_GRANT_KEY_BYTES, bytes: keyBytes }))
   for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining], ['retryAfterMs', retryAfterMs]]) {
     if (typeof v !== 'number') throw typeError(message('mustBeNumber', { name }))
   }

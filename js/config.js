@@ -181,7 +181,7 @@ function fingerprintOf(value) {
  */
 function checkSigningKid(entries, kid, label) {
   if (entries.some((entry) => entry.kid === kid)) {
-    const err = new RangeError(`${label}: kid ${JSON.stringify(kid)} is the signingKey's kid`)
+    const err = new RangeError(message('signingKidInKeys', { label, kid }))
     err.code = 'ERR_AUTH_SHIELD_DUPLICATE_KID'
     throw err
   }

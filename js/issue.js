@@ -52,7 +52,7 @@ const NOT_SERIALIZABLE = message('claimsNotSerializable')
 /** The claims as plain JSON data, through JSON.stringify as the native binding does. */
 function claimsToObject(claims) {
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) {
-    throw typeError('claims must be a plain object')
+    throw typeError(message('claimsNotObject'))
   }
   let text
   try {
@@ -61,7 +61,7 @@ function claimsToObject(claims) {
     // A cycle, a BigInt, nesting too deep or a throwing toJSON: the native binding's error.
     throw typeError(NOT_SERIALIZABLE)
   }
-  if (typeof text !== 'string') throw typeError('claims must be a plain object')
+  if (typeof text !== 'string') throw typeError(message('claimsNotObject'))
   const value = JSON.parse(text)
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     const column = Array.isArray(value) ? 0 : text.length

@@ -26,7 +26,7 @@ function limitReached(max) {
 function readPart(value, name) {
   if (typeof value !== 'string') throw typeError(message('mustBeString', { name }))
   const bytes = value.length <= MAX_PART_BYTES / 3 ? value.length : Buffer.byteLength(value)
-  if (bytes > MAX_PART_BYTES) throw rangeError(`${name} must be at most ${MAX_PART_BYTES} bytes (got ${bytes})`)
+  if (bytes > MAX_PART_BYTES) throw rangeError(message('tooManyBytes', { name, max: MAX_PART_BYTES, bytes }))
   return value
 }
 
@@ -55,7 +55,7 @@ function checkNotEmpty(value, name) {
 
 function checkTime(value, name) {
   if (!(Number.isFinite(value) && value >= 0 && value <= MAX_TIME_SEC)) {
-    throw rangeError(`${name} must be a NumericDate (seconds since the epoch) from 0 to 10000000000000`)
+    throw rangeError(message('notNumericDate', { name, max: MAX_TIME_SEC }))
   }
 }
 

@@ -126,6 +126,11 @@ impl CallError {
         ArgError::Type(messages::unknown_option(&format!("{arg}.{name}"))).into()
     }
 
+    /// `arg` holds `len` bytes, over its `max` (`tooManyBytes` of contract/messages.json).
+    pub fn too_many_bytes(arg: &str, max: usize, len: usize) -> Self {
+        ArgError::Range(messages::too_many_bytes(arg, max as f64, len as f64)).into()
+    }
+
     /// `arg` is not a string (`mustBeString` of contract/messages.json).
     pub fn not_string(arg: &str) -> Self {
         ArgError::not_string(arg).into()

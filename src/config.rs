@@ -201,8 +201,8 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
 /// `checkSigningKid`). `label` names the list (`config.keys`, `keys`).
 pub fn check_signing_kid(specs: &[KeySpec], kid: &str, label: &str) -> Result<(), ArgError> {
     if specs.iter().any(|k| k.kid.as_deref() == Some(kid)) {
-        return Err(ArgError::DuplicateKid(format!(
-            "{label}: kid {kid:?} is the signingKey's kid"
+        return Err(ArgError::DuplicateKid(messages::signing_kid_in_keys(
+            label, kid,
         )));
     }
     Ok(())

@@ -232,6 +232,11 @@ const callers = {
   keyTooLong: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: 1, refillPerSec: 1 }).consume('k'.repeat(LIMITS.rateLimiterMaxKeyBytes + 1))),
   rateLimitOff: ({ Authenticator }) => thrown(() => plumbing(new Authenticator({ accessSecret: SECRET, rateLimitMax: 0 })).enableSharedLimit(5, false, 100)),
   renamedTogether: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, rateLimitRefill: 1, rateLimitRefillPerSec: 1 })),
+  claimsNotObject: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).signAccessToken(5)),
+  tooManyBytes: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).revokeToken('j'.repeat(1 << 20), NOW + 60)),
+  notNumericDate: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).revokeToken('j', -1)),
+  signingKidInKeys: ({ Authenticator }) => thrown(() => new Authenticator({ keys: [{ kid: 'own', alg: 'HS256', secret: SECRET }], signingKey: { kid: 'own', alg: 'ES256', privateKey: EC_KEY } })),
+  senderNotContext: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, certificateBoundTokens: true }).authenticate('Bearer x', undefined, undefined, 5)),
   // Last: it fills each engine's table of shared configs for the rest of this process.
   sharedConfigLimit: ({ authenticateRequest }) => {
     for (let i = 0; i <= LIMITS.maxSharedConfigs; i++) {

@@ -164,10 +164,7 @@ pub fn string(v: &Unknown, name: &str, max_bytes: usize) -> CallResult<String> {
     let s = unsafe { String::from_napi_value(v.value().env, v.raw()) }
         .map_err(|_| CallError::not_string(name))?;
     if s.len() > max_bytes {
-        return Err(CallError::out_of_range(
-            name,
-            &format!("must be at most {max_bytes} bytes (got {})", s.len()),
-        ));
+        return Err(CallError::too_many_bytes(name, max_bytes, s.len()));
     }
     Ok(s)
 }
@@ -186,10 +183,7 @@ pub fn bytes(v: &Unknown, name: &str, max_bytes: usize) -> CallResult<Vec<u8>> {
         _ => return Err(CallError::arg_type(name, "a string, Buffer or Uint8Array")),
     };
     if out.len() > max_bytes {
-        return Err(CallError::out_of_range(
-            name,
-            &format!("must be at most {max_bytes} bytes (got {})", out.len()),
-        ));
+        return Err(CallError::too_many_bytes(name, max_bytes, out.len()));
     }
     Ok(out)
 }
