@@ -601,7 +601,7 @@ export declare class Authenticator {
   get rateLimitRefillPerSec(): number
   /**
    * @deprecated The old name of `rateLimitRefillPerSec` (a one-time DeprecationWarning,
-   * `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`).
+   * `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`, given by native.js's getter of the same name).
    */
   get rateLimitRefill(): number
   /** Lifetime of issued access tokens in seconds (`accessTtlSec`). */

@@ -16,6 +16,8 @@ try {
 const { normalizeKeys, rawKeys } = require('./lib/keys/normalize.js')
 const { readSigningKey } = require('./js/issue/signing-key.js')
 const { splitStore, attachStore, STORE_SEAM } = require('./lib/store/attached.js')
+const { renameDeprecated, warnDeprecated, renamedName } = require('./lib/options/deprecation.js')
+const { checkKnownOptions } = require('./js/schema.js')
 
 const Native = binding.Authenticator
 
@@ -62,6 +64,25 @@ class Authenticator extends Native {
     // A shared authenticator (made by the binding, without the field) refuses in the binding.
     if (!(#allowShortSecret in this)) return super.setKeys(keys, options)
     return super.setKeys(rawKeys(normalizeKeys(keys, { label: 'keys', allowShortSecret: this.#allowShortSecret })), options)
+  }
+
+  // The renamed options (lib/options/deprecation.js) are read under their new names here, as
+  // the JS engine reads them: one helper warns once per process per code for both engines, and
+  // `--throw-deprecation` / `--no-deprecation` act alike in both (the binding never warns).
+
+  /** @deprecated The old name of `rateLimitRefillPerSec`. */
+  get rateLimitRefill() {
+    warnDeprecated(renamedName('Authenticator', 'rateLimitRefill'), 'authenticator')
+    return this.rateLimitRefillPerSec
+  }
+
+  /** Revokes every token of `sub` issued before the cut-off (`options.before`: deprecated). */
+  revokeSubject(sub, options) {
+    if (typeof options === 'object' && options !== null) {
+      checkKnownOptions(options, 'RevokeSubjectOptions')
+      options = renameDeprecated(options, 'RevokeSubjectOptions', 'options')
+    }
+    return super.revokeSubject(sub, options)
   }
 
   /** The counters of this authenticator, read now, in the documented shape (docs/observability.md). */
@@ -126,8 +147,9 @@ function countersToSnapshot(c, length) {
 function nativeConfig(config) {
   // Not an object (an array included): the binding refuses it as it is.
   if (typeof config !== 'object' || config === null || Array.isArray(config)) return config
-  const copy = {}
+  let copy = {}
   for (const name in config) copy[name] = config[name]
+  copy = renameDeprecated(copy, 'options', 'config')
   let option = 'keys'
   try {
     if (copy.keys != null) {

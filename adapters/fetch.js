@@ -24,7 +24,6 @@ const { fromCertificate } = require('../lib/http/client-cert')
 const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
 
 // No framework error handler to hand failures to: they are always answered (the Response).
-const FETCH_ERROR_MODES = ['respond']
 const JSON_TYPE = 'application/json; charset=utf-8'
 
 /**
@@ -34,7 +33,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
  * skip / unless) receive the `Request`.
  */
 function createVerifier(configOrAuthenticator, options) {
-  const decision = new AuthDecision(configOrAuthenticator, options, undefined, FETCH_ERROR_MODES)
+  const decision = new AuthDecision(configOrAuthenticator, options, undefined, 'fetch')
   if (decision.options.onError !== undefined) {
     throw typeError('options.onError is not an option of auth-shield/fetch: answer the refusal (its response) yourself')
   }

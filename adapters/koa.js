@@ -15,7 +15,6 @@ const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http
 
 // Koa-only options: `key` is koa-jwt's name for where the verified payload goes on ctx.state.
 const KOA_OPTIONS = new Set(['key'])
-const KOA_ERROR_MODES = ['respond', 'throw']
 const RESERVED_KEYS = new Set(['tenantId', 'tenantSource', 'requestId', '__proto__', 'constructor', 'prototype'])
 
 /**
@@ -30,7 +29,7 @@ const RESERVED_KEYS = new Set(['tenantId', 'tenantSource', 'requestId', '__proto
  * Skipped paths are left untouched.
  */
 function authShield(configOrAuthenticator, options) {
-  const decision = new AuthDecision(configOrAuthenticator, options, KOA_OPTIONS, KOA_ERROR_MODES)
+  const decision = new AuthDecision(configOrAuthenticator, options, KOA_OPTIONS, 'koa')
   const { onError, errors } = decision.options
   const key = readKey(decision.adapterOptions.key)
   // With the tracing option, the decision's span attributes (lib/metrics/tracing.js).

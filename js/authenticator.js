@@ -29,7 +29,7 @@ const { dpopScheme, checkProof, proofAlgs } = require('./dpop')
 const { ReplayCache } = require('./dpop/replay')
 const { NonceKey } = require('./dpop/nonce')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
-const { warnDeprecated, renamedName } = require('./deprecation')
+const { warnDeprecated, renamedName } = require('../lib/options/deprecation')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/store_seam.rs).
 const { LIMITS, message } = require('../contract')
@@ -253,7 +253,7 @@ class Core {
   }
 
   verify(token, kind) {
-    if (typeof token !== 'string') throw typeError('token must be a string')
+    if (typeof token !== 'string') throw typeError(message('mustBeString', { name: 'token' }))
     let key = this.accessKeys
     let rules = this.accessRules
     if (kind === 'refresh') {
@@ -412,7 +412,7 @@ const NO_SENDER = Object.freeze({ dpop: undefined, method: undefined, url: undef
 /** authenticate's 4th argument, each field read as a header argument (src/binding/sender.rs). */
 function readSender(sender, certificate, dpop) {
   if (sender === undefined || sender === null) return NO_SENDER
-  if (typeof sender !== 'object') throw typeError('sender must be a SenderContext object, null or undefined')
+  if (typeof sender !== 'object') throw typeError(message('senderNotContext'))
   // In this order in both engines (src/binding/sender.rs): the first bad member names the TypeError.
   let clientCertThumbprint
   if (certificate) {
@@ -431,7 +431,7 @@ function readSender(sender, certificate, dpop) {
 
 function readHeaderArg(value, name, cap) {
   if (value === undefined || value === null) return undefined
-  if (typeof value !== 'string') throw typeError(`${name} must be a string, null or undefined`)
+  if (typeof value !== 'string') throw typeError(message('mustBeOptionalString', { name }))
   if (value.length * 3 <= cap) return value
   const bytes = Buffer.from(value, 'utf8')
   if (bytes.length <= cap) return value
@@ -501,7 +501,7 @@ class Authenticator {
 
   /** Times every later authenticate call into metrics().duration, or stops (off by default). */
   setDurationMetrics(enabled) {
-    if (typeof enabled !== 'boolean') throw typeError('enabled must be a boolean')
+    if (typeof enabled !== 'boolean') throw typeError(message('mustBeBoolean', { name: 'enabled' }))
     this.#core.metrics.timing = enabled
   }
 
@@ -609,7 +609,7 @@ class Authenticator {
     return this.#core.settings.rateLimitRefillPerSec
   }
 
-  /** @deprecated The old name of `rateLimitRefillPerSec` (js/deprecation.js). */
+  /** @deprecated The old name of `rateLimitRefillPerSec` (lib/options/deprecation.js). */
   get rateLimitRefill() {
     warnDeprecated(renamedName('Authenticator', 'rateLimitRefill'), 'authenticator')
     return this.#core.settings.rateLimitRefillPerSec
@@ -649,16 +649,16 @@ const JS_SEAM = Object.freeze({ enableSharedLimit, takeLeaseRequests, grantLease
 /** Switches the rate limit to leases of a shared bucket; once per authenticator. */
 function enableSharedLimit(authenticator, lease, strict, maxKeys) {
   const core = coreOf(authenticator)
-  if (typeof lease !== 'number') throw typeError('lease must be a number')
-  if (typeof strict !== 'boolean') throw typeError('strict must be a boolean')
-  if (typeof maxKeys !== 'number') throw typeError('maxKeys must be a number')
+  if (typeof lease !== 'number') throw typeError(message('mustBeNumber', { name: 'lease' }))
+  if (typeof strict !== 'boolean') throw typeError(message('mustBeBoolean', { name: 'strict' }))
+  if (typeof maxKeys !== 'number') throw typeError(message('mustBeNumber', { name: 'maxKeys' }))
   for (const [name, v, max] of [['lease', lease, MAX_LEASE], ['maxKeys', maxKeys, MAX_LEASE_KEYS]]) {
     if (!(Number.isInteger(v) && v >= 1 && v <= max)) {
       throw rangeError(message('integerOutOfRange', { name, min: 1, max, value: v }))
     }
   }
   const refuse = (message) => Object.assign(new Error(message), { code: 'ERR_AUTH_SHIELD_SHARED_LIMIT' })
-  if (core.limiter === null) throw refuse('rate limiting is off (rateLimitMax: 0): there is no limit to share')
+  if (core.limiter === null) throw refuse(message('rateLimitOff'))
   if (core.leases !== null) throw refuse('a store is already attached to this authenticator')
   core.leases = new LeaseTable(core.settings.rateLimitMax, lease, strict, maxKeys)
 }
@@ -672,11 +672,11 @@ function takeLeaseRequests(authenticator) {
 /** The store's answer for `key` (`tokens` 0: refused, blocked for `retryAfterMs`). */
 function grantLease(authenticator, key, tokens, sharedRemaining, retryAfterMs) {
   const core = coreOf(authenticator)
-  if (typeof key !== 'string') throw typeError('key must be a string')
+  if (typeof key !== 'string') throw typeError(message('mustBeString', { name: 'key' }))
   const keyBytes = key.length * 3 > MAX_GRANT_KEY_BYTES ? Buffer.byteLength(key) : 0
-  if (keyBytes > MAX_GRANT_KEY_BYTES) throw rangeError(`key must be at most ${MAX_GRANT_KEY_BYTES} bytes (got ${keyBytes})`)
+  if (keyBytes > MAX_GRANT_KEY_BYTES) throw rangeError(message('tooManyBytes', { name: 'key', max: MAX_GRANT_KEY_BYTES, bytes: keyBytes }))
   for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining], ['retryAfterMs', retryAfterMs]]) {
-    if (typeof v !== 'number') throw typeError(`${name} must be a number`)
+    if (typeof v !== 'number') throw typeError(message('mustBeNumber', { name }))
   }
   for (const [name, v] of [['tokens', tokens], ['sharedRemaining', sharedRemaining]]) {
     if (!(Number.isInteger(v) && v >= 0 && v <= MAX_GRANT)) {
@@ -699,7 +699,7 @@ function sharedLimitKeys(authenticator) {
 /** Sets revocationUnavailable (a revocation feed past maxRevocationLagMs, onStale: 'closed'). */
 function setRevocationUnavailable(authenticator, unavailable) {
   const core = coreOf(authenticator)
-  if (typeof unavailable !== 'boolean') throw typeError('unavailable must be a boolean')
+  if (typeof unavailable !== 'boolean') throw typeError(message('mustBeBoolean', { name: 'unavailable' }))
   core.revocations.unavailable = unavailable
 }
 

@@ -10,7 +10,7 @@ const { typeError, rangeError } = require('./error')
 const { message } = require('../contract')
 const { normalizeKeys } = require('../lib/keys/normalize')
 const { readSigningKey } = require('./issue/signing-key')
-const { renameDeprecated } = require('./deprecation')
+const { renameDeprecated } = require('../lib/options/deprecation')
 const { readIssuers } = require('./issuers')
 
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
@@ -53,14 +53,14 @@ const READERS = {
 
 function readSettings(config) {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    throw typeError('config must be an object')
+    throw typeError(message('mustBeObject', { name: 'config' }))
   }
-  // A renamed option is read under its new name (js/deprecation.js).
+  // A renamed option is read under its new name (lib/options/deprecation.js).
   config = renameDeprecated(config, 'options', 'config')
   // A misspelt option (say `acessSecret`) must not silently fall back to a default.
   // `for...in` sees inherited enumerable keys too, as napi_get_property_names does.
   for (const name in config) {
-    if (!OPTION_BY_NAME.has(name)) throw typeError(`config.${name} is not a known option`)
+    if (!OPTION_BY_NAME.has(name)) throw typeError(message('unknownOption', { name: `config.${name}` }))
   }
   const settings = {}
   for (const option of READ_ORDER) {
@@ -109,8 +109,8 @@ function readSecret(v, { name }, allowShort) {
   if (typeof v === 'string') bytes = Buffer.from(v, 'utf8')
   // Any ArrayBuffer view counts, as napi_is_buffer accepts; copied so later writes cannot change the key.
   else if (ArrayBuffer.isView(v)) bytes = Buffer.from(new Uint8Array(v.buffer, v.byteOffset, v.byteLength))
-  else throw typeError(`config.${name} must be a string or Buffer`)
-  if (bytes.length === 0) throw rangeError(`config.${name} must not be empty`)
+  else throw typeError(message('mustBeSecret', { name: `config.${name}` }))
+  if (bytes.length === 0) throw rangeError(message('mustNotBeEmpty', { name: `config.${name}` }))
   if (bytes.length < MIN_SECRET_BYTES && !allowShort) {
     throw rangeError(message('secretTooShort', { name: `config.${name}`, min: MIN_SECRET_BYTES }))
   }
@@ -118,7 +118,7 @@ function readSecret(v, { name }, allowShort) {
 }
 
 function readStringList(v, { name }) {
-  const wrongType = () => typeError(`config.${name} must be a string or an array of strings`)
+  const wrongType = () => typeError(message('mustBeStringList', { name: `config.${name}` }))
   let list
   if (typeof v === 'string') list = [v]
   else if (Array.isArray(v)) {
@@ -128,7 +128,7 @@ function readStringList(v, { name }) {
       list.push(v[i])
     }
   } else throw wrongType()
-  if (list.length === 0 || list.some((s) => s === '')) throw rangeError(`config.${name} must not be empty`)
+  if (list.length === 0 || list.some((s) => s === '')) throw rangeError(message('mustNotBeEmpty', { name: `config.${name}` }))
   // RFC 6749 §3.3 scope-tokens (src/config.rs `is_scope_token`): a space could never match one
   // token of a claim, and a quote or backslash would need escaping in the challenge.
   if ((name === 'requiredScope' || name === 'requiredAcr') && !list.every((s) => SCOPE_TOKEN.test(s))) {
@@ -144,12 +144,12 @@ function readStringList(v, { name }) {
 }
 
 function readBool(v, { name }) {
-  if (typeof v !== 'boolean') throw typeError(`config.${name} must be a boolean`)
+  if (typeof v !== 'boolean') throw typeError(message('mustBeBoolean', { name: `config.${name}` }))
   return v
 }
 
 function readNumber(v, { name, min, max, exclusiveMin }) {
-  if (typeof v !== 'number') throw typeError(`config.${name} must be a number`)
+  if (typeof v !== 'number') throw typeError(message('mustBeNumber', { name: `config.${name}` }))
   if (!Number.isFinite(v) || v < min || v > max) {
     throw rangeError(message('numberOutOfRange', { name: `config.${name}`, min, max, value: v }))
   }
@@ -161,7 +161,7 @@ function readNumber(v, { name, min, max, exclusiveMin }) {
 
 function readInteger(v, option) {
   const n = readNumber(v, option)
-  if (!Number.isInteger(n)) throw rangeError(`config.${option.name} must be an integer`)
+  if (!Number.isInteger(n)) throw rangeError(message('mustBeInteger', { name: `config.${option.name}` }))
   return n
 }
 
@@ -170,7 +170,7 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
 const DOMAIN_LABEL = /^[A-Za-z0-9-]{1,63}$/
 
 function readBaseDomain(v, { name }) {
-  if (typeof v !== 'string') throw typeError(`config.${name} must be a string`)
+  if (typeof v !== 'string') throw typeError(message('mustBeString', { name: `config.${name}` }))
   return normalizeDomain(v, `config.${name}`)
 }
 
@@ -218,7 +218,7 @@ function fingerprintOf(value) {
  */
 function checkSigningKid(entries, kid, label) {
   if (entries.some((entry) => entry.kid === kid)) {
-    const err = new RangeError(`${label}: kid ${JSON.stringify(kid)} is the signingKey's kid`)
+    const err = new RangeError(message('signingKidInKeys', { label, kid }))
     err.code = 'ERR_AUTH_SHIELD_DUPLICATE_KID'
     throw err
   }

@@ -20,8 +20,9 @@ const SCHEME = /^dpop /i
 const PAYLOAD_MEMBERS = new Set(['jti', 'htm', 'htu', 'iat', 'ath', 'nonce'])
 
 // The proof algorithms accepted without dpopAlgorithms, in the challenge's algs order (src/dpop.rs
-// DEFAULT_ALGS). Asymmetric only: a MAC needs a shared secret, so it proves nothing of the client.
-const DEFAULT_ALGS = Object.freeze(['ES256', 'ES384', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA', 'Ed25519'])
+// DEFAULT_ALGS, held equal to it by a Rust test): the default of contract/options.json. Asymmetric
+// only: a MAC needs a shared secret, so it proves nothing of the client.
+const DEFAULT_ALGS = Object.freeze([...require('../contract/options.json').options.find((o) => o.name === 'dpopAlgorithms').default])
 
 /** Whether `name` is an algorithm a proof may use at all (never none, HS* or an unknown name). */
 function isProofAlg(name) {

@@ -52,7 +52,7 @@ const NOT_SERIALIZABLE = message('claimsNotSerializable')
 /** The claims as plain JSON data, through JSON.stringify as the native binding does. */
 function claimsToObject(claims) {
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) {
-    throw typeError('claims must be a plain object')
+    throw typeError(message('claimsNotObject'))
   }
   let text
   try {
@@ -61,7 +61,7 @@ function claimsToObject(claims) {
     // A cycle, a BigInt, nesting too deep or a throwing toJSON: the native binding's error.
     throw typeError(NOT_SERIALIZABLE)
   }
-  if (typeof text !== 'string') throw typeError('claims must be a plain object')
+  if (typeof text !== 'string') throw typeError(message('claimsNotObject'))
   const value = JSON.parse(text)
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     const column = Array.isArray(value) ? 0 : text.length
@@ -116,7 +116,7 @@ function checkUserClaims(p) {
     throw typeError(message('claimsSubRequired'))
   }
   for (const name of ['email', 'role']) {
-    if (Object.hasOwn(p, name) && typeof p[name] !== 'string') throw typeError(`claims.${name} must be a string`)
+    if (Object.hasOwn(p, name) && typeof p[name] !== 'string') throw typeError(message('mustBeString', { name: `claims.${name}` }))
   }
   if (Object.hasOwn(p, 'tenant_id') && !(typeof p.tenant_id === 'string' && isValidTenantId(p.tenant_id))) {
     throw rangeError(message('claimsTenantIdInvalid'))
@@ -127,7 +127,7 @@ function checkUserClaims(p) {
       throw typeError(message('claimsAudInvalid'))
     }
   }
-  if (Object.hasOwn(p, 'nbf') && typeof p.nbf !== 'number') throw typeError('claims.nbf must be a number')
+  if (Object.hasOwn(p, 'nbf') && typeof p.nbf !== 'number') throw typeError(message('mustBeNumber', { name: 'claims.nbf' }))
 }
 
 /** JSON with object keys sorted by their UTF-8 bytes at every level (serde_json's map order). */

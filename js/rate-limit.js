@@ -148,14 +148,14 @@ class PublicRateLimiter {
 
   constructor(options) {
     if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-      throw typeError('options must be an object')
+      throw typeError(message('mustBeObject', { name: 'options' }))
     }
     checkKnownOptions(options, 'RateLimiterOptions')
     const { capacity, refillPerSec, maxKeys } = options
     for (const [name, v] of [['capacity', capacity], ['refillPerSec', refillPerSec]]) {
-      if (typeof v !== 'number') throw typeError(`options.${name} must be a number`)
+      if (typeof v !== 'number') throw typeError(message('mustBeNumber', { name: `options.${name}` }))
     }
-    if (!isNumberOption(maxKeys)) throw typeError('options.maxKeys must be a number')
+    if (!isNumberOption(maxKeys)) throw typeError(message('mustBeNumber', { name: 'options.maxKeys' }))
     if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= MAX_CAPACITY)) {
       throw rangeError(message('integerOutOfRange', { name: 'options.capacity', min: 1, max: MAX_CAPACITY, value: capacity }))
     }
@@ -173,13 +173,13 @@ class PublicRateLimiter {
   consume(key, cost) {
     const core = this.#core
     if (cost === undefined || cost === null) cost = 1
-    else if (typeof cost !== 'number') throw typeError('cost must be a number')
+    else if (typeof cost !== 'number') throw typeError(message('mustBeNumber', { name: 'cost' }))
     else if (!(Number.isInteger(cost) && cost >= 1 && cost <= core.capacity)) {
       throw rangeError(message('costOutOfRange', { capacity: core.capacity, value: cost }))
     }
-    if (typeof key !== 'string') throw typeError('key must be a string')
+    if (typeof key !== 'string') throw typeError(message('mustBeString', { name: 'key' }))
     if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {
-      throw rangeError(`key must be at most ${MAX_KEY_BYTES} bytes of UTF-8`)
+      throw rangeError(message('keyTooLong', { name: 'key', max: MAX_KEY_BYTES }))
     }
     // Native reads a lone surrogate as U+FFFD: refused in both engines rather than shared there.
     if (!key.isWellFormed()) throw typeError(message('loneSurrogateKey'))

@@ -11,6 +11,7 @@ const { Failure, TABLE, typeError } = require('./error')
 const { checkKnownOptions } = require('./schema')
 
 // What both engines read of each header: more cannot change the verdict (contract/limits.json).
+const { message } = require('../contract')
 const { tenantHeaderCap, hostCap } = require('../contract').LIMITS
 
 function resolveTenant(tenantHeader, host, options) {
@@ -26,11 +27,11 @@ function resolveTenant(tenantHeader, host, options) {
 
 function readBaseDomain(options) {
   if (options === undefined || options === null) return null
-  if (typeof options !== 'object') throw typeError('options must be an object')
+  if (typeof options !== 'object') throw typeError(message('mustBeObject', { name: 'options' }))
   checkKnownOptions(options, 'ResolveTenantOptions')
   const v = options.baseDomain
   if (v === undefined || v === null) return null
-  if (typeof v !== 'string') throw typeError('options.baseDomain must be a string')
+  if (typeof v !== 'string') throw typeError(message('mustBeString', { name: 'options.baseDomain' }))
   return normalizeDomain(v, 'options.baseDomain')
 }
 

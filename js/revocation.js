@@ -7,7 +7,7 @@
 
 const { typeError, rangeError } = require('./error')
 const { message } = require('../contract')
-const { renameDeprecated } = require('./deprecation')
+const { renameDeprecated } = require('../lib/options/deprecation')
 const { checkKnownOptions } = require('./schema')
 
 const MAX_PART_BYTES = 256
@@ -24,22 +24,22 @@ function limitReached(max) {
 
 /** A string argument of at most MAX_PART_BYTES UTF-8 bytes (src/binding/args.rs `string`). */
 function readPart(value, name) {
-  if (typeof value !== 'string') throw typeError(`${name} must be a string`)
+  if (typeof value !== 'string') throw typeError(message('mustBeString', { name }))
   const bytes = value.length <= MAX_PART_BYTES / 3 ? value.length : Buffer.byteLength(value)
-  if (bytes > MAX_PART_BYTES) throw rangeError(`${name} must be at most ${MAX_PART_BYTES} bytes (got ${bytes})`)
+  if (bytes > MAX_PART_BYTES) throw rangeError(message('tooManyBytes', { name, max: MAX_PART_BYTES, bytes }))
   return value
 }
 
 function readNumber(value, name) {
   if (value === undefined || value === null) return undefined
-  if (typeof value !== 'number') throw typeError(`${name} must be a number`)
+  if (typeof value !== 'number') throw typeError(message('mustBeNumber', { name }))
   return value
 }
 
 /** The options object (`typeName` in contract/options.json's callOptions): unknown names are refused. */
 function readOptions(options, typeName) {
   if (options === undefined || options === null) return {}
-  if (typeof options !== 'object') throw typeError('options must be an object')
+  if (typeof options !== 'object') throw typeError(message('mustBeObject', { name: 'options' }))
   checkKnownOptions(options, typeName)
   return options
 }
@@ -50,12 +50,12 @@ function readIss(options) {
 }
 
 function checkNotEmpty(value, name) {
-  if (value === '') throw rangeError(`${name} must not be empty`)
+  if (value === '') throw rangeError(message('mustNotBeEmpty', { name }))
 }
 
 function checkTime(value, name) {
   if (!(Number.isFinite(value) && value >= 0 && value <= MAX_TIME_SEC)) {
-    throw rangeError(`${name} must be a NumericDate (seconds since the epoch) from 0 to 10000000000000`)
+    throw rangeError(message('notNumericDate', { name, max: MAX_TIME_SEC }))
   }
 }
 
@@ -124,7 +124,7 @@ class Revocations {
   revokeToken(jti, expiresAtSec, options, defaultIss, now) {
     readPart(jti, 'jti')
     const exp = readNumber(expiresAtSec, 'expiresAtSec')
-    if (exp === undefined) throw typeError('expiresAtSec must be a number')
+    if (exp === undefined) throw typeError(message('mustBeNumber', { name: 'expiresAtSec' }))
     const iss = readIss(readOptions(options, 'RevokeTokenOptions')) ?? defaultIss
     checkNotEmpty(jti, 'jti')
     checkTime(exp, 'expiresAtSec')

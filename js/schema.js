@@ -9,7 +9,8 @@
 const SCHEMA = require('../contract/options.json')
 const RESULTS = require('../contract/results.json')
 const { typeError } = require('./error')
-const { renamedName } = require('./deprecation')
+const { message } = require('../contract')
+const { renamedName } = require('../lib/options/deprecation')
 
 /** The options in schema order; `default` is the value when the option is absent or null. */
 const OPTIONS = SCHEMA.options
@@ -26,8 +27,8 @@ const CALL_OPTION_NAMES = new Map(SCHEMA.callOptions.map((c) => [c.type, new Set
 function checkKnownOptions(options, typeName, label = 'options') {
   const known = CALL_OPTION_NAMES.get(typeName)
   for (const name in options) {
-    // A renamed option's old name is still known (js/deprecation.js reads it).
-    if (!known.has(name) && renamedName(typeName, name) === undefined) throw typeError(`${label}.${name} is not a known option`)
+    // A renamed option's old name is still known (lib/options/deprecation.js reads it).
+    if (!known.has(name) && renamedName(typeName, name) === undefined) throw typeError(message('unknownOption', { name: `${label}.${name}` }))
   }
 }
 

@@ -42,6 +42,7 @@ function typeOf(option) {
 function defaultOf(option) {
   if (option.default === undefined) return option.required ? 'required' : '—'
   if (option.default === null) return '—'
+  if (Array.isArray(option.default)) return `\`${option.default.join(' ')}\``
   return `\`${JSON.stringify(option.default).replace(/"/g, "'")}\``
 }
 

@@ -298,7 +298,7 @@ impl Authenticator {
         max_keys: usize,
     ) -> Result<(), &'static str> {
         if self.limiter.is_none() {
-            return Err("rate limiting is off (rateLimitMax: 0): there is no limit to share");
+            return Err(crate::contract::messages::RATE_LIMIT_OFF);
         }
         let table = LeaseTable::new(self.settings.rate_limit_max(), lease, strict, max_keys);
         self.leases

@@ -15,6 +15,8 @@
 
 use std::fmt;
 
+use crate::contract::messages;
+
 /// A bad argument or option; every message names the offending field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgError {
@@ -32,6 +34,26 @@ pub enum ArgError {
 }
 
 impl ArgError {
+    /// `name` is not a string (`mustBeString` of contract/messages.json, as in the JS engine).
+    pub fn not_string(name: &str) -> Self {
+        Self::Type(messages::must_be_string(name))
+    }
+
+    /// `name` is not a number (`mustBeNumber`).
+    pub fn not_number(name: &str) -> Self {
+        Self::Type(messages::must_be_number(name))
+    }
+
+    /// `name` is not a boolean (`mustBeBoolean`).
+    pub fn not_boolean(name: &str) -> Self {
+        Self::Type(messages::must_be_boolean(name))
+    }
+
+    /// `name` is not an object (`mustBeObject`).
+    pub fn not_object(name: &str) -> Self {
+        Self::Type(messages::must_be_object(name))
+    }
+
     #[cfg(any(test, feature = "internals"))]
     pub fn message(&self) -> &str {
         match self {
@@ -101,7 +123,32 @@ impl CallError {
 
     /// `name` is not an option of `arg` (a misspelling must not fall back to a default).
     pub fn unknown_option(arg: &str, name: &str) -> Self {
-        ArgError::Type(format!("{arg}.{name} is not a known option")).into()
+        ArgError::Type(messages::unknown_option(&format!("{arg}.{name}"))).into()
+    }
+
+    /// `arg` holds `len` bytes, over its `max` (`tooManyBytes` of contract/messages.json).
+    pub fn too_many_bytes(arg: &str, max: usize, len: usize) -> Self {
+        ArgError::Range(messages::too_many_bytes(arg, max as f64, len as f64)).into()
+    }
+
+    /// `arg` is not a string (`mustBeString` of contract/messages.json).
+    pub fn not_string(arg: &str) -> Self {
+        ArgError::not_string(arg).into()
+    }
+
+    /// `arg` is not a number (`mustBeNumber`).
+    pub fn not_number(arg: &str) -> Self {
+        ArgError::not_number(arg).into()
+    }
+
+    /// `arg` is not a boolean (`mustBeBoolean`).
+    pub fn not_boolean(arg: &str) -> Self {
+        ArgError::not_boolean(arg).into()
+    }
+
+    /// `arg` is not an object (`mustBeObject`).
+    pub fn not_object(arg: &str) -> Self {
+        ArgError::not_object(arg).into()
     }
 
     /// `arg` is outside its bounds (numbers, lengths, size caps).

@@ -123,8 +123,8 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
     raw.rename_deprecated()?;
     // A misspelt option (say `acessSecret`) must not silently fall back to a default.
     if let Some((name, _)) = raw.entries.iter().find(|(n, _)| schema.option(n).is_none()) {
-        return Err(ArgError::Type(format!(
-            "config.{name} is not a known option"
+        return Err(ArgError::Type(crate::contract::messages::unknown_option(
+            &format!("config.{name}"),
         )));
     }
     // Read first: it decides how short a secret may be.
@@ -236,8 +236,8 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
 /// `checkSigningKid`). `label` names the list (`config.keys`, `keys`).
 pub fn check_signing_kid(specs: &[KeySpec], kid: &str, label: &str) -> Result<(), ArgError> {
     if specs.iter().any(|k| k.kid.as_deref() == Some(kid)) {
-        return Err(ArgError::DuplicateKid(format!(
-            "{label}: kid {kid:?} is the signingKey's kid"
+        return Err(ArgError::DuplicateKid(messages::signing_kid_in_keys(
+            label, kid,
         )));
     }
     Ok(())
@@ -266,6 +266,21 @@ pub(crate) fn default_of(spec: &OptionSpec) -> Option<Setting> {
     }
 }
 
+/// `name` holds a value of another kind: the template of contract/messages.json the JS engine
+/// fills for the same kind.
+fn wrong_kind(kind: OptionKind, name: &str) -> ArgError {
+    ArgError::Type(match kind {
+        OptionKind::Secret => messages::must_be_secret(name),
+        OptionKind::StringList => messages::must_be_string_list(name),
+        OptionKind::Number | OptionKind::Integer => messages::must_be_number(name),
+        OptionKind::Boolean => messages::must_be_boolean(name),
+        OptionKind::Domain => messages::must_be_string(name),
+        OptionKind::KeySet | OptionKind::SigningKey | OptionKind::IssuerList => {
+            format!("{name} must be {}", expected(kind))
+        }
+    })
+}
+
 fn expected(kind: OptionKind) -> &'static str {
     match kind {
         OptionKind::Secret => "a string or Buffer",
@@ -281,7 +296,7 @@ fn expected(kind: OptionKind) -> &'static str {
 
 fn check(spec: &OptionSpec, value: RawValue, allow_short: bool) -> Checked<Setting> {
     let name = spec.name.as_str();
-    let wrong_kind = || ArgError::Type(format!("config.{name} must be {}", expected(spec.kind)));
+    let wrong_kind = || wrong_kind(spec.kind, &format!("config.{name}"));
     match (spec.kind, value) {
         (OptionKind::Secret, RawValue::Text(s)) => {
             secret(Secret::new(s.into_bytes()), name, allow_short)
@@ -302,9 +317,9 @@ fn check(spec: &OptionSpec, value: RawValue, allow_short: bool) -> Checked<Setti
         (OptionKind::Integer, RawValue::Number(n)) => {
             let n = number(spec, n)?;
             match n {
-                Setting::Number(v) if v.fract() != 0.0 => {
-                    Err(ArgError::Range(format!("config.{name} must be an integer")))
-                }
+                Setting::Number(v) if v.fract() != 0.0 => Err(ArgError::Range(
+                    crate::contract::messages::must_be_integer(&format!("config.{name}")),
+                )),
                 n => Ok(n),
             }
         }
@@ -385,13 +400,15 @@ pub fn read_keys(items: Vec<RawValue>, label: &str, allow_short: bool) -> Checke
 fn read_bool(value: RawValue, name: &str) -> Checked<bool> {
     match value {
         RawValue::Bool(b) => Ok(b),
-        _ => Err(ArgError::Type(format!("config.{name} must be a boolean"))),
+        _ => Err(ArgError::not_boolean(&format!("config.{name}"))),
     }
 }
 
 fn secret(bytes: Secret, name: &str, allow_short: bool) -> Checked<Setting> {
     if bytes.is_empty() {
-        return Err(ArgError::Range(format!("config.{name} must not be empty")));
+        return Err(ArgError::Range(
+            crate::contract::messages::must_not_be_empty(&format!("config.{name}")),
+        ));
     }
     if bytes.len() < MIN_SECRET_BYTES && !allow_short {
         return Err(ArgError::Range(messages::secret_too_short(
@@ -404,7 +421,9 @@ fn secret(bytes: Secret, name: &str, allow_short: bool) -> Checked<Setting> {
 
 fn string_list(list: Vec<String>, name: &str) -> Checked<Setting> {
     if list.is_empty() || list.iter().any(String::is_empty) {
-        return Err(ArgError::Range(format!("config.{name} must not be empty")));
+        return Err(ArgError::Range(
+            crate::contract::messages::must_not_be_empty(&format!("config.{name}")),
+        ));
     }
     // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). A space could never match
     // one token of a claim, and a quote or backslash would need escaping in the challenge.

@@ -26,7 +26,8 @@ const JTI_CAP: usize = limits::DPOP_JTI_CAP as usize;
 pub use crate::authenticator::SenderContext;
 
 /// The proof algorithms accepted when `dpopAlgorithms` is not given, in the order the DPoP
-/// challenge's `algs` lists them (RFC 9449 §7.1). Asymmetric only: a MAC needs a shared secret,
+/// challenge's `algs` lists them (RFC 9449 §7.1); the default of contract/options.json, held
+/// equal to it by a test. Asymmetric only: a MAC needs a shared secret,
 /// so a proof signed with one proves nothing about the client (§4.3 step 5).
 pub const DEFAULT_ALGS: [Alg; 10] = [
     Alg::Es256,
@@ -236,6 +237,22 @@ pub fn check_proof(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_algorithms_are_the_contract_default_in_its_order() {
+        let spec = crate::schema::schema()
+            .option("dpopAlgorithms")
+            .expect("dpopAlgorithms is in contract/options.json");
+        let listed: Vec<&str> = spec
+            .default
+            .as_ref()
+            .and_then(|d| d.as_array())
+            .expect("its default is a list")
+            .iter()
+            .map(|v| v.as_str().expect("of names"))
+            .collect();
+        assert_eq!(listed, DEFAULT_ALGS.map(Alg::name).to_vec());
+    }
 
     #[test]
     fn proof_algs_hold_the_default_list_or_the_configured_names_and_never_a_mac() {

@@ -95,7 +95,7 @@ fn check_user_claims(payload: &Map<String, Value>) -> Result<(), ArgError> {
     }
     for name in ["email", "role"] {
         if payload.get(name).is_some_and(|v| !v.is_string()) {
-            return Err(ArgError::Type(format!("claims.{name} must be a string")));
+            return Err(ArgError::not_string(&format!("claims.{name}")));
         }
     }
     match payload.get("tenant_id") {
@@ -113,7 +113,7 @@ fn check_user_claims(payload: &Map<String, Value>) -> Result<(), ArgError> {
         }
     }
     if payload.get("nbf").is_some_and(|v| !v.is_number()) {
-        return Err(ArgError::Type("claims.nbf must be a number".into()));
+        return Err(ArgError::not_number("claims.nbf"));
     }
     Ok(())
 }

@@ -21,7 +21,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::call_error::{CallError, ErrorClass};
+use crate::call_error::{ArgError, CallError, ErrorClass};
+use crate::contract::messages;
 use crate::error::AuthError;
 
 /// Longest `iss`, `jti` or `sub` a revocation accepts, in UTF-8 bytes.
@@ -123,16 +124,10 @@ fn key_into(buf: &mut Vec<u8>, iss: &str, id: &str) {
 
 fn part(name: &str, value: &str, empty_ok: bool) -> Result<(), CallError> {
     if value.len() > MAX_PART_BYTES {
-        return Err(CallError::out_of_range(
-            name,
-            &format!(
-                "must be at most {MAX_PART_BYTES} bytes (got {})",
-                value.len()
-            ),
-        ));
+        return Err(CallError::too_many_bytes(name, MAX_PART_BYTES, value.len()));
     }
     if !empty_ok && value.is_empty() {
-        return Err(CallError::out_of_range(name, "must not be empty"));
+        return Err(ArgError::Range(messages::must_not_be_empty(name)).into());
     }
     Ok(())
 }
@@ -141,10 +136,7 @@ fn time(name: &str, value: f64) -> Result<(), CallError> {
     if value.is_finite() && (0.0..=MAX_TIME_SEC).contains(&value) {
         Ok(())
     } else {
-        Err(CallError::out_of_range(
-            name,
-            "must be a NumericDate (seconds since the epoch) from 0 to 10000000000000",
-        ))
+        Err(ArgError::Range(messages::not_numeric_date(name, MAX_TIME_SEC)).into())
     }
 }
 

@@ -35,8 +35,9 @@ struct Results {
     token_verification: Vec<ResultField>,
 }
 
-/// A renamed option: `name` is read as `use_name`, with a one-time `DeprecationWarning`
-/// (`code`); giving both is a type error. The JS engine reads the same list.
+/// A renamed option: `name` is read as `use_name`; giving both is a type error. Its one-time
+/// `DeprecationWarning` (`code` in the JSON) is the package's, for both engines
+/// (lib/options/deprecation.js): the core only reads the old name.
 #[derive(Debug, Deserialize)]
 pub struct Renamed {
     /// Which options object: `options` (the Authenticator config), a `callOptions` type, ….
@@ -44,24 +45,12 @@ pub struct Renamed {
     pub name: String,
     #[serde(rename = "use")]
     pub use_name: String,
-    pub code: String,
 }
 
 impl Renamed {
-    /// The warning, the same words as the JS engine's (js/deprecation.js).
-    pub fn message(&self, label: &str) -> String {
-        format!(
-            "{label}.{} is deprecated: use {label}.{} (the same option)",
-            self.name, self.use_name
-        )
-    }
-
     /// The type error when both names are given.
     pub fn both_message(&self, label: &str) -> String {
-        format!(
-            "{label}.{} and {label}.{} are the same option ({} is its deprecated name): give only {}",
-            self.name, self.use_name, self.name, self.use_name
-        )
+        crate::contract::messages::renamed_together(label, &self.name, &self.use_name)
     }
 }
 

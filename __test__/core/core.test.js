@@ -30,6 +30,7 @@ test('a valid token yields the flat result with claims, tenant, rate limit and r
   assert.deepEqual({ ...r, requestId: 'x' }, {
     authenticated: true, userId: 'u1', email: 'a@b.c', role: 'admin', tenantId: 'acme', tenantSource: 'token', requestId: 'x',
     rateLimitRemaining: 4, rateLimitLimit: 5, retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: undefined,
+    dpopReplayKey: undefined, dpopReplayUntilSec: undefined,
   })
   assert.match(r.requestId, UUID_V4)
 })

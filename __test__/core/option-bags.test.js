@@ -1,6 +1,6 @@
 'use strict'
 
-// Every JS options bag is read by the one option reader (js/option-reader.js) from its entries in
+// Every JS options bag is read by the one option reader (lib/options/reader.js) from its entries in
 // js/schema.json: a misspelt name is a TypeError ERR_INVALID_ARG_TYPE naming it, a value of the
 // wrong kind a TypeError, a value past a bound a RangeError ERR_OUT_OF_RANGE, the same words in
 // every bag. The cases below are drawn from the schema itself, so a new option is tested the day
@@ -261,7 +261,7 @@ const RENAMED_USES = {
   },
 }
 
-test('every renamed option is read under its old name in each engine, with one DeprecationWarning per engine', async () => {
+test('every renamed option is read under its old name in each engine, with one DeprecationWarning per code and process', async () => {
   assert.deepEqual(Object.keys(RENAMED_USES).sort(), SCHEMA.renamed.map((r) => `${r.bag}:${r.name}`).sort())
   const warned = new Set()
   for (const r of SCHEMA.renamed) {
@@ -272,9 +272,9 @@ test('every renamed option is read under its old name in each engine, with one D
         assert.equal(use(lib, r.name, value), expected, `${r.bag}.${r.name}, again`)
       })
       const ours = warnings.filter((w) => w.code === r.code)
-      // Once per process and engine (each keeps its own record): the first use of a code warns,
-      // every later one (this name again, or another use sharing the code) does not.
-      const key = `${lib === native ? 'native' : 'js'}:${r.code}`
+      // Once per process, whichever engine: the first use of a code warns, every later one (this
+      // name again, in the other engine, or another use sharing the code) does not.
+      const key = r.code
       assert.equal(ours.length, warned.has(key) ? 0 : 1, `${key}: ${ours.length} warnings`)
       warned.add(key)
       for (const w of ours) assert.match(w.message, new RegExp(`\\.${r.name} is deprecated: use .*\\.${r.use} \\(the same option\\)$`))
@@ -326,4 +326,20 @@ test('the Authenticator config (its own reader, mirroring the native core) refus
     }
   }
   assert.ok(checked > 100, `${checked} misspellings`)
+})
+
+test("an enum's values per adapter (valuesFor) are the ones that adapter takes, and only those", () => {
+  let checked = 0
+  for (const option of SCHEMA.middlewareOptions.filter((o) => o.valuesFor !== undefined)) {
+    for (const [adapter, values] of Object.entries(option.valuesFor)) {
+      const make = adapter === 'fetch' ? require('../../adapters/fetch').createVerifier : require(`../../adapters/${adapter}`).authShield
+      for (const value of new Set([...option.values, ...values])) {
+        const build = () => make(CONFIG, { [option.name]: value })
+        if (values.includes(value)) assert.doesNotThrow(build, `${adapter} ${value}`)
+        else assert.throws(build, { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`^options\\.${option.name} must be `) }, `${adapter} ${value}`)
+        checked++
+      }
+    }
+  }
+  assert.ok(checked >= 5, `${checked} cases`)
 })

@@ -37,6 +37,7 @@ const PROBES = {
     assert.equal(auth.dpopReplayEntries, 0)
   },
   dpopIatWindowSec: (auth) => assert.equal(auth.dpopIatWindowSec, 60),
+  dpopAlgorithms: (auth) => assert.deepEqual(auth.dpopAlgorithms, ['ES256', 'ES384', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA', 'Ed25519']),
   dpopMaxReplayEntries: (auth) => assert.ok(auth.dpopReplayEntries <= 100000),
   dpopNonceLifetimeSec: (auth) => {
     // Default 300: one nonce for the seconds 0..299 of a slot, another from 300.

@@ -42,8 +42,6 @@ const NATIVE_ONLY = {
 // Files of the JS engine with no core twin, and why.
 const JS_ONLY = {
   'index.js': 'the entry of auth-shield/js (the native package entry is index.js at the root)',
-  'deprecation.js': 'the one-time DeprecationWarning of a renamed option: its twin is the binding (src/binding/deprecation.rs)',
-  'option-reader.js': 'the one reader of the JS option bags (middleware, store, feed, JWKS source) from contract/options.json; the core reads only the config (src/config.rs)',
   'one-shot.js': 'authenticateRequest / Authenticator.shared: its twin is the binding (src/binding/one_shot.rs)',
   'resolve-tenant.js': 'the resolveTenant export: its twin is the binding (src/binding/tenant.rs over src/tenant.rs, whose twin is js/tenant.js)',
 }
@@ -155,11 +153,12 @@ test('every file of the JS engine has a core twin under the same name, or a list
 })
 
 test('the runtime glue stays out of the engine folder', () => {
-  // js/ is the pure-JS engine; what both engines use (keys, HTTP decision, store, JWKS) is lib/.
+  // js/ is the pure-JS engine; what both engines use (keys, HTTP decision, store, JWKS, the option
+  // reader and the deprecation warnings) is lib/.
   for (const file of engineFiles()) {
-    assert.doesNotMatch(file, /^(store|http|jwks|keys)\b|^jwks-/, `js/${file} is runtime glue: lib/`)
+    assert.doesNotMatch(file, /^(store|http|jwks|keys|options)\b|^jwks-|^option-reader|^deprecation/, `js/${file} is runtime glue: lib/`)
   }
-  for (const folder of ['http', 'keys', 'store', 'jwks']) {
+  for (const folder of ['http', 'keys', 'store', 'jwks', 'options']) {
     assert.ok(fs.statSync(path.join(ROOT, 'lib', folder)).isDirectory(), `lib/${folder}`)
   }
 })

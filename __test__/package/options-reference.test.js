@@ -39,7 +39,10 @@ test('each option row carries the schema entry: name, type, default, bounds and 
       assert.equal(doc, option.doc, option.name)
       if (option.kind === 'enum') for (const v of option.values) assert.ok(type.includes(typeof v === 'string' ? `'${v}'` : String(v)), option.name)
       else assert.ok(type.length > 0, option.name)
-      if (option.default !== undefined && option.default !== null) assert.ok(def.includes(String(option.default)), `${option.name}: ${def}`)
+      if (option.default !== undefined && option.default !== null) {
+        const shown = Array.isArray(option.default) ? option.default.join(' ') : String(option.default)
+        assert.ok(def.includes(shown), `${option.name}: ${def}`)
+      }
       if (option.max !== undefined) assert.ok(bounds.includes(String(option.max)), `${option.name}: ${bounds}`)
       if (option.min !== undefined) assert.ok(bounds.includes(String(option.min)), `${option.name}: ${bounds}`)
       if (option.exclusiveMin) assert.ok(bounds.startsWith('>'), option.name)
@@ -66,5 +69,16 @@ test('every renamed option names a new option of its bag and a distinct AUTH_SHI
     if (names === null) continue
     assert.ok(names.includes(r.use), `${r.bag}.${r.use}`)
     assert.ok(!names.includes(r.name), `${r.bag}.${r.name} is still an option`)
+  }
+})
+
+test('docs/middleware.md links to the reference instead of describing the middleware options again', () => {
+  const text = fs.readFileSync(require('node:path').join(__dirname, '..', '..', 'docs', 'middleware.md'), 'utf8')
+  const start = text.indexOf('\n### Options\n')
+  assert.notEqual(start, -1)
+  const guide = text.slice(start, text.indexOf('\n### ', start + 1))
+  assert.ok(guide.includes('(options.md#middleware-options)'))
+  for (const { name } of require('../../contract/options.json').middlewareOptions) {
+    assert.doesNotMatch(guide, new RegExp(`^\\| \`${name}[\`(]`, 'm'), `a table row for ${name}`)
   }
 })

@@ -9,7 +9,7 @@
 const { typeError, TABLE } = require('../../js/error')
 const { createEngine } = require('./engine')
 const { resultTemplates } = require('../../js/schema')
-const { readOptionBag, optionNames } = require('../../js/option-reader')
+const { readOptionBag, optionNames } = require('../options/reader')
 const { compileSkip, isPreflight } = require('./request-match')
 const { authorizationOf, headerValue, readCookieOption } = require('./token-source')
 const { AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError, errorForNext, isOtherScheme } = require('./unauthorized-error')
@@ -24,31 +24,22 @@ const { senderReader, sharedReplayCheck, dpopChallenge, challengeAlgs, addNonceH
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
 
-// The middleware options (`middlewareOptions` of js/schema.json, read by js/option-reader.js).
+// The middleware options (`middlewareOptions` of js/schema.json, read by lib/options/reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
 
-// Where a failure goes (`errors`): answered by the middleware, or handed to the framework, as
-// `next(err)` (Express, Fastify) or thrown (Koa). The schema lists every mode; each adapter
-// names the ones it takes.
-const ERROR_MODES = ['respond', 'next']
-
 /**
- * Validated middleware options; `ignored` names keys owned by the host framework, `errorModes`
- * the values its `errors` option takes.
+ * Validated middleware options; `ignored` names keys owned by the host framework, `adapter` the
+ * adapter reading them where the schema lists other values for it (`valuesFor` of `errors`:
+ * Koa throws, the Fetch entry only answers).
  */
-function readOptions(options, ignored = new Set(), errorModes = ERROR_MODES) {
+function readOptions(options, ignored = new Set(), adapter = undefined) {
   // Unknown names, kinds, enums and bounds: the schema's. The checks below are the ones the
   // schema cannot state (two options together, the realm's characters, the rule forms).
-  // The schema lists Express's and Fastify's modes; an adapter with others (Koa's 'throw')
-  // checks `errors` itself.
-  const own = errorModes !== ERROR_MODES && typeof options === 'object' && options !== null ? options.errors : undefined
-  const read = readOptionBag(own === undefined ? options : { ...options, errors: undefined }, 'middlewareOptions', { ignored })
-  if (own !== undefined) read.errors = own
+  const read = readOptionBag(options, 'middlewareOptions', { ignored, variant: adapter })
   if (options === undefined || options === null) options = {}
   // Every callback of the application is called through the fence (lib/http/callback-fence.js).
   const fence = new CallbackFence(read.callbackTimeoutMs)
   const { credentialsRequired, getToken, onError, realm, isRevoked, errors, skipPreflight, rateLimitHeaders } = read
-  if (!errorModes.includes(errors)) throw typeError(`options.errors must be ${errorModes.map((m) => `'${m}'`).join(' or ')}`)
   if (errors !== 'respond' && onError !== undefined) throw typeError(`options.onError and errors: '${errors}' both decide where failures go: give one`)
   // A realm is a quoted-string (RFC 7235 §2.2): no quotes, backslashes or control characters.
   if (realm !== undefined && (typeof realm !== 'string' || !/^[\x20-\x7e]*$/.test(realm) || /["\\]/.test(realm))) {
@@ -118,9 +109,9 @@ const SKIP = Object.freeze({ action: 'skip' })
  * lib/http/express-jwt-options.js splits it into the config and the middleware options.
  */
 class AuthDecision {
-  constructor(source, options, ignoredOptions, errorModes) {
+  constructor(source, options, ignoredOptions, adapter) {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
-    this.options = readOptions(options, ignoredOptions, errorModes)
+    this.options = readOptions(options, ignoredOptions, adapter)
     this.adapterOptions = options
     // The config (or Authenticator) after the split: lib/http/express-jwt-compat.js reads its claim rules.
     this.source = source

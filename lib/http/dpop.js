@@ -6,6 +6,7 @@
 // a client chooses (a proof made for one URL would then pass on another).
 
 const { typeError, TABLE } = require('../../js/error')
+const { warnOnce } = require('../options/deprecation')
 const { resultTemplates } = require('../../js/schema')
 const { headerValue } = require('./token-source')
 
@@ -13,7 +14,8 @@ const { headerValue } = require('./token-source')
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+$/i
 // What both engines accept in a proof by default (src/dpop.rs DEFAULT_ALGS), for the challenge's
 // algs; an authenticator's own list (dpopAlgorithms) is passed to dpopChallenge.
-const ALGS = require('../../js/dpop').DEFAULT_ALGS.join(' ')
+// Read from the contract, not js/dpop.js: the shared decision never loads the JS engine.
+const ALGS = require('../../contract/options.json').options.find((o) => o.name === 'dpopAlgorithms').default.join(' ')
 // Failures of the proof itself: RFC 9449 §7.1's invalid_dpop_proof.
 const PROOF_CODES = new Set(['missing_dpop_proof', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed'])
 const DPOP_SCHEME = /^dpop(?: |$)/i
@@ -144,16 +146,9 @@ function dpopModeOf(options) {
   return required ? 'required' : undefined
 }
 
-let warnedDpopRequired = false
-
-// Not a rename (js/deprecation.js): the boolean became one value of an enum.
+// Not a rename (lib/options/deprecation.js): the boolean became one value of an enum.
 function warnDpopRequired() {
-  if (warnedDpopRequired) return
-  warnedDpopRequired = true
-  process.emitWarning("options.dpopRequired is deprecated: use options.dpopMode: 'required'", {
-    type: 'DeprecationWarning',
-    code: 'AUTH_SHIELD_DEP_DPOP_REQUIRED',
-  })
+  warnOnce('AUTH_SHIELD_DEP_DPOP_REQUIRED', "options.dpopRequired is deprecated: use options.dpopMode: 'required'")
 }
 
 /** Whether `authorization` uses the DPoP scheme. */

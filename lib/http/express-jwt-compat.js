@@ -18,7 +18,7 @@ const { UnauthorizedError, errorForNext, unauthorizedErrorOf } = require('./unau
 const { isExpressJwtPreflight } = require('./request-match')
 const { authorizationOf } = require('./token-source')
 const { jsonwebtokenError, decodeComplete, tokenOf } = require('./jsonwebtoken-errors')
-const { Failure, TABLE, typeError } = require('../../js/error')
+const { Failure, TABLE, typeError, codedError } = require('../../js/error')
 const { resultTemplates } = require('../../js/schema')
 const { unexpectedAnswer } = require('./callback-fence')
 
@@ -175,9 +175,7 @@ class KeyedDecisions {
     let decision = this.decisions.get(id)
     if (decision !== undefined) return decision
     if (this.decisions.size >= MAX_GETTER_KEYS) {
-      const err = new Error(`the secret getter returned more than ${MAX_GETTER_KEYS} distinct keys; this one is refused`)
-      err.code = 'ERR_AUTH_SHIELD_KEY_LIMIT'
-      throw err
+      throw codedError('ERR_AUTH_SHIELD_KEY_LIMIT', `the secret getter returned more than ${MAX_GETTER_KEYS} distinct keys; this one is refused`)
     }
     // A refused key (too short, say) throws here, every time, and is not kept.
     decision = new AuthDecision({ ...this.config, accessSecret: key }, this.options, this.adapterOptions)

@@ -6,6 +6,7 @@
 // when the middleware is made; a request only runs the compiled tests.
 
 const { typeError } = require('../../js/error')
+const { message } = require('../../contract')
 
 const SHAPES = 'a path, a RegExp, { url, methods }, an array of them, { path, method, ext, custom }, or a function'
 
@@ -64,7 +65,7 @@ const RULE_KEYS = new Set(['path', 'method', 'ext', 'custom', 'useOriginalUrl'])
 
 function listOf(value, name) {
   const list = Array.isArray(value) ? value : [value]
-  for (const v of list) if (typeof v !== 'string') throw typeError(`options.${name} must be a string or an array of strings`)
+  for (const v of list) if (typeof v !== 'string') throw typeError(message('mustBeStringList', { name: `options.${name}` }))
   return list
 }
 

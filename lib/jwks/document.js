@@ -9,7 +9,7 @@
 // skipped, as identity providers publish them beside their signing keys.
 
 const { createPublicKey } = require('node:crypto')
-const { codedError } = require('../../js/error')
+const { codedError, typeError, rangeError } = require('../../js/error')
 
 // The signature algorithms a key may be bound to, with the key type each needs.
 const KTY_OF_ALG = {
@@ -172,15 +172,11 @@ function readJwk(jwk, index, algorithms) {
 function readAlgorithms(algorithms) {
   if (algorithms === undefined) return null
   if (!Array.isArray(algorithms) || algorithms.length === 0) {
-    const err = new TypeError('options.algorithms must be a non-empty array of algorithm names')
-    err.code = 'ERR_INVALID_ARG_TYPE'
-    throw err
+    throw typeError('options.algorithms must be a non-empty array of algorithm names')
   }
   for (const alg of algorithms) {
     if (!SUPPORTED_ALGORITHMS.includes(alg)) {
-      const err = new RangeError(`options.algorithms: ${JSON.stringify(alg)} is not one of ${SUPPORTED_ALGORITHMS.join(', ')}`)
-      err.code = 'ERR_OUT_OF_RANGE'
-      throw err
+      throw rangeError(`options.algorithms: ${JSON.stringify(alg)} is not one of ${SUPPORTED_ALGORITHMS.join(', ')}`)
     }
   }
   return [...algorithms]

@@ -21,7 +21,7 @@
 
 const EventEmitter = require('node:events')
 const { typeError, rangeError } = require('../../js/error')
-const { readOptionBag } = require('../../js/option-reader')
+const { readOptionBag } = require('../options/reader')
 const { RemoteJwks, placeholderKeys, SOURCE, RETRY_IN } = require('./source')
 const { readIssuer, discoverJwksUri, readJwksUri } = require('./discovery')
 const { jwksError, readAlgorithms } = require('./document')

@@ -29,7 +29,7 @@ const { generateKeyPairSync } = require('node:crypto')
 const { typeError, rangeError } = require('../../js/error')
 const { readJwksDocument, readAlgorithms, jwksError } = require('./document')
 const { fetchDocument, readUrl } = require('./fetch')
-const { readOptionBag } = require('../../js/option-reader')
+const { readOptionBag } = require('../options/reader')
 
 // The options' names, defaults and bounds are the `jwksOptions` of js/schema.json: timers end at
 // 2^31-1 ms, the longest Node keeps (a longer delay fires at once); a cap of 0 admits nothing; a

@@ -56,7 +56,7 @@ function normalizeKeys(keys, { label = 'config.keys', allowShortSecret = false }
     // A wrong kind of value, like any option's (src/config.rs says the same).
     throw keyError(TypeError, 'ERR_INVALID_ARG_TYPE', `${label} must be an array of keys`)
   }
-  if (keys.length === 0) throw keyError(RangeError, 'ERR_AUTH_SHIELD_INVALID_KEY', `${label} must not be empty`)
+  if (keys.length === 0) throw keyError(RangeError, 'ERR_AUTH_SHIELD_INVALID_KEY', message('mustNotBeEmpty', { name: label }))
   if (keys.length > MAX_KEYS) {
     throw keyError(
       RangeError,

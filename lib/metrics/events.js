@@ -9,21 +9,14 @@
 // the counts it missed are carried into the next call.
 
 const { CallbackFence } = require('../http/callback-fence')
-const { readAllSources } = require('./instruments')
+const { readAllSources, readSnapshot } = require('./instruments')
+const { typeError, rangeError } = require('../../js/error')
+const { message } = require('../../contract')
 
 const HOOKS = ['onAuthFailure', 'onRateLimited', 'onStoreOutage', 'onStoreRecovery', 'onStaleKeys', 'onError']
 const MIN_INTERVAL_MS = 100
 const MAX_INTERVAL_MS = 3_600_000
 const DEFAULT_INTERVAL_MS = 1000
-
-function read(source) {
-  try {
-    const m = source.metrics()
-    return m !== null && typeof m === 'object' ? m : null
-  } catch {
-    return null
-  }
-}
 
 /**
  * Watches `{ authenticators, stores, jwks }` and calls `hooks`:
@@ -39,19 +32,19 @@ function read(source) {
  */
 function watchMetrics(sources, hooks, options = {}) {
   const lists = readAllSources(sources)
-  if (hooks === null || typeof hooks !== 'object') throw new TypeError('hooks must be an object')
+  if (hooks === null || typeof hooks !== 'object') throw typeError(message('mustBeObject', { name: 'hooks' }))
   for (const name of Object.keys(hooks)) {
-    if (!HOOKS.includes(name)) throw new TypeError(`hooks.${name} is not a known hook (${HOOKS.join(', ')})`)
-    if (hooks[name] !== undefined && typeof hooks[name] !== 'function') throw new TypeError(`hooks.${name} must be a function`)
+    if (!HOOKS.includes(name)) throw typeError(`hooks.${name} is not a known hook (${HOOKS.join(', ')})`)
+    if (hooks[name] !== undefined && typeof hooks[name] !== 'function') throw typeError(`hooks.${name} must be a function`)
   }
-  if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
+  if (options === null || typeof options !== 'object') throw typeError(message('mustBeObject', { name: 'options' }))
   const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS
   if (!Number.isInteger(intervalMs) || intervalMs < MIN_INTERVAL_MS || intervalMs > MAX_INTERVAL_MS) {
-    throw new RangeError(`options.intervalMs must be a whole number of milliseconds from ${MIN_INTERVAL_MS} to ${MAX_INTERVAL_MS}`)
+    throw rangeError(`options.intervalMs must be a whole number of milliseconds from ${MIN_INTERVAL_MS} to ${MAX_INTERVAL_MS}`)
   }
   const staleAfter = options.staleKeysAfterSeconds ?? 3600
   if (typeof staleAfter !== 'number' || !(staleAfter > 0 && staleAfter <= 1e9)) {
-    throw new RangeError('options.staleKeysAfterSeconds must be a number of seconds from above 0 to 1e9')
+    throw rangeError('options.staleKeysAfterSeconds must be a number of seconds from above 0 to 1e9')
   }
   const fence = new CallbackFence(options.callbackTimeoutMs)
   const report = (err) => {
@@ -96,7 +89,7 @@ function watchMetrics(sources, hooks, options = {}) {
 
   function check() {
     for (const [name, auth] of lists.authenticators) {
-      const m = read(auth)
+      const m = readSnapshot(auth)
       if (m === null) continue
       const last = state(`a\0${name}`, { failures: {}, limited: 0, pending: 0 })
       const failures = {}
@@ -120,7 +113,7 @@ function watchMetrics(sources, hooks, options = {}) {
       }
     }
     for (const [name, store] of lists.stores) {
-      const m = read(store)
+      const m = readSnapshot(store)
       if (m === null) continue
       const last = state(`s\0${name}`, { fallback: false })
       if (m.fallback !== last.fallback) {
@@ -130,7 +123,7 @@ function watchMetrics(sources, hooks, options = {}) {
       }
     }
     for (const [name, source] of lists.jwks) {
-      const m = read(source)
+      const m = readSnapshot(source)
       if (m === null) continue
       const last = state(`j\0${name}`, { stale: false })
       const stale = !m.keysAvailable || (m.keyAgeSeconds !== null && m.keyAgeSeconds > staleAfter)

@@ -6,6 +6,9 @@
 // js/error-codes.json, `le` bounds, and the names the application gives its sources (1 to 64
 // characters, at most 256 per kind); never a user, a tenant or anything from a token.
 
+const { typeError, rangeError } = require('../../js/error')
+const { message } = require('../../contract')
+
 const MAX_NAME_LENGTH = 64
 const MAX_SOURCES = 256
 
@@ -27,20 +30,20 @@ const A = Object.freeze({
 /** `{ name: source }` checked: at most MAX_SOURCES entries, names 1..64 chars, each with metrics(). */
 function readSources(label, sources) {
   if (sources === undefined || sources === null) return []
-  if (typeof sources !== 'object' || Array.isArray(sources)) throw new TypeError(`${label} must be an object of { name: source }`)
+  if (typeof sources !== 'object' || Array.isArray(sources)) throw typeError(`${label} must be an object of { name: source }`)
   const entries = Object.entries(sources)
-  if (entries.length > MAX_SOURCES) throw new RangeError(`${label} must have at most ${MAX_SOURCES} entries, got ${entries.length}`)
+  if (entries.length > MAX_SOURCES) throw rangeError(`${label} must have at most ${MAX_SOURCES} entries, got ${entries.length}`)
   for (const [name, source] of entries) {
-    if (name.length === 0 || name.length > MAX_NAME_LENGTH) throw new RangeError(`${label} names must be 1 to ${MAX_NAME_LENGTH} characters`)
+    if (name.length === 0 || name.length > MAX_NAME_LENGTH) throw rangeError(`${label} names must be 1 to ${MAX_NAME_LENGTH} characters`)
     if (source === null || typeof source !== 'object' || typeof source.metrics !== 'function') {
-      throw new TypeError(`${label}.${name} must have a metrics() method`)
+      throw typeError(`${label}.${name} must have a metrics() method`)
     }
   }
   return entries
 }
 
 /** One snapshot, or null when a source throws or answers something else (it is skipped, never fatal). */
-function read(source) {
+function readSnapshot(source) {
   try {
     const m = source.metrics()
     return m !== null && typeof m === 'object' ? m : null
@@ -73,7 +76,7 @@ const INSTRUMENTS = Object.freeze({
 
 /** Checks `{ authenticators, stores, jwks, feeds }` once; returns the lists to read. */
 function readAllSources(sources) {
-  if (sources === null || typeof sources !== 'object') throw new TypeError('sources must be an object')
+  if (sources === null || typeof sources !== 'object') throw typeError(message('mustBeObject', { name: 'sources' }))
   return {
     authenticators: readSources('authenticators', sources.authenticators),
     stores: readSources('stores', sources.stores),
@@ -90,7 +93,7 @@ function observe(lists, emit) {
   // MAX_SOURCES), the error codes and the fixed bounds.
   if (lists.authenticatorAttributes === undefined) lists.authenticatorAttributes = authenticators.map(([name]) => new AuthenticatorAttributes(name))
   for (let i = 0; i < authenticators.length; i++) {
-    const m = read(authenticators[i][1])
+    const m = readSnapshot(authenticators[i][1])
     if (m === null) continue
     const at = lists.authenticatorAttributes[i]
     const who = at.who
@@ -119,7 +122,7 @@ function observe(lists, emit) {
     }
   }
   for (const [name, store] of stores) {
-    const m = read(store)
+    const m = readSnapshot(store)
     if (m === null) continue
     const who = { [A.store]: name }
     emit('storeRoundTrips', m.roundTrips - m.failedRoundTrips, { ...who, [A.storeResult]: 'success' })
@@ -129,7 +132,7 @@ function observe(lists, emit) {
     emit('storeFallbackTime', m.fallbackSeconds, who)
   }
   for (const [name, source] of jwks) {
-    const m = read(source)
+    const m = readSnapshot(source)
     if (m === null) continue
     const who = { [A.jwks]: name }
     emit('jwksFetches', m.fetches - m.failures, { ...who, [A.jwksResult]: 'success' })
@@ -137,7 +140,7 @@ function observe(lists, emit) {
     if (m.keyAgeSeconds !== null) emit('jwksKeyAge', m.keyAgeSeconds, who)
   }
   for (const [name, feed] of feeds) {
-    const m = read(feed)
+    const m = readSnapshot(feed)
     if (m === null) continue
     const who = { [A.feed]: name }
     if (m.lagSeconds !== null) emit('feedLag', m.lagSeconds, who)
@@ -175,4 +178,4 @@ class AuthenticatorAttributes {
   }
 }
 
-module.exports = { INSTRUMENTS, ATTRIBUTES: A, readAllSources, observe }
+module.exports = { INSTRUMENTS, ATTRIBUTES: A, readAllSources, readSnapshot, observe }

@@ -9,6 +9,7 @@
 // table and the bounds on attribute values are in lib/metrics/instruments.js.
 
 const { INSTRUMENTS, ATTRIBUTES, readAllSources, observe } = require('./instruments')
+const { typeError } = require('../../js/error')
 
 /**
  * Registers the instruments on `meter` (an @opentelemetry/api Meter) for
@@ -16,7 +17,7 @@ const { INSTRUMENTS, ATTRIBUTES, readAllSources, observe } = require('./instrume
  */
 function registerMetrics(meter, sources = {}) {
   if (meter === null || typeof meter !== 'object' || typeof meter.createObservableCounter !== 'function') {
-    throw new TypeError('meter must be an OpenTelemetry Meter')
+    throw typeError('meter must be an OpenTelemetry Meter')
   }
   const lists = readAllSources(sources)
   const instruments = {}

@@ -10,6 +10,8 @@
 // and when it runs out the verdict waits for one more poll phase: a reply that arrived while the
 // loop was busy is read first. What is left is Redis, or the network, not answering.
 
+const { codedError } = require('../../js/error')
+
 /**
  * Resolves or rejects like `send()` (called at once; a synchronous throw rejects), or rejects
  * with `onTimeout()` when no answer came within `ms` of the command being written.
@@ -42,4 +44,9 @@ function answerWithin(send, ms, onTimeout) {
   })
 }
 
-module.exports = { answerWithin }
+/** What a command of a store that got no answer within `ms` rejects with (`onTimeout`). */
+function noAnswerWithin(ms) {
+  return codedError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`)
+}
+
+module.exports = { answerWithin, noAnswerWithin }

@@ -29,7 +29,7 @@
 //   // or, from the store the rate limit already uses: createRedisStore(redis).dpopReplay()
 
 const { commandClient } = require('./commands')
-const { answerWithin } = require('./answer-within')
+const { answerWithin, noAnswerWithin } = require('./answer-within')
 const { readStoreOptions } = require('./options')
 const { dpopReplayKey, hasHashTag } = require('./key-layout')
 const { codedError } = require('../../js/error')
@@ -186,7 +186,7 @@ class DpopReplayStore {
     return answerWithin(
       () => this.#commands.send(args, key),
       ms,
-      () => codedError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`),
+      () => noAnswerWithin(ms),
     )
   }
 }

@@ -4,8 +4,9 @@
 // kinds, defaults and bounds live in contract/options.json (storeOptions).
 
 const { typeError, rangeError } = require('../../js/error')
+const { message } = require('../../contract')
 const { checkKnownOptions } = require('../../js/schema')
-const { readOptionBag } = require('../../js/option-reader')
+const { readOptionBag } = require('../options/reader')
 
 const ATTACH_OPTIONS = ['lease', 'strict', 'maxKeys', 'outageShare']
 
@@ -15,12 +16,12 @@ function readLimit(limit, name) {
   checkKnownOptions(limit, 'SharedLimit', name)
   const { capacity, refillPerSec } = limit
   if (typeof capacity !== 'number' || typeof refillPerSec !== 'number') throw typeError(`${name} must be { capacity, refillPerSec } numbers`)
-  if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= 1e9)) throw rangeError(`${name}.capacity must be an integer from 1 to 1000000000, got ${capacity}`)
-  if (!(refillPerSec > 0 && refillPerSec <= 1e9)) throw rangeError(`${name}.refillPerSec must be greater than 0 and at most 1000000000, got ${refillPerSec}`)
+  if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= 1e9)) throw rangeError(message('integerOutOfRange', { name: `${name}.capacity`, min: 1, max: 1e9, value: capacity }))
+  if (!(refillPerSec > 0 && refillPerSec <= 1e9)) throw rangeError(message('refillOutOfRange', { name: `${name}.refillPerSec`, max: 1e9, value: refillPerSec }))
   return { capacity, refillPerSec }
 }
 
-/** Store options, validated once by the one option reader (js/option-reader.js); `only`: a subset. */
+/** Store options, validated once by the one option reader (lib/options/reader.js); `only`: a subset. */
 function readStoreOptions(options, only, where = 'options') {
   return readOptionBag(options, 'storeOptions', { where, only, readers: { limit: readLimit } })
 }

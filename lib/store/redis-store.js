@@ -21,11 +21,12 @@
 const { EventEmitter } = require('node:events')
 const { commandClient } = require('./commands')
 const { LEASE_SCRIPT, LEASE_SCRIPT_SHA, BATCH_KEYS, intervalArg } = require('./lease-script')
-const { answerWithin } = require('./answer-within')
+const { answerWithin, noAnswerWithin } = require('./answer-within')
 const { RenewalCadence } = require('./renewal-cadence')
 const { readLimit, readStoreOptions, ATTACH_OPTIONS } = require('./options')
 const { Attachment } = require('./attachment')
 const { typeError, rangeError, codedError: storeError } = require('../../js/error')
+const { message } = require('../../contract')
 const { checkNotElsewhere, recordStore, storeSeam } = require('./attached')
 // Revocations are shared by their own object, RevocationFeed (lib/store/revocations.js, also
 // exported by auth-shield/redis): it loads the whole set into every authenticator attached
@@ -33,6 +34,10 @@ const { checkNotElsewhere, recordStore, storeSeam } = require('./attached')
 
 const PENDING_CODE = 'rate_limit_pending'
 const MAX_KEY_BYTES = 1024
+
+const storeClosed = () => storeError('ERR_AUTH_SHIELD_STORE_CLOSED', 'the store is closed')
+/** A shared-limit check Redis could not answer (`cause`: why, when known). */
+const limitUnavailable = (cause) => storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'Redis is unreachable: the shared limit cannot be checked', cause)
 // Most lease batches awaiting Redis at once, per store. Identities queued past that wait here
 // (at most `maxKeys` per authenticator), not in the client's command queue: a burst of new
 // identities then costs a few round trips in a row, and a time-out still means that Redis did
@@ -131,14 +136,14 @@ class RedisStore extends EventEmitter {
    * the same authenticator again returns the store without change. Returns the store.
    */
   attach(authenticator, options) {
-    if (this.#closed) throw storeError('ERR_AUTH_SHIELD_STORE_CLOSED', 'the store is closed')
+    if (this.#closed) throw storeClosed()
     if (authenticator === null || typeof authenticator !== 'object' || storeSeam(authenticator) === undefined) {
       throw typeError('attach needs an Authenticator of auth-shield or auth-shield/js')
     }
     if (this.#attachments.some((a) => a.authenticator === authenticator)) return this
     checkNotElsewhere(authenticator, this)
     if (options === undefined || options === null) options = {}
-    if (typeof options !== 'object' || Array.isArray(options)) throw typeError('attach options must be an object')
+    if (typeof options !== 'object' || Array.isArray(options)) throw typeError(message('mustBeObject', { name: 'attach options' }))
     const { name, ...rest } = options
     if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 128)) {
       throw typeError('attach options.name must be a non-empty string of at most 128 characters')
@@ -398,7 +403,7 @@ class RedisStore extends EventEmitter {
   #roundTrip(command, key) {
     this.stats.roundTrips++
     const ms = this.options.commandTimeoutMs
-    return answerWithin(() => this.#commands.send(command, key), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
+    return answerWithin(() => this.#commands.send(command, key), ms, () => noAnswerWithin(ms))
   }
 
   /**
@@ -426,7 +431,7 @@ class RedisStore extends EventEmitter {
     const ms = this.options.commandTimeoutMs
     const key = this.#probeKey
     const probe = key === null ? ['PING'] : ['EXISTS', key]
-    this.#probe = answerWithin(() => this.#commands.send(probe, key ?? undefined), ms, () => storeError('ERR_AUTH_SHIELD_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`))
+    this.#probe = answerWithin(() => this.#commands.send(probe, key ?? undefined), ms, () => noAnswerWithin(ms))
       .then(
         () => {
           if (this.#down && !this.#closed) {
@@ -455,16 +460,16 @@ class RedisStore extends EventEmitter {
   async #consume(key, cost = 1, limit) {
     const bucket = limit === undefined ? this.options.limit : readLimit(limit, 'limit')
     if (bucket === undefined) throw typeError('consume needs a limit: pass { capacity, refillPerSec } or set the store option limit')
-    if (typeof key !== 'string') throw typeError('key must be a string')
-    if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw rangeError(`key must be at most ${MAX_KEY_BYTES} bytes of UTF-8`)
-    if (typeof cost !== 'number') throw typeError('cost must be a number')
+    if (typeof key !== 'string') throw typeError(message('mustBeString', { name: 'key' }))
+    if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw rangeError(message('keyTooLong', { name: 'key', max: MAX_KEY_BYTES }))
+    if (typeof cost !== 'number') throw typeError(message('mustBeNumber', { name: 'cost' }))
     if (!(Number.isInteger(cost) && cost >= 1 && cost <= bucket.capacity)) {
-      throw rangeError(`cost must be an integer from 1 to the capacity (${bucket.capacity}), got ${cost}`)
+      throw rangeError(message('costOutOfRange', { capacity: bucket.capacity, value: cost }))
     }
-    if (this.#closed) throw storeError('ERR_AUTH_SHIELD_STORE_CLOSED', 'the store is closed')
+    if (this.#closed) throw storeClosed()
     if (this.#down) {
       this.#maybeProbe()
-      throw storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'Redis is unreachable: the shared limit cannot be checked')
+      throw limitUnavailable()
     }
     let reply
     try {
@@ -475,7 +480,7 @@ class RedisStore extends EventEmitter {
         throw storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'the lease script failed on this key: the shared limit cannot be checked', err)
       }
       this.#markDown(err, `${this.options.prefix}limit:${key}`)
-      throw storeError('ERR_AUTH_SHIELD_STORE_UNAVAILABLE', 'Redis is unreachable: the shared limit cannot be checked', err)
+      throw limitUnavailable(err)
     }
     const [granted, remaining, retryAfterMs] = reply.map(Number)
     return { allowed: granted > 0, remaining, retryAfterMs: granted > 0 ? 0 : retryAfterMs }

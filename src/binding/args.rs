@@ -35,17 +35,17 @@ pub unsafe fn read_optional_str<'b>(
     let mut kind = 0;
     // SAFETY: `env` and `value` are live handles (caller's contract); `kind` is a valid out slot.
     if unsafe { sys::napi_typeof(env, value, &mut kind) } != sys::Status::napi_ok {
-        return Err(ArgError::Type(format!(
-            "{name} must be a string, null or undefined"
-        )));
+        return Err(ArgError::Type(
+            crate::contract::messages::must_be_optional_string(name),
+        ));
     }
     match kind {
         sys::ValueType::napi_undefined | sys::ValueType::napi_null => return Ok(None),
         sys::ValueType::napi_string => {}
         _ => {
-            return Err(ArgError::Type(format!(
-                "{name} must be a string, null or undefined"
-            )))
+            return Err(ArgError::Type(
+                crate::contract::messages::must_be_optional_string(name),
+            ))
         }
     }
     // Header values are ASCII in practice. V8 copies a string out as UTF-16 with a plain
@@ -92,9 +92,9 @@ pub unsafe fn read_optional_str<'b>(
             )
         };
         if status != sys::Status::napi_ok {
-            return Err(ArgError::Type(format!(
-                "{name} must be a string, null or undefined"
-            )));
+            return Err(ArgError::Type(
+                crate::contract::messages::must_be_optional_string(name),
+            ));
         }
         // SAFETY: napi initialised `written` (< cap + 1 <= capacity) bytes; the cut at `cap`
         // may split a UTF-8 sequence, which is fine for a byte slice.
@@ -158,16 +158,13 @@ pub fn is_nullish(v: &Option<Unknown>) -> bool {
 /// A JS string, at most `max_bytes` UTF-8 bytes.
 pub fn string(v: &Unknown, name: &str, max_bytes: usize) -> CallResult<String> {
     if kind(v) != ValueType::String {
-        return Err(CallError::arg_type(name, "a string"));
+        return Err(CallError::not_string(name));
     }
     // SAFETY: `v` is a live handle of the current call and was just checked to be a string.
     let s = unsafe { String::from_napi_value(v.value().env, v.raw()) }
-        .map_err(|_| CallError::arg_type(name, "a string"))?;
+        .map_err(|_| CallError::not_string(name))?;
     if s.len() > max_bytes {
-        return Err(CallError::out_of_range(
-            name,
-            &format!("must be at most {max_bytes} bytes (got {})", s.len()),
-        ));
+        return Err(CallError::too_many_bytes(name, max_bytes, s.len()));
     }
     Ok(s)
 }
@@ -186,10 +183,7 @@ pub fn bytes(v: &Unknown, name: &str, max_bytes: usize) -> CallResult<Vec<u8>> {
         _ => return Err(CallError::arg_type(name, "a string, Buffer or Uint8Array")),
     };
     if out.len() > max_bytes {
-        return Err(CallError::out_of_range(
-            name,
-            &format!("must be at most {max_bytes} bytes (got {})", out.len()),
-        ));
+        return Err(CallError::too_many_bytes(name, max_bytes, out.len()));
     }
     Ok(out)
 }
@@ -200,12 +194,12 @@ pub fn number(v: &Option<Unknown>, name: &str) -> CallResult<Option<f64>> {
         return Ok(None);
     };
     if kind(v) != ValueType::Number {
-        return Err(CallError::arg_type(name, "a number"));
+        return Err(CallError::not_number(name));
     }
     // SAFETY: `v` is a live handle of the current call and was just checked to be a number.
     unsafe { f64::from_napi_value(v.value().env, v.raw()) }
         .map(Some)
-        .map_err(|_| CallError::arg_type(name, "a number"))
+        .map_err(|_| CallError::not_number(name))
 }
 
 /// An optional JS boolean (absent = `None`).
@@ -214,12 +208,12 @@ pub fn boolean(v: &Option<Unknown>, name: &str) -> CallResult<Option<bool>> {
         return Ok(None);
     };
     if kind(v) != ValueType::Boolean {
-        return Err(CallError::arg_type(name, "a boolean"));
+        return Err(CallError::not_boolean(name));
     }
     // SAFETY: `v` is a live handle of the current call and was just checked to be a boolean.
     unsafe { bool::from_napi_value(v.value().env, v.raw()) }
         .map(Some)
-        .map_err(|_| CallError::arg_type(name, "a boolean"))
+        .map_err(|_| CallError::not_boolean(name))
 }
 
 /// Refuses a name of the options object `obj` that `contract/options.json` (`callOptions`) does not
@@ -252,11 +246,11 @@ pub fn options_object<'a>(
         return Ok(None);
     };
     if kind(v) != ValueType::Object || v.is_array().unwrap_or(false) {
-        return Err(CallError::arg_type(name, "an object"));
+        return Err(CallError::not_object(name));
     }
     // SAFETY: `v` is a live handle of the current call and was just checked to be an object.
     let obj = unsafe { Object::from_napi_value(v.value().env, v.raw()) }
-        .map_err(|_| CallError::arg_type(name, "an object"))?;
+        .map_err(|_| CallError::not_object(name))?;
     known_options(&obj, type_name, name)?;
     Ok(Some(obj))
 }
@@ -272,7 +266,7 @@ pub fn options<T: FromNapiValue + Default>(
         return Ok(T::default());
     };
     if kind(v) != ValueType::Object {
-        return Err(CallError::arg_type(name, "an object"));
+        return Err(CallError::not_object(name));
     }
     options_object(&Some(*v), type_name, name)?;
     // SAFETY: `v` is a live handle of the current call and an object; the derived conversion

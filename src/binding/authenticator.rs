@@ -182,7 +182,7 @@ impl Authenticator {
         let flag = to_js(&env, super::args::boolean(&enabled, "enabled"))?;
         let flag = to_js(
             &env,
-            flag.ok_or_else(|| super::js_error::CallError::arg_type("enabled", "a boolean")),
+            flag.ok_or_else(|| super::js_error::CallError::not_boolean("enabled")),
         )?;
         self.core.set_duration_metrics(flag);
         Ok(())
@@ -348,12 +348,9 @@ impl Authenticator {
     }
 
     /// @deprecated The old name of `rateLimitRefillPerSec` (a one-time DeprecationWarning,
-    /// `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`).
+    /// `AUTH_SHIELD_DEP_RATE_LIMIT_REFILL`, given by native.js's getter of the same name).
     #[napi(catch_unwind, getter)]
-    pub fn rate_limit_refill(&self, env: Env) -> f64 {
-        if let Some(renamed) = crate::schema::schema().renamed("Authenticator", "rateLimitRefill") {
-            super::deprecation::warn(env.raw(), renamed, "authenticator");
-        }
+    pub fn rate_limit_refill(&self) -> f64 {
         self.core.settings().rate_limit_refill()
     }
 
@@ -406,10 +403,7 @@ impl Authenticator {
         ts_return_type = "void | Promise<'delivered' | 'queued'>"
     )]
     pub fn revoke_subject(&self, env: Env, sub: Unknown, options: Option<Unknown>) -> Result<()> {
-        to_js(
-            &env,
-            revocation::revoke_subject(&env, &self.core, sub, options),
-        )
+        to_js(&env, revocation::revoke_subject(&self.core, sub, options))
     }
 
     /// Live revocations held (expired ones are dropped first).

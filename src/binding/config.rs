@@ -19,7 +19,7 @@ pub fn read_settings(config: Unknown<'_>) -> ArgResult<Settings> {
 
 /// Every enumerable string key (own and inherited, as `for...in` sees them) with its value.
 pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
-    let not_object = || ArgError::Type("config must be an object".into());
+    let not_object = || ArgError::not_object("config");
     if config.get_type().ok() != Some(ValueType::Object) || config.is_array().unwrap_or(false) {
         return Err(not_object());
     }
@@ -41,11 +41,8 @@ pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
             read_value(value, Level::Option)
         };
         let value = read.map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
-        if !matches!(value, RawValue::Absent) {
-            if let Some(renamed) = crate::schema::schema().renamed("options", &name) {
-                super::deprecation::warn(config.value().env, renamed, "config");
-            }
-        }
+        // A renamed option's old name is read by the core (src/config.rs); its warning is the
+        // package's (native.js renames it first, through lib/options/deprecation.js).
         raw.push(name, value);
     }
     Ok(raw)

@@ -4,7 +4,6 @@ pub mod args;
 pub mod authenticator;
 pub mod build_info;
 pub mod config;
-pub mod deprecation;
 pub mod env_cache;
 pub mod factories;
 pub mod fast_call;

@@ -64,23 +64,21 @@ fn number(obj: &Object, name: &str) -> std::result::Result<Option<f64>, ArgError
         // SAFETY: `v` is a live handle of the current call whose type was just checked to be a number.
         Ok(ValueType::Number) => unsafe { v.cast::<f64>() }
             .map(Some)
-            .map_err(|_| ArgError::Type(format!("options.{name} must be a number"))),
-        _ => Err(ArgError::Type(format!("options.{name} must be a number"))),
+            .map_err(|_| ArgError::not_number(&format!("options.{name}"))),
+        _ => Err(ArgError::not_number(&format!("options.{name}"))),
     }
 }
 
 fn read_options(options: Unknown) -> std::result::Result<rate_limit::RateLimiter, ArgError> {
     if options.get_type().ok() != Some(ValueType::Object) || options.is_array().unwrap_or(false) {
-        return Err(ArgError::Type("options must be an object".into()));
+        return Err(ArgError::not_object("options"));
     }
     // SAFETY: `options` is a live handle of the current call, checked above to be a non-array object.
-    let obj: Object = unsafe { options.cast() }
-        .map_err(|_| ArgError::Type("options must be an object".into()))?;
+    let obj: Object = unsafe { options.cast() }.map_err(|_| ArgError::not_object("options"))?;
     super::args::known_options(&obj, "RateLimiterOptions", "options")
         .map_err(|e| ArgError::Type(e.message))?;
     let required = |name: &str| {
-        number(&obj, name)?
-            .ok_or_else(|| ArgError::Type(format!("options.{name} must be a number")))
+        number(&obj, name)?.ok_or_else(|| ArgError::not_number(&format!("options.{name}")))
     };
     let capacity = required("capacity")?;
     let refill = required("refillPerSec")?;
@@ -148,15 +146,14 @@ impl RateLimiter {
                 Ok(ValueType::Undefined) => 1,
                 Ok(ValueType::Number) => {
                     // SAFETY: `v` is a live argument of the current call, checked to be a number.
-                    let n = unsafe { v.cast::<f64>() }
-                        .map_err(|_| ArgError::Type("cost must be a number".into()))?;
+                    let n = unsafe { v.cast::<f64>() }.map_err(|_| ArgError::not_number("cost"))?;
                     rate_limit::check_cost(n, self.core.capacity()).map_err(ArgError::Range)?
                 }
-                _ => return Err(ArgError::Type("cost must be a number".into())),
+                _ => return Err(ArgError::not_number("cost")),
             },
         };
         if key.get_type().ok() != Some(ValueType::String) {
-            return Err(ArgError::Type("key must be a string".into()));
+            return Err(ArgError::not_string("key"));
         }
         KEY_BUFFER.with(|cell| {
             let mut buf = cell.borrow_mut();
@@ -174,8 +171,9 @@ impl RateLimiter {
             }?
             .unwrap_or_default();
             if bytes.len() > MAX_KEY_BYTES {
-                return Err(ArgError::Range(format!(
-                    "key must be at most {MAX_KEY_BYTES} bytes of UTF-8"
+                return Err(ArgError::Range(crate::contract::messages::key_too_long(
+                    "key",
+                    MAX_KEY_BYTES as f64,
                 )));
             }
             // A lone surrogate arrives as U+FFFD: refused, so that keys differing only there

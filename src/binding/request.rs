@@ -102,7 +102,7 @@ pub unsafe fn verify(
     kind: TokenKind,
     token: sys::napi_value,
 ) -> std::result::Result<sys::napi_value, CallError> {
-    let not_string = || CallError::from(ArgError::Type("token must be a string".into()));
+    let not_string = || CallError::from(ArgError::not_string("token"));
     let mut value_type = 0;
     // SAFETY: `env` and `token` are live (caller's contract).
     let status = unsafe { sys::napi_typeof(env, token, &mut value_type) };

@@ -9,7 +9,6 @@ use super::js_error::{CallError, CallResult};
 use crate::authenticator::Authenticator as Core;
 use crate::call_error::ErrorClass;
 use crate::revocation::MAX_PART_BYTES;
-use napi::Env;
 
 /// `revokeToken(jti, expiresAtSec, options?)`.
 pub fn revoke_token(
@@ -20,22 +19,17 @@ pub fn revoke_token(
 ) -> CallResult<()> {
     let jti = args::string(&jti, "jti", MAX_PART_BYTES)?;
     let exp = args::number(&expires_at_sec, "expiresAtSec")?
-        .ok_or_else(|| CallError::arg_type("expiresAtSec", "a number"))?;
+        .ok_or_else(|| CallError::not_number("expiresAtSec"))?;
     let options = read_options(&options, "RevokeTokenOptions")?;
     let iss = options.string("iss")?;
     core.revoke_token(&jti, exp, iss.as_deref())
 }
 
 /// `revokeSubject(sub, options?)`.
-pub fn revoke_subject(
-    env: &Env,
-    core: &Core,
-    sub: Unknown,
-    options: Option<Unknown>,
-) -> CallResult<()> {
+pub fn revoke_subject(core: &Core, sub: Unknown, options: Option<Unknown>) -> CallResult<()> {
     let sub = args::string(&sub, "sub", MAX_PART_BYTES)?;
     let options = read_options(&options, "RevokeSubjectOptions")?;
-    let before = options.renamed_number(env, "RevokeSubjectOptions", "issuedBeforeSec")?;
+    let before = options.renamed_number("RevokeSubjectOptions", "issuedBeforeSec")?;
     let iss = options.string("iss")?;
     core.revoke_subject(&sub, before, iss.as_deref())
 }
@@ -49,11 +43,11 @@ fn read_options(v: &Option<Unknown>, type_name: &str) -> CallResult<Options> {
     }
     let v = v.as_ref().expect("not nullish");
     if kind(v) != ValueType::Object {
-        return Err(CallError::arg_type("options", "an object"));
+        return Err(CallError::not_object("options"));
     }
     // SAFETY: `v` is a live handle of the current call, just checked to be an object.
     let o = unsafe { Object::from_napi_value(v.value().env, v.raw()) }
-        .map_err(|_| CallError::arg_type("options", "an object"))?;
+        .map_err(|_| CallError::not_object("options"))?;
     args::known_options(&o, type_name, "options")?;
     Ok(Options(Some(o)))
 }
@@ -79,9 +73,10 @@ impl Options {
         args::number(&self.field(name)?, &format!("options.{name}"))
     }
 
-    /// `name`, or its deprecated name in `bag` (`renamed` in the schema) with a one-time
-    /// warning; both given is a type error.
-    fn renamed_number(&self, env: &Env, bag: &str, name: &str) -> CallResult<Option<f64>> {
+    /// `name`, or its deprecated name in `bag` (`renamed` in the schema); both given is a type
+    /// error. The package's native.js reads the old name first, with the one deprecation warning
+    /// of both engines (lib/options/deprecation.js): the binding never warns.
+    fn renamed_number(&self, bag: &str, name: &str) -> CallResult<Option<f64>> {
         let value = self.number(name)?;
         let schema = crate::schema::schema();
         let Some(renamed) = schema
@@ -101,7 +96,6 @@ impl Options {
                 renamed.both_message("options"),
             ));
         }
-        super::deprecation::warn(env.raw(), renamed, "options");
         Ok(Some(old))
     }
 }

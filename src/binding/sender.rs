@@ -123,5 +123,5 @@ pub unsafe fn with_sender<R>(
 }
 
 fn not_object() -> ArgError {
-    ArgError::Type("sender must be a SenderContext object, null or undefined".into())
+    ArgError::Type(crate::contract::messages::SENDER_NOT_CONTEXT.into())
 }

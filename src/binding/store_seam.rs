@@ -27,7 +27,7 @@ pub fn enable_shared_limit(
     let read = || -> CallResult<(f64, bool, f64)> {
         let lease = required_number(lease, "lease")?;
         let strict = args::boolean(&Some(strict), "strict")?
-            .ok_or_else(|| CallError::arg_type("strict", "a boolean"))?;
+            .ok_or_else(|| CallError::not_boolean("strict"))?;
         let max_keys = required_number(max_keys, "maxKeys")?;
         check_lease_options(lease, max_keys).map_err(|m| CallError::from(ArgError::Range(m)))?;
         Ok((lease, strict, max_keys))
@@ -109,7 +109,7 @@ pub fn set_revocation_unavailable(
     let flag = to_js(&env, args::boolean(&unavailable, "unavailable"))?;
     let flag = to_js(
         &env,
-        flag.ok_or_else(|| CallError::arg_type("unavailable", "a boolean")),
+        flag.ok_or_else(|| CallError::not_boolean("unavailable")),
     )?;
     authenticator.core().set_revocation_unavailable(flag);
     Ok(())
@@ -117,7 +117,7 @@ pub fn set_revocation_unavailable(
 
 /// A number argument that must be present (`TypeError` otherwise).
 fn required_number(v: Unknown, name: &str) -> CallResult<f64> {
-    args::number(&Some(v), name)?.ok_or_else(|| CallError::arg_type(name, "a number"))
+    args::number(&Some(v), name)?.ok_or_else(|| CallError::not_number(name))
 }
 
 /// Longest key `grantLease` accepts: a rate-limit key is a tenant id, `:` and a `sub`.

@@ -81,18 +81,18 @@ fn base_domain(options: &Option<Unknown>) -> std::result::Result<Option<String>,
         return Ok(None);
     };
     if args::kind(options) != ValueType::Object {
-        return Err(CallError::arg_type("options", "an object"));
+        return Err(CallError::not_object("options"));
     }
     // SAFETY: `options` is a live handle of the current call and was just checked to be an object.
     let object = unsafe { Object::from_napi_value(options.value().env, options.raw()) }
-        .map_err(|_| CallError::arg_type("options", "an object"))?;
+        .map_err(|_| CallError::not_object("options"))?;
     args::known_options(&object, "ResolveTenantOptions", "options")?;
     let value: Unknown = object
         .get_named_property("baseDomain")
-        .map_err(|_| CallError::arg_type("options.baseDomain", "a string"))?;
+        .map_err(|_| CallError::not_string("options.baseDomain"))?;
     match args::kind(&value) {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::String => args::string(&value, "options.baseDomain", 1024).map(Some),
-        _ => Err(CallError::arg_type("options.baseDomain", "a string")),
+        _ => Err(CallError::not_string("options.baseDomain")),
     }
 }

@@ -29,7 +29,7 @@ const NOT_SERIALIZABLE: &str = crate::contract::messages::CLAIMS_NOT_SERIALIZABL
 /// Serializes through the engine's own `JSON.stringify`, which turns cycles, BigInts and the
 /// like into exceptions instead of letting them recurse through native code.
 fn claims_json(env: &Env, claims: Unknown) -> std::result::Result<String, ArgError> {
-    let not_object = || ArgError::Type("claims must be a plain object".into());
+    let not_object = || ArgError::Type(crate::contract::messages::CLAIMS_NOT_OBJECT.into());
     if claims.get_type().ok() != Some(ValueType::Object) || claims.is_array().unwrap_or(true) {
         return Err(not_object());
     }

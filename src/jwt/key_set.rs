@@ -194,7 +194,9 @@ pub fn validate_specs(
     allow_short: bool,
 ) -> Result<Vec<KeySpec>, ArgError> {
     if specs.is_empty() {
-        return Err(ArgError::Range(format!("{label} must not be empty")));
+        return Err(ArgError::Range(
+            crate::contract::messages::must_not_be_empty(label),
+        ));
     }
     if specs.len() > MAX_KEYS {
         return Err(ArgError::Range(format!(

@@ -141,7 +141,7 @@ pub fn generate_api_key(env: Env, options: Option<Unknown<'_>>) -> napi::Result<
             let secret = secret_option(&o)?;
             let prefix: Option<Unknown> = o
                 .get_named_property("prefix")
-                .map_err(|_| CallError::arg_type("options.prefix", "a string"))?;
+                .map_err(|_| CallError::not_string("options.prefix"))?;
             let prefix = match &prefix {
                 Some(p) if !args::is_nullish(&prefix) => args::string(p, "options.prefix", 64)?,
                 _ => "auth1_pk".to_string(),

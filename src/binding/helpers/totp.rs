@@ -81,7 +81,7 @@ fn now_or(time: Option<f64>) -> CallResult<u64> {
 
 fn read_counter(v: Option<f64>) -> CallResult<u64> {
     if v.is_none() {
-        return Err(CallError::arg_type("counter", "a number"));
+        return Err(CallError::not_number("counter"));
     }
     int_in(v, "counter", 0, (1u64 << 53) - 1, 0)
 }
@@ -262,7 +262,7 @@ pub fn totp_uri(env: Env, input: Option<Unknown<'_>>) -> napi::Result<String> {
         &env,
         (|| {
             if args::is_nullish(&input) {
-                return Err(CallError::arg_type("input", "an object"));
+                return Err(CallError::not_object("input"));
             }
             let i: TotpUriInput = args::options(&input, "TotpUriInput", "input")?;
             let secret = otp::decode_base32(&i.secret)?;

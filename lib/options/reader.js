@@ -9,8 +9,9 @@
 // helpers' options are read natively (src/binding/args.rs `known_options`) and by the JS engine
 // (js/schema.js `checkKnownOptions`) from `callOptions`.
 
-const SCHEMA = require('../contract/options.json')
-const { typeError, rangeError } = require('./error')
+const SCHEMA = require('../../contract/options.json')
+const { typeError, rangeError } = require('../../js/error')
+const { message } = require('../../contract')
 const { renameDeprecated } = require('./deprecation')
 
 /** The entries of one bag by name, read once. */
@@ -31,15 +32,12 @@ function listValues(values) {
 }
 
 function readNumeric(spec, value, name) {
-  if (typeof value !== 'number') throw typeError(`${name} must be a number`)
+  if (typeof value !== 'number') throw typeError(message('mustBeNumber', { name }))
   const integer = spec.kind === 'integer'
   const low = spec.exclusiveMin ? value > spec.min : value >= spec.min
   if (!((!integer || Number.isInteger(value)) && low && value <= spec.max)) {
-    const what = integer
-      ? `an integer from ${spec.min} to ${spec.max}`
-      : spec.exclusiveMin
-        ? `greater than ${spec.min} and at most ${spec.max}`
-        : `a number from ${spec.min} to ${spec.max}`
+    if (integer) throw rangeError(message('integerOutOfRange', { name, min: spec.min, max: spec.max, value }))
+    const what = spec.exclusiveMin ? `greater than ${spec.min} and at most ${spec.max}` : `a number from ${spec.min} to ${spec.max}`
     throw rangeError(`${name} must be ${what}, got ${value}`)
   }
   return value
@@ -49,14 +47,15 @@ function readNumeric(spec, value, name) {
  * One option by its schema entry: the default when absent (`undefined`; `null` too where the
  * bag says so), else its checked value. Kinds the schema cannot describe (`custom`, and `limit`
  * through `readers`) go to the reader named for them, or are returned as given for the module
- * named in the entry's `checkedBy` to check.
+ * named in the entry's `checkedBy` to check. `variant` names the adapter reading the bag, for
+ * an enum whose entry lists other values per adapter (`valuesFor`).
  */
-function readOption(spec, value, where, readers) {
+function readOption(spec, value, where, readers, variant) {
   if (value === undefined) return spec.default === null ? undefined : spec.default
   const name = `${where}.${spec.name}`
   switch (spec.kind) {
     case 'boolean':
-      if (typeof value !== 'boolean') throw typeError(`${name} must be a boolean`)
+      if (typeof value !== 'boolean') throw typeError(message('mustBeBoolean', { name }))
       return value
     case 'string': {
       const tooLong = spec.max !== undefined && typeof value === 'string' && value.length > spec.max
@@ -72,9 +71,12 @@ function readOption(spec, value, where, readers) {
     case 'function':
       if (typeof value !== 'function') throw typeError(`${name} must be a function`)
       return value
-    case 'enum':
-      if (!spec.values.includes(value)) throw typeError(`${name} must be ${listValues(spec.values)}`)
+    case 'enum': {
+      // `valuesFor`: the values one adapter takes instead (Koa's errors: 'throw').
+      const values = (variant !== undefined && spec.valuesFor?.[variant]) || spec.values
+      if (!values.includes(value)) throw typeError(`${name} must be ${listValues(values)}`)
       return value
+    }
     default: {
       const read = readers && readers[spec.kind]
       return read === undefined ? value : read(value, name)
@@ -84,23 +86,24 @@ function readOption(spec, value, where, readers) {
 
 /**
  * Reads `options` (undefined or null: none given) against the bag `bag` of js/schema.json:
- * renamed options under their new name (js/deprecation.js), unknown names refused (`ignored`:
+ * renamed options under their new name (lib/options/deprecation.js), unknown names refused (`ignored`:
  * names another layer owns, such as the host framework's), then every option of the bag (or
- * of `only`, a list of its names) read in schema order. Returns `{ [name]: value }`.
+ * of `only`, a list of its names) read in schema order; `variant`: the adapter reading it (an
+ * enum's `valuesFor`). Returns `{ [name]: value }`.
  */
-function readOptionBag(options, bag, { where = 'options', ignored, only, readers } = {}) {
+function readOptionBag(options, bag, { where = 'options', ignored, only, readers, variant } = {}) {
   if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object' || Array.isArray(options)) throw typeError(`${where} must be an object`)
+  if (typeof options !== 'object' || Array.isArray(options)) throw typeError(message('mustBeObject', { name: where }))
   options = renameDeprecated(options, bag, where)
   const specs = bagSpec(bag)
   const allowed = only === undefined ? null : new Set(only)
   for (const name of Object.keys(options)) {
     const known = specs.has(name) && (allowed === null || allowed.has(name))
-    if (!known && !(ignored && ignored.has(name))) throw typeError(`${where}.${name} is not a known option`)
+    if (!known && !(ignored && ignored.has(name))) throw typeError(message('unknownOption', { name: `${where}.${name}` }))
   }
   const read = {}
   for (const spec of specs.values()) {
-    if (allowed === null || allowed.has(spec.name)) read[spec.name] = readOption(spec, options[spec.name], where, readers)
+    if (allowed === null || allowed.has(spec.name)) read[spec.name] = readOption(spec, options[spec.name], where, readers, variant)
   }
   return read
 }
