@@ -18,6 +18,7 @@ const { request } = require('../support/http')
 const { expressServer } = require('../support/adapter-servers')
 const { redisSkip, startRedis } = require('../support/redis-server')
 const { connectClient } = require('../support/redis-clients')
+const { startReplayApp } = require('../support/dpop-replay-app')
 
 const RESOURCE = 'https://api.example.com'
 const ORDERS = `${RESOURCE}/orders`
@@ -123,4 +124,40 @@ describe('a DPoP-bound token issued by oidc-provider', () => {
       await redis.stop()
     }
   })
+
+  for (const engine of ['native', 'js']) {
+    it(`two processes (${engine}) sharing a redis-server accept one proof once between them`, { skip: redisSkip() }, async () => {
+      const redis = await startRedis()
+      const apps = []
+      try {
+        const { keys, issuer, audience } = op.config
+        for (let i = 0; i < 2; i++) apps.push(await startReplayApp({ keys, issuer, audience, engine, redisUrl: redis.url, origin: RESOURCE, prefix: 'op:' }))
+        const [a, b] = apps
+        const key = await dpop.generateKeyPair('ES256')
+        const token = await op.token(key)
+        const send = async (app, scheme, proof) => {
+          const r = await request(`${app.base}/orders`, { headers: proof === undefined ? { authorization: `${scheme} ${token}` } : { authorization: `${scheme} ${token}`, dpop: proof } })
+          return r.status === 200 ? `ok:${r.json.user.userId}` : `${r.status} ${r.json.code}`
+        }
+        const fresh = () => dpop.generateProof(key, ORDERS, 'GET', undefined, token)
+        // Accepted by one process; the same proof is a replay in the other and in itself.
+        const proof = await fresh()
+        assert.equal(await send(a, 'DPoP', proof), 'ok:svc')
+        assert.equal(await send(b, 'DPoP', proof), '401 dpop_proof_replayed')
+        assert.equal(await send(a, 'DPoP', proof), '401 dpop_proof_replayed')
+        // One fresh proof racing over both processes, twice each: one pass.
+        const raced = await fresh()
+        const answers = await Promise.all([a, b, a, b].map((app) => send(app, 'DPoP', raced)))
+        assert.deepEqual(answers.sort(), ['401 dpop_proof_replayed', '401 dpop_proof_replayed', '401 dpop_proof_replayed', 'ok:svc'])
+        // Only the bound key's fresh proofs, only as DPoP.
+        const other = await dpop.generateKeyPair('ES256')
+        assert.equal(await send(b, 'DPoP', await dpop.generateProof(other, ORDERS, 'GET', undefined, token)), '401 dpop_key_mismatch')
+        assert.equal(await send(b, 'Bearer', undefined), '401 dpop_bound_token_as_bearer')
+        assert.equal(await send(b, 'DPoP', await fresh()), 'ok:svc')
+      } finally {
+        for (const app of apps) await app.stop()
+        await redis.stop()
+      }
+    })
+  }
 })
