@@ -19,6 +19,8 @@ const { expressServer } = require('../support/adapter-servers')
 const { redisSkip, startRedis } = require('../support/redis-server')
 const { connectClient } = require('../support/redis-clients')
 const { startReplayApp } = require('../support/dpop-replay-app')
+const { clientKey, craftedProof, symmetricProof, ath } = require('../support/dpop')
+const { withoutRequestId } = require('../support/tokens')
 
 const RESOURCE = 'https://api.example.com'
 const ORDERS = `${RESOURCE}/orders`
@@ -160,4 +162,58 @@ describe('a DPoP-bound token issued by oidc-provider', () => {
       }
     })
   }
+
+  // The issue's list of attacks, one row each, on an oidc-provider token: both engines refuse
+  // each with the same result. The replay through Redis is the two-process tests above.
+  it('refuses every attack of the issue in both engines, with the same result', async () => {
+    const key = await clientKey('ES256')
+    const other = await clientKey('ES256')
+    const token = await op.token(key.keyPair)
+    const now = Math.floor(Date.now() / 1000)
+    const window = 60
+    const secret = 'attack-table-nonce-secret-0123456789'
+    const lifetime = 30
+    const engines = { native: native.Authenticator, js: js.Authenticator }
+    const make = (Authenticator, extra = {}) => new Authenticator({ ...op.config, clockTimestamp: now, dpopIatWindowSec: window, ...extra })
+    const nonceOf = (t) => make(js.Authenticator, { clockTimestamp: t, dpopNonceSecret: secret, dpopNonceLifetimeSec: lifetime }).dpopNonce()
+    const crafted = (payload, header) => craftedProof(key, { token, payload: { iat: now, ...payload }, header })
+    const replayed = await crafted({})
+    const ATTACKS = [
+      // [attack, scheme, proof, expected code, extra config]
+      ['replayed proof (same process)', 'DPoP', replayed, 'dpop_proof_replayed'],
+      ['proof for another URL', 'DPoP', await crafted({ htu: `${RESOURCE}/admin` }), 'dpop_proof_mismatch'],
+      ['proof for another origin', 'DPoP', await crafted({ htu: 'https://evil.example.com/orders' }), 'dpop_proof_mismatch'],
+      ['proof for another method', 'DPoP', await crafted({ htm: 'POST' }), 'dpop_proof_mismatch'],
+      ['stale iat', 'DPoP', await crafted({ iat: now - window - 1 }), 'dpop_proof_stale'],
+      ['future iat', 'DPoP', await crafted({ iat: now + window + 1 }), 'dpop_proof_stale'],
+      ['missing ath', 'DPoP', await crafted({ ath: undefined }), 'invalid_dpop_proof'],
+      ['wrong ath (another token)', 'DPoP', await crafted({ ath: ath(`${token}x`) }), 'dpop_proof_mismatch'],
+      ['private key material in jwk', 'DPoP', await crafted({}, { jwk: key.privateJwk }), 'invalid_dpop_proof'],
+      ['alg none', 'DPoP', symmetricProof(key, 'none', token), 'invalid_dpop_proof'],
+      ['alg HS256', 'DPoP', symmetricProof(key, 'HS256', token), 'invalid_dpop_proof'],
+      ['thumbprint mismatch (another key)', 'DPoP', await craftedProof(other, { token, payload: { iat: now } }), 'dpop_key_mismatch'],
+      ['bound token as Bearer', 'Bearer', undefined, 'dpop_bound_token_as_bearer'],
+      ['bound token as Bearer beside a valid proof', 'Bearer', await crafted({}), 'dpop_bound_token_as_bearer'],
+      ['nonce replay after rotation (two slots old)', 'DPoP', await crafted({ nonce: nonceOf(now - 2 * lifetime) }), 'use_dpop_nonce', { dpopNonceSecret: secret, dpopNonceLifetimeSec: lifetime }],
+      ['nonce of another secret', 'DPoP', await crafted({ nonce: make(js.Authenticator, { dpopNonceSecret: `${secret}!`, dpopNonceLifetimeSec: lifetime }).dpopNonce() }), 'use_dpop_nonce', { dpopNonceSecret: secret, dpopNonceLifetimeSec: lifetime }],
+    ]
+    const results = {}
+    for (const [name, Authenticator] of Object.entries(engines)) {
+      const auth = make(Authenticator)
+      // The replayed proof passes once first.
+      assert.equal(auth.authenticate(`DPoP ${token}`, null, null, { dpop: replayed, method: 'GET', url: ORDERS }).authenticated, true, name)
+      const nonced = make(Authenticator, { dpopNonceSecret: secret, dpopNonceLifetimeSec: lifetime })
+      results[name] = ATTACKS.map(([attack, scheme, proof, expected, extra]) => {
+        const r = (extra === undefined ? auth : nonced).authenticate(`${scheme} ${token}`, null, null, { dpop: proof, method: 'GET', url: ORDERS })
+        assert.equal(r.authenticated, false, `${name}: ${attack}`)
+        assert.equal(r.errorCode, expected, `${name}: ${attack}`)
+        return withoutRequestId(r)
+      })
+      // Nothing refused above was remembered; the same token with a fresh proof still passes.
+      assert.equal(auth.dpopReplayEntries, 1, name)
+      assert.equal(auth.authenticate(`DPoP ${token}`, null, null, { dpop: await crafted({}), method: 'GET', url: ORDERS }).authenticated, true, name)
+      assert.equal(nonced.authenticate(`DPoP ${token}`, null, null, { dpop: await crafted({ nonce: nonceOf(now - lifetime) }), method: 'GET', url: ORDERS }).authenticated, true, name)
+    }
+    assert.deepStrictEqual(results.js, results.native)
+  })
 })
