@@ -165,7 +165,7 @@ describe('a DPoP-bound token issued by oidc-provider', () => {
 
   // The issue's list of attacks, one row each, on an oidc-provider token: both engines refuse
   // each with the same result. The replay through Redis is the two-process tests above.
-  it('refuses every attack of the issue in both engines, with the same result', async () => {
+  it('refuses every attack of the issue in both engines, with the same result and challenge', async () => {
     const key = await clientKey('ES256')
     const other = await clientKey('ES256')
     const token = await op.token(key.keyPair)
@@ -215,5 +215,32 @@ describe('a DPoP-bound token issued by oidc-provider', () => {
       assert.equal(nonced.authenticate(`DPoP ${token}`, null, null, { dpop: await crafted({ nonce: nonceOf(now - lifetime) }), method: 'GET', url: ORDERS }).authenticated, true, name)
     }
     assert.deepStrictEqual(results.js, results.native)
+
+    // The same attacks over HTTP (Express): 401, the code, and the RFC 9449 §7.1 challenge.
+    const challenge = {
+      dpop_key_mismatch: /^DPoP error="invalid_token", error_description="[^"]+", algs="ES256 /,
+      dpop_bound_token_as_bearer: /^Bearer error="invalid_token"/,
+      use_dpop_nonce: /^DPoP error="use_dpop_nonce", error_description="[^"]+", algs="ES256 /,
+    }
+    for (const engine of Object.keys(engines)) {
+      const options = { engine, dpopOrigin: RESOURCE }
+      const plain = await expressServer(expressShield(make(engines[engine]), options))
+      const nonced = await expressServer(expressShield(make(engines[engine], { dpopNonceSecret: secret, dpopNonceLifetimeSec: lifetime }), options))
+      try {
+        const send = (app, scheme, proof) => request(`${app.base}/orders?x=1`, { headers: proof === undefined ? { authorization: `${scheme} ${token}` } : { authorization: `${scheme} ${token}`, dpop: proof } })
+        assert.equal((await send(plain, 'DPoP', replayed)).status, 200, engine)
+        for (const [attack, scheme, proof, expected, extra] of ATTACKS) {
+          const r = await send(extra === undefined ? plain : nonced, scheme, proof)
+          const what = `${engine}: ${attack}`
+          assert.equal(r.status, 401, what)
+          assert.equal(r.json.code, expected, what)
+          assert.match(r.headers['www-authenticate'], challenge[expected] ?? /^DPoP error="invalid_dpop_proof", error_description="[^"]+", algs="ES256 /, what)
+          assert.equal(r.headers['dpop-nonce'], expected === 'use_dpop_nonce' ? nonceOf(now) : undefined, what)
+        }
+      } finally {
+        await plain.close()
+        await nonced.close()
+      }
+    }
   })
 })
