@@ -163,6 +163,32 @@ describe('a DPoP-bound token issued by oidc-provider', () => {
     })
   }
 
+  it('two processes sharing the nonce secret (one per engine): a nonce handed out by one is accepted by the other', { skip: redisSkip() }, async () => {
+    const redis = await startRedis()
+    const apps = []
+    try {
+      const { keys, issuer, audience } = op.config
+      const dpopNonceSecret = 'two-process-nonce-secret-0123456789'
+      for (const engine of ['native', 'js']) apps.push(await startReplayApp({ keys, issuer, audience, engine, redisUrl: redis.url, origin: RESOURCE, prefix: 'nonce:', dpopNonceSecret }))
+      const key = await dpop.generateKeyPair('ES256')
+      const token = await op.token(key)
+      const send = (app, nonce) => dpop.generateProof(key, ORDERS, 'GET', nonce, token).then((proof) => request(`${app.base}/orders`, { headers: { authorization: `DPoP ${token}`, dpop: proof } }))
+      for (const [from, to] of [apps, [...apps].reverse()]) {
+        const first = await send(from, undefined)
+        assert.equal(first.status, 401)
+        assert.equal(first.json.code, 'use_dpop_nonce')
+        const nonce = first.headers['dpop-nonce']
+        assert.match(nonce, /^[A-Za-z0-9_-]{43}$/)
+        const other = await send(to, nonce)
+        assert.equal(other.status, 200, other.body)
+        assert.equal(other.json.user.userId, 'svc')
+      }
+    } finally {
+      for (const app of apps) await app.stop()
+      await redis.stop()
+    }
+  })
+
   // The issue's list of attacks, one row each, on an oidc-provider token: both engines refuse
   // each with the same result. The replay through Redis is the two-process tests above.
   it('refuses every attack of the issue in both engines, with the same result and challenge', async () => {

@@ -3,7 +3,7 @@
 // Test support: one "process" of a service behind a load balancer, for the cross-process DPoP
 // replay tests. Run as `node dpop-replay-app.js` with a JSON config in AUTH_SHIELD_TEST_APP:
 // { keys, engine, redisUrl, origin, prefix } and optionally the token's { issuer, audience }
-// (an identity provider's tokens); it runs an Express app with auth-shield, its own
+// (an identity provider's tokens) and a dpopNonceSecret (server nonces); it runs an Express app with auth-shield, its own
 // Authenticator, its own ioredis connection and the shared replay store from createRedisStore,
 // listens on a free loopback port and prints `port <n>` on stdout. Stops on SIGTERM.
 // Required, it exports startReplayApp(settings): that process, started and listening.
@@ -39,13 +39,13 @@ async function main() {
   const Redis = require('ioredis')
   const expressShield = require('../../adapters/express')
   const { createRedisStore } = require('../../lib/store/index')
-  const { keys, engine, redisUrl, origin, prefix, issuer, audience } = JSON.parse(process.env.AUTH_SHIELD_TEST_APP)
+  const { keys, engine, redisUrl, origin, prefix, issuer, audience, dpopNonceSecret } = JSON.parse(process.env.AUTH_SHIELD_TEST_APP)
   const client = new Redis(redisUrl, { lazyConnect: true })
   client.on('error', () => {})
   await client.connect()
   const dpopReplayStore = createRedisStore(client, { prefix }).dpopReplay()
   const app = express()
-  const config = { keys, dpop: true, rateLimitMax: 0, ...(issuer === undefined ? {} : { issuer }), ...(audience === undefined ? {} : { audience }) }
+  const config = { keys, dpop: true, rateLimitMax: 0, ...(issuer === undefined ? {} : { issuer }), ...(audience === undefined ? {} : { audience }), ...(dpopNonceSecret === undefined ? {} : { dpopNonceSecret }) }
   app.use(expressShield(config, { engine, dpopOrigin: origin, dpopReplayStore }), (req, res) => res.json({ ok: true, user: req.user }))
   const server = http.createServer(app)
   server.listen(0, '127.0.0.1', () => process.stdout.write(`port ${server.address().port}\n`))
