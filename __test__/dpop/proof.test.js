@@ -72,6 +72,30 @@ for (const [name, Authenticator] of ENGINES) {
     assert.equal(code(auth.authenticate(`DPoP ${bound}`, null, null, sender(p))), 'ok')
   })
 
+  test(`${name}: htu edge cases: empty path, IPv6, ports; trailing slash, dot segments, percent-encodings and userinfo never match`, async () => {
+    const { iss, key, bound } = await fixtures()
+    const auth = new Authenticator(config(iss))
+    const PAIRS = [
+      // [the proof's htu, the request URL, expected]
+      ['https://api.example.com', 'https://api.example.com/', 'ok'],
+      ['https://api.example.com/orders#f', 'https://api.example.com/orders?page=2', 'ok'],
+      ['http://[::1]:3000/orders', 'http://[::1]:3000/orders?x=1', 'ok'],
+      ['http://API.example.com:80/orders', 'http://api.example.com/orders', 'ok'],
+      ['https://api.example.com/orders', 'https://api.example.com/orders/', 'dpop_proof_mismatch'],
+      ['https://api.example.com/a/../orders', 'https://api.example.com/orders', 'dpop_proof_mismatch'],
+      ['https://api.example.com/%6Frders', 'https://api.example.com/orders', 'dpop_proof_mismatch'],
+      ['https://api.example.com/Orders', 'https://api.example.com/orders', 'dpop_proof_mismatch'],
+      ['https://api.example.com:8443/orders', 'https://api.example.com/orders', 'dpop_proof_mismatch'],
+      ['http://[::1]/orders', 'http://[::1]:3000/orders', 'dpop_proof_mismatch'],
+      ['https://u@api.example.com/orders', 'https://u@api.example.com/orders', 'dpop_proof_mismatch'],
+      ['/orders', '/orders', 'dpop_proof_mismatch'],
+    ]
+    for (const [htu, url, expected] of PAIRS) {
+      const p = await craftedProof(key, { token: bound, payload: { htu } })
+      assert.equal(code(auth.authenticate(`DPoP ${bound}`, null, null, { dpop: p, method: 'GET', url })), expected, `${htu} vs ${url}`)
+    }
+  })
+
   test(`${name}: a proof for another method, URL or token is refused`, async () => {
     const { iss, key, bound, unbound } = await fixtures()
     const auth = new Authenticator(config(iss))
