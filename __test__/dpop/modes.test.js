@@ -172,15 +172,12 @@ describe('dpopMode options', () => {
 })
 
 // DPoP-Nonce on a success only when the proof's nonce is the previous slot's (RFC 9449 §8.2):
-// the client should switch. Nonces last 2 s here; the loop polls every 50 ms, bounded.
+// the client should switch, in every adapter. Nonces last 2 s here; the loop polls every 50 ms,
+// bounded.
 const NONCE_SECRET = 'nonce-secret-0123456789abcdef0123'
-const NONCE_APPS = {
-  express: (auth) => APPS.express(auth),
-  fetch: (auth) => APPS.fetch(auth),
-}
 
 for (const [engine, Authenticator] of Object.entries(ENGINES)) {
-  for (const [name, start] of Object.entries(NONCE_APPS)) {
+  for (const [name, start] of Object.entries(APPS)) {
     describe(`${name} (${engine}): DPoP-Nonce across a rotation`, () => {
       it('no header while the proof carries the current nonce; the new one once it rotated; the old one refused two slots on', async () => {
         const iss = await issuer()

@@ -72,6 +72,30 @@ for (const [name, Authenticator] of ENGINES) {
     assert.equal(code(auth.authenticate(`DPoP ${bound}`, null, null, sender(p))), 'ok')
   })
 
+  test(`${name}: htu edge cases: empty path, IPv6, ports; trailing slash, dot segments, percent-encodings and userinfo never match`, async () => {
+    const { iss, key, bound } = await fixtures()
+    const auth = new Authenticator(config(iss))
+    const PAIRS = [
+      // [the proof's htu, the request URL, expected]
+      ['https://api.example.com', 'https://api.example.com/', 'ok'],
+      ['https://api.example.com/orders#f', 'https://api.example.com/orders?page=2', 'ok'],
+      ['http://[::1]:3000/orders', 'http://[::1]:3000/orders?x=1', 'ok'],
+      ['http://API.example.com:80/orders', 'http://api.example.com/orders', 'ok'],
+      ['https://api.example.com/orders', 'https://api.example.com/orders/', 'dpop_proof_mismatch'],
+      ['https://api.example.com/a/../orders', 'https://api.example.com/orders', 'dpop_proof_mismatch'],
+      ['https://api.example.com/%6Frders', 'https://api.example.com/orders', 'dpop_proof_mismatch'],
+      ['https://api.example.com/Orders', 'https://api.example.com/orders', 'dpop_proof_mismatch'],
+      ['https://api.example.com:8443/orders', 'https://api.example.com/orders', 'dpop_proof_mismatch'],
+      ['http://[::1]/orders', 'http://[::1]:3000/orders', 'dpop_proof_mismatch'],
+      ['https://u@api.example.com/orders', 'https://u@api.example.com/orders', 'dpop_proof_mismatch'],
+      ['/orders', '/orders', 'dpop_proof_mismatch'],
+    ]
+    for (const [htu, url, expected] of PAIRS) {
+      const p = await craftedProof(key, { token: bound, payload: { htu } })
+      assert.equal(code(auth.authenticate(`DPoP ${bound}`, null, null, { dpop: p, method: 'GET', url })), expected, `${htu} vs ${url}`)
+    }
+  })
+
   test(`${name}: a proof for another method, URL or token is refused`, async () => {
     const { iss, key, bound, unbound } = await fixtures()
     const auth = new Authenticator(config(iss))
@@ -177,6 +201,51 @@ for (const [name, Authenticator] of ENGINES) {
     assert.deepEqual(codes, ['ok', 'ok', 'ok', 'ok', 'ok', 'dpop_replay_cache_full', 'dpop_replay_cache_full', 'dpop_replay_cache_full'])
     assert.equal(auth.dpopReplayEntries, 5)
     assert.equal(code(auth.authenticate(`DPoP ${bound}`, null, null, sender(proofs[0]))), 'dpop_proof_replayed')
+  })
+
+  test(`${name}: a flood of 10000 unique jtis holds the bound; no live entry is forgotten, so none is re-admitted`, async () => {
+    const { iss, key, bound } = await fixtures()
+    const now = Math.floor(Date.now() / 1000)
+    const auth = new Authenticator(config(iss, { clockTimestamp: now, dpopMaxReplayEntries: 1000 }))
+    const at = (i) => rawProof(key, { alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }, { ...proofClaims(bound), iat: now, jti: `flood-${i}` })
+    const run = (p) => code(auth.authenticate(`DPoP ${bound}`, null, null, sender(p)))
+    const admitted = Array.from({ length: 1000 }, (_, i) => at(i))
+    for (const p of admitted) assert.equal(run(p), 'ok')
+    const counts = {}
+    for (let i = 1000; i < 10000; i++) {
+      const c = run(at(i))
+      counts[c] = (counts[c] ?? 0) + 1
+    }
+    assert.deepEqual(counts, { dpop_replay_cache_full: 9000 })
+    assert.equal(auth.dpopReplayEntries, 1000)
+    // Every admitted proof is still a replay after the flood: nothing was dropped to make room.
+    for (const p of admitted) assert.equal(run(p), 'dpop_proof_replayed')
+  })
+
+  test(`${name}: a full replay cache makes room only once its entries' window has passed`, async () => {
+    const { iss, key, bound } = await fixtures()
+    const window = 2
+    const auth = new Authenticator(config(iss, { dpopIatWindowSec: window, dpopMaxReplayEntries: 5 }))
+    const fresh = () => rawProof(key, { alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }, proofClaims(bound))
+    const run = (p) => code(auth.authenticate(`DPoP ${bound}`, null, null, sender(p)))
+    const first = Array.from({ length: 5 }, fresh)
+    for (const p of first) assert.equal(run(p), 'ok')
+    // Polled every 100 ms, at most 15 s: full until the window of every entry has passed.
+    let passed = false
+    for (let i = 0; i < 150 && !passed; i++) {
+      for (const p of first) assert.ok(['dpop_proof_replayed', 'dpop_proof_stale'].includes(run(p)))
+      const c = run(fresh())
+      passed = c === 'ok'
+      if (!passed) {
+        assert.equal(c, 'dpop_replay_cache_full')
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      assert.ok(auth.dpopReplayEntries <= 5)
+    }
+    assert.equal(passed, true, 'the cache never made room')
+    // Room was made by expiry only: the entries' windows (iat + window) had passed.
+    const oldestIat = Math.min(...first.map((p) => JSON.parse(Buffer.from(p.split('.')[1], 'base64url')).iat))
+    assert.ok(Date.now() / 1000 > oldestIat + window)
   })
 
   test(`${name}: with dpopNonceSecret a proof needs the current or the previous slot's nonce`, async () => {

@@ -8,8 +8,6 @@
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn } = require('node:child_process')
-const path = require('node:path')
 const { randomBytes } = require('node:crypto')
 const expressShield = require('../../adapters/express')
 const { Authenticator } = require('../..')
@@ -19,6 +17,7 @@ const { expressServer } = require('../support/adapter-servers')
 const { redisSkip, startRedis } = require('../support/redis-server')
 const { connectClient } = require('../support/redis-clients')
 const { issuer, clientKey, proof } = require('../support/dpop')
+const { startReplayApp } = require('../support/dpop-replay-app')
 
 const ORIGIN = 'https://api.example.com'
 const HTU = `${ORIGIN}/orders`
@@ -157,18 +156,7 @@ describe('DPoP shared replay: batched writes, WAIT, outages', { skip: redisSkip(
     const apps = []
     try {
       for (const engine of ['native', 'js']) {
-        const env = { ...process.env, AUTH_SHIELD_TEST_APP: JSON.stringify({ keys: iss.keys, engine, redisUrl: redis.url, origin: ORIGIN, prefix: 'procs:' }) }
-        const child = spawn(process.execPath, [path.join(__dirname, '../support/dpop-replay-app.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] })
-        const port = await new Promise((resolve, reject) => {
-          let out = ''
-          child.stdout.on('data', (c) => {
-            out += c
-            const m = /port (\d+)/.exec(out)
-            if (m) resolve(Number(m[1]))
-          })
-          child.once('exit', (code) => reject(new Error(`app exited with ${code}`)))
-        })
-        apps.push({ child, base: `http://127.0.0.1:${port}` })
+        apps.push(await startReplayApp({ keys: iss.keys, engine, redisUrl: redis.url, origin: ORIGIN, prefix: 'procs:' }))
       }
       const bound = await iss.sign({ cnf: { jkt: key.jkt } })
       for (let round = 0; round < 10; round++) {
@@ -179,11 +167,7 @@ describe('DPoP shared replay: batched writes, WAIT, outages', { skip: redisSkip(
         assert.deepEqual([...new Set(answers.filter((r) => r.status === 401).map((r) => r.json.code))], ['dpop_proof_replayed'])
       }
     } finally {
-      for (const { child } of apps) {
-        const exited = new Promise((resolve) => child.once('exit', resolve))
-        child.kill('SIGTERM')
-        await exited
-      }
+      for (const app of apps) await app.stop()
     }
   })
 
