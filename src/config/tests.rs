@@ -43,7 +43,11 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "dpopMaxReplayEntries" => json!(s.dpop_max_replay_entries() as f64),
         "dpopNonceSecret" => json!(s.dpop_nonce_secret().map(|_| "set")),
         "dpopNonceLifetimeSec" => json!(s.dpop_nonce_lifetime_sec()),
-        "dpopAlgorithms" => json!(Some(s.dpop_algorithms()).filter(|l| !l.is_empty())),
+        // Empty: the default list (src/dpop.rs DEFAULT_ALGS, the schema's default).
+        "dpopAlgorithms" => match s.dpop_algorithms() {
+            [] => json!(crate::dpop::DEFAULT_ALGS.map(|a| a.name())),
+            given => json!(given),
+        },
         "keys" => json!(s.access_secret().is_none().then_some("set")),
         "verifiedTokenCacheMaxEntries" => json!(s.verified_token_cache_size().map(|n| n as f64)),
         "signingKey" => json!(s.signing_key().map(|k| k.kid())),
