@@ -27,38 +27,40 @@ process.on('unhandledRejection', (reason) => unhandled.push(reason))
 const RESOURCE = 'https://orders.api.example/'
 const CONFIG = { audience: RESOURCE, requiredScope: 'read:orders' }
 const bearer = (token) => ({ authorization: `Bearer ${token}` })
+// The tenant the adapter set (req, request, ctx.state, the Verified answer), when one was resolved.
+const tenantOf = (on) => (on.tenantId === undefined ? {} : { tenant: on.tenantId, tenantSource: on.tenantSource })
 
 const ADAPTERS = {
-  async express(middleware) {
+  async express(middleware, config = CONFIG) {
     const app = express()
-    app.use('/api', authShield(CONFIG, middleware), (req, res) => res.json({ sub: req.user.userId, iss: req.auth.iss }))
+    app.use('/api', authShield(config, middleware), (req, res) => res.json({ sub: req.user.userId, iss: req.auth.iss, ...tenantOf(req) }))
     return listen(http.createServer(app))
   },
-  async fastify(middleware) {
+  async fastify(middleware, config = CONFIG) {
     const app = Fastify()
     await app.register(async (scope) => {
-      await scope.register(authShieldPlugin, { config: CONFIG, ...middleware })
-      scope.get('/api', async (request) => ({ sub: request.user.userId, iss: request.auth.iss }))
+      await scope.register(authShieldPlugin, { config, ...middleware })
+      scope.get('/api', async (request) => ({ sub: request.user.userId, iss: request.auth.iss, ...tenantOf(request) }))
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
     return { base: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close() }
   },
-  async koa(middleware) {
+  async koa(middleware, config = CONFIG) {
     const app = new Koa()
     app.silent = true
-    app.use(koaAuthShield(CONFIG, middleware))
+    app.use(koaAuthShield(config, middleware))
     app.use((ctx) => {
-      ctx.body = { sub: ctx.state.user.userId, iss: ctx.state.auth.iss }
+      ctx.body = { sub: ctx.state.user.userId, iss: ctx.state.auth.iss, ...tenantOf(ctx.state) }
     })
     return listen(http.createServer(app.callback()))
   },
-  async fetch(middleware) {
-    const verify = createVerifier(CONFIG, middleware)
+  async fetch(middleware, config = CONFIG) {
+    const verify = createVerifier(config, middleware)
     const server = http.createServer(async (req, res) => {
       const headers = new Headers()
       for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
       const auth = await verify(new Request(`http://${req.headers.host}${req.url}`, { headers }))
-      const response = auth.ok ? Response.json({ sub: auth.user.userId, iss: auth.claims.iss }, { headers: auth.headers }) : auth.response
+      const response = auth.ok ? Response.json({ sub: auth.user.userId, iss: auth.claims.iss, ...tenantOf(auth) }, { headers: auth.headers }) : auth.response
       res.statusCode = response.status
       for (const [name, value] of response.headers) res.setHeader(name, value)
       res.end(Buffer.from(await response.arrayBuffer()))
@@ -253,5 +255,47 @@ describe('trusted issuers with discovery: two real oidc-providers behind one app
         await server.close()
       }
     })
+  }
+
+  // Multi-tenant SaaS: one provider per customer tenant. Each issuer maps to its tenant
+  // (tenantSource 'issuer'); a request of tenant A's provider that names tenant B (X-Tenant-ID,
+  // with enforceTenantMatch) is refused, whatever B's own tokens would get.
+  for (const adapter of Object.keys(ADAPTERS)) {
+    for (const engine of ['native', 'js']) {
+      it(`${adapter}, ${engine}: one provider per tenant: the tenant comes from the issuer; a token of A asking for tenant B is tenant_mismatch`, async () => {
+        const tenants = createTrustedIssuers([
+          { issuer: opA.issuer, tenant: 'tenant-a' },
+          { issuer: opB.issuer, tenant: 'tenant-b' },
+        ])
+        const server = await ADAPTERS[adapter]({ jwks: tenants, engine }, { ...CONFIG, enforceTenantMatch: true })
+        try {
+          await tenants.ready()
+          for (const [t, op, tenant] of [
+            [tokens.a, opA, 'tenant-a'],
+            [tokens.b, opB, 'tenant-b'],
+          ]) {
+            const ok = await get(`${server.base}/api`, bearer(t))
+            assert.equal(ok.status, 200, ok.body)
+            assert.deepEqual(ok.json, { sub: op.clientId, iss: op.issuer, tenant, tenantSource: 'issuer' })
+            // Naming its own tenant (ASCII case folded) is fine; naming the other one is not.
+            const own = await get(`${server.base}/api`, { ...bearer(t), 'x-tenant-id': tenant.toUpperCase() })
+            assert.equal(own.status, 200, own.body)
+          }
+          for (const [t, other] of [
+            [tokens.a, 'tenant-b'],
+            [tokens.b, 'tenant-a'],
+          ]) {
+            const r = await get(`${server.base}/api`, { ...bearer(t), 'x-tenant-id': other })
+            assert.equal(r.status, 403, r.body)
+            assert.equal(r.json.code, 'tenant_mismatch')
+          }
+          // A's key under B's issuer is still B's key question, never A's tenant.
+          assert.equal((await get(`${server.base}/api`, bearer(tokens.aAsB))).json.code, 'unknown_key')
+        } finally {
+          tenants.close()
+          await server.close()
+        }
+      })
+    }
   }
 })
