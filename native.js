@@ -16,8 +16,11 @@ try {
 const { normalizeKeys, rawKeys } = require('./lib/keys/normalize.js')
 const { readSigningKey } = require('./js/issue/signing-key.js')
 const { splitStore, attachStore, STORE_SEAM } = require('./lib/store/attached.js')
+const { ENGINE_CLOCK } = require('./lib/http/engine-clock.js')
 
 const Native = binding.Authenticator
+// Each authenticator's fixed clock (`clockTimestamp`), for ENGINE_CLOCK; absent: the system clock.
+const fixedClocks = new WeakMap()
 
 // What the stores in lib/store/ call (docs/scale-out.md): functions of the binding that take the
 // authenticator, reached through a symbol only lib/store/attached.js hands out, so they are
@@ -42,6 +45,7 @@ class Authenticator extends Native {
     const prepared = nativeConfig(settings)
     super(prepared)
     this.#allowShortSecret = prepared.allowShortSecret === true
+    if (typeof prepared.clockTimestamp === 'number') fixedClocks.set(this, prepared.clockTimestamp)
     if (store !== undefined) attachStore(this, store)
   }
 
@@ -51,7 +55,10 @@ class Authenticator extends Native {
    */
   static shared(config) {
     // The binding makes a plain native instance; it is one of ours, with this class's methods.
-    return Object.setPrototypeOf(Native.shared(nativeConfig(config)), Authenticator.prototype)
+    const prepared = nativeConfig(config)
+    const shared = Object.setPrototypeOf(Native.shared(prepared), Authenticator.prototype)
+    if (typeof prepared.clockTimestamp === 'number') fixedClocks.set(shared, prepared.clockTimestamp)
+    return shared
   }
 
   /**
@@ -77,6 +84,12 @@ class Authenticator extends Native {
 
   get [STORE_SEAM]() {
     return NATIVE_SEAM
+  }
+
+  /** The fixed clock of the config (lib/http/engine-clock.js), or null. */
+  get [ENGINE_CLOCK]() {
+    const fixed = fixedClocks.get(this)
+    return fixed === undefined ? null : fixed
   }
 }
 
