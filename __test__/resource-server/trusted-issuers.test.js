@@ -298,4 +298,38 @@ describe('trusted issuers with discovery: two real oidc-providers behind one app
       })
     }
   }
+
+  // The resilience of the remote key source, per issuer: a provider down mid-run keeps its keys
+  // in force (stale-if-error) until cacheMaxAgeMs + staleIfErrorMs, then they are withdrawn
+  // (503 keys_unavailable, that issuer only) and installed again once it is back.
+  for (const engine of ['native', 'js']) {
+    it(`express, ${engine}: an issuer down mid-run: stale keys served, then withdrawn (503) for it alone, back when it is`, async () => {
+      const stale = createTrustedIssuers([opA.issuer, opB.issuer], { cacheMaxAgeMs: 300, staleIfErrorMs: 3_000, retryMinMs: 100, retryMaxMs: 200, cooldownMs: 100 })
+      const expired = []
+      stale.on('error', () => {})
+      stale.on('expired', (err) => expired.push(err.code))
+      await stale.ready()
+      const server = await ADAPTERS.express({ jwks: stale, engine })
+      try {
+        assert.equal((await get(`${server.base}/api`, bearer(tokens.a))).status, 200)
+        opA.setDown(true)
+        await eventually(() => stale.status()[0].lastError !== null, "a failed refresh of A's key set")
+        // Stale, within its maximum age: still in force.
+        const during = await get(`${server.base}/api`, bearer(tokens.a))
+        assert.equal(during.status, 200, during.body)
+        await eventually(() => expired.length > 0, "A's key set withdrawn")
+        assert.deepEqual(expired, ['ERR_AUTH_SHIELD_JWKS_EXPIRED'])
+        const withdrawn = await get(`${server.base}/api`, bearer(tokens.a))
+        assert.equal(withdrawn.status, 503, withdrawn.body)
+        assert.equal(withdrawn.json.code, 'keys_unavailable')
+        assert.equal((await get(`${server.base}/api`, bearer(tokens.b))).status, 200)
+        opA.setDown(false)
+        await eventually(async () => (await get(`${server.base}/api`, bearer(tokens.a))).status === 200, 'A back')
+      } finally {
+        opA.setDown(false)
+        stale.close()
+        await server.close()
+      }
+    })
+  }
 })
