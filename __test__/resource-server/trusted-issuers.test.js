@@ -20,6 +20,8 @@ const { createVerifier } = require('../../adapters/fetch')
 const { createTrustedIssuers, MAX_ISSUERS } = require('../../lib/jwks/index')
 const { listen, get } = require('../support/http')
 const { startProvider } = require('../support/oidc-provider')
+const { routeApp } = require('../support/route-apps')
+const ERROR_CODES = require('../../contract/error-codes.json')
 
 const unhandled = []
 process.on('unhandledRejection', (reason) => unhandled.push(reason))
@@ -331,5 +333,37 @@ describe('trusted issuers with discovery: two real oidc-providers behind one app
         await server.close()
       }
     })
+  }
+
+  // The issue's "done when": an app lists the two providers' issuer URLs and each route its
+  // scopes; no key or JWKS URL copied by hand.
+  const SCOPED_ROUTES = {
+    '/read': (m) => [m.requireScopes('read:orders')],
+    '/write': (m) => [m.requireScopes('write:orders')],
+    '/either': (m) => [m.requireAnyScope('write:orders', 'admin')],
+  }
+  for (const adapter of ['express', 'fastify', 'koa', 'fetch']) {
+    for (const engine of ['native', 'js']) {
+      it(`${adapter}, ${engine}: per-route scopes over both providers: 200 where granted, 403 insufficient_scope naming the route's scopes`, async () => {
+        const writer = await opB.token('read:orders write:orders')
+        const server = await routeApp(adapter, { audience: RESOURCE }, { jwks: registry, engine }, SCOPED_ROUTES)
+        try {
+          const answer = async (path, t) => {
+            const r = await get(`${server.base}${path}`, bearer(t))
+            return [r.status, r.status === 200 ? r.json.sub : r.json.code, r.headers['www-authenticate'] ?? null]
+          }
+          assert.deepEqual(await answer('/read', tokens.a), [200, opA.clientId, null])
+          assert.deepEqual(await answer('/read', writer), [200, opB.clientId, null])
+          assert.deepEqual(await answer('/write', writer), [200, opB.clientId, null])
+          assert.deepEqual(await answer('/either', writer), [200, opB.clientId, null])
+          const denied = `Bearer error="insufficient_scope", error_description="${ERROR_CODES.insufficient_scope.message}"`
+          assert.deepEqual(await answer('/write', tokens.a), [403, 'insufficient_scope', `${denied}, scope="write:orders"`])
+          assert.deepEqual(await answer('/either', tokens.a), [403, 'insufficient_scope', `${denied}, scope="write:orders admin"`])
+          assert.deepEqual((await answer('/read', tokens.aAsB)).slice(0, 2), [401, 'unknown_key'])
+        } finally {
+          await server.close()
+        }
+      })
+    }
   }
 })
