@@ -19,7 +19,7 @@ const koaAuthShield = require('../../adapters/koa')
 const { createVerifier } = require('../../adapters/fetch')
 const { createTrustedIssuers, MAX_ISSUERS } = require('../../lib/jwks/index')
 const { listen, get } = require('../support/http')
-const { startProvider } = require('../support/oidc-provider')
+const { startProvider, rsaJwk, decodeJwt } = require('../support/oidc-provider')
 const { routeApp } = require('../support/route-apps')
 const ERROR_CODES = require('../../contract/error-codes.json')
 
@@ -365,5 +365,45 @@ describe('trusted issuers with discovery: two real oidc-providers behind one app
         }
       })
     }
+  }
+
+  // Key rotation of one provider behind a registry found by discovery: the new key is picked up
+  // on its unknown kid (that issuer's key set only), the old one refused once withdrawn; the
+  // other issuer is untouched.
+  for (const engine of ['native', 'js']) {
+    it(`express, ${engine}: one provider rotates its keys: picked up by discovery's key set, the withdrawn kid refused, the other issuer untouched`, async () => {
+      const [k1, k2, k3] = [rsaJwk(), rsaJwk(), rsaJwk()]
+      const rotating = await startProvider({ resource: RESOURCE, clientId: 'client-r', keys: [k1] })
+      const registry2 = createTrustedIssuers([rotating.issuer, opB.issuer], { cooldownMs: 0 })
+      registry2.on('error', () => {})
+      await registry2.ready()
+      const server = await ADAPTERS.express({ jwks: registry2, engine })
+      try {
+        const status = async (t) => {
+          const r = await get(`${server.base}/api`, bearer(t))
+          return r.status === 200 ? 200 : `${r.status} ${r.json.code}`
+        }
+        const t1 = await rotating.token('read:orders')
+        assert.equal(await status(t1), 200)
+        rotating.rotateKeys([k2, k1])
+        const t2 = await rotating.token('read:orders')
+        assert.equal(decodeJwt(t2).header.kid, k2.kid)
+        assert.equal(await status(t2), 200)
+        assert.equal(await status(t1), 200)
+        rotating.rotateKeys([k3, k2])
+        const t3 = await rotating.token('read:orders')
+        assert.equal(await status(t3), 200)
+        assert.equal(await status(t1), '401 unknown_key')
+        assert.deepEqual(
+          registry2.status()[0].keys.map((k) => k.kid),
+          [k3.kid, k2.kid],
+        )
+        assert.equal(await status(tokens.b), 200)
+      } finally {
+        registry2.close()
+        await server.close()
+        await rotating.close()
+      }
+    })
   }
 })
