@@ -108,6 +108,37 @@ describe('trusted issuers at their edges', () => {
     }
   })
 
+  it('RFC 8414 at the root for an issuer without a path; an RFC 8414 document naming another issuer is refused (mix-up), its jwks_uri never fetched', async () => {
+    provider.routes['/.well-known/oauth-authorization-server'] = json({ issuer: provider.base, jwks_uri: `${provider.base}/root/jwks` })
+    provider.routes['/root/jwks'] = json({ keys: [pair.publicJwk] })
+    const root = createTrustedIssuers([provider.base])
+    try {
+      await root.ready()
+      assert.equal(provider.hits['/.well-known/openid-configuration'], 1)
+      assert.equal(root.status()[0].jwksUri, `${provider.base}/root/jwks`)
+      const server = await app(root, 'native')
+      try {
+        assert.equal((await get(`${server.base}/api`, bearer(await mint(pair, provider.base)))).status, 200)
+      } finally {
+        await server.close()
+      }
+    } finally {
+      root.close()
+    }
+    const claimed = `${provider.base}/tenants/mixup`
+    provider.routes['/.well-known/oauth-authorization-server/tenants/mixup'] = json({ issuer: `${provider.base}/tenants/a`, jwks_uri: `${provider.base}/mixup/jwks` })
+    provider.routes['/mixup/jwks'] = json({ keys: [pair.publicJwk] })
+    const mixup = createTrustedIssuers([claimed], { retryMinMs: 60_000, retryMaxMs: 60_000 })
+    mixup.on('error', () => {})
+    try {
+      await assert.rejects(mixup.ready(), { code: 'ERR_AUTH_SHIELD_JWKS_DISCOVERY' })
+      assert.equal(provider.hits['/mixup/jwks'], undefined, 'the jwks_uri of a mix-up document was fetched')
+      assert.equal(mixup.keys, null)
+    } finally {
+      mixup.close()
+    }
+  })
+
   it('follows a jwks_uri on another origin (the documented policy: the metadata came from the issuer), and never the token’s jku', async () => {
     const keyHost = await idp()
     const issuer = `${provider.base}/cross`
