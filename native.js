@@ -18,8 +18,11 @@ const { readSigningKey } = require('./js/issue/signing-key.js')
 const { splitStore, attachStore, STORE_SEAM } = require('./lib/store/attached.js')
 const { renameDeprecated, warnDeprecated, renamedName } = require('./lib/options/deprecation.js')
 const { checkKnownOptions } = require('./js/schema.js')
+const { ENGINE_CLOCK } = require('./lib/http/engine-clock.js')
 
 const Native = binding.Authenticator
+// Each authenticator's fixed clock (`clockTimestamp`), for ENGINE_CLOCK; absent: the system clock.
+const fixedClocks = new WeakMap()
 
 // What the stores in lib/store/ call (docs/scale-out.md): functions of the binding that take the
 // authenticator, reached through a symbol only lib/store/attached.js hands out, so they are
@@ -44,6 +47,7 @@ class Authenticator extends Native {
     const prepared = nativeConfig(settings)
     super(prepared)
     this.#allowShortSecret = prepared.allowShortSecret === true
+    if (typeof prepared.clockTimestamp === 'number') fixedClocks.set(this, prepared.clockTimestamp)
     if (store !== undefined) attachStore(this, store)
   }
 
@@ -53,7 +57,10 @@ class Authenticator extends Native {
    */
   static shared(config) {
     // The binding makes a plain native instance; it is one of ours, with this class's methods.
-    return Object.setPrototypeOf(Native.shared(nativeConfig(config)), Authenticator.prototype)
+    const prepared = nativeConfig(config)
+    const shared = Object.setPrototypeOf(Native.shared(prepared), Authenticator.prototype)
+    if (typeof prepared.clockTimestamp === 'number') fixedClocks.set(shared, prepared.clockTimestamp)
+    return shared
   }
 
   /**
@@ -98,6 +105,12 @@ class Authenticator extends Native {
 
   get [STORE_SEAM]() {
     return NATIVE_SEAM
+  }
+
+  /** The fixed clock of the config (lib/http/engine-clock.js), or null. */
+  get [ENGINE_CLOCK]() {
+    const fixed = fixedClocks.get(this)
+    return fixed === undefined ? null : fixed
   }
 }
 

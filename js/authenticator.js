@@ -29,6 +29,7 @@ const { dpopScheme, checkProof, proofAlgs } = require('./dpop')
 const { ReplayCache } = require('./dpop/replay')
 const { NonceKey } = require('./dpop/nonce')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
+const { ENGINE_CLOCK } = require('../lib/http/engine-clock')
 const { warnDeprecated, renamedName } = require('../lib/options/deprecation')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/store_seam.rs).
@@ -635,6 +636,11 @@ class Authenticator {
   /** The store-facing functions (lib/store/attached.js STORE_SEAM), as the binding exports them. */
   get [STORE_SEAM]() {
     return JS_SEAM
+  }
+
+  /** The fixed clock of the config (lib/http/engine-clock.js), or null. */
+  get [ENGINE_CLOCK]() {
+    return this.#core.settings.clockTimestamp
   }
 
   static {

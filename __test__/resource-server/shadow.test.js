@@ -3,7 +3,7 @@
 // Shadow mode (lib/http/engine.js: both engines judge every request, the primary's verdict is
 // served, every difference is counted and reported to onMismatch) over the resource-server
 // checks of issue 25: the RFC 9068 profile, required scopes, step-up, and the per-route
-// requirements behind it. IdP-shaped tokens through every adapter: the engines agree on every
+// requirements behind it, and the trusted issuers of the engine (`issuers`). IdP-shaped tokens through every adapter: the engines agree on every
 // verdict (no mismatch), the answers are those of a middleware without shadow, and a verdict
 // that differs is reported while the primary's is served, not refused in its place.
 
@@ -24,6 +24,16 @@ const CONFIGS = {
   profile: { keys: idpTokens.keys, issuer: IDP_ISSUERS, audience: IDP_AUDIENCES, requireAccessTokenProfile: true, rateLimitMax: 0 },
   scopes: { keys: idpTokens.keys, issuer: IDP_ISSUERS, audience: IDP_AUDIENCES, requiredScope: 'openid', rateLimitMax: 0 },
   stepUp: { keys: idpTokens.keys, issuer: IDP_ISSUERS, audience: IDP_AUDIENCES, requiredAcr: ['mfa', '1'], maxAuthAgeSec: 3000, rateLimitMax: 0 },
+  // Trusted issuers in the engine: Keycloak's not listed (untrusted_issuer), Okta's limited to
+  // ES256 (unsupported_algorithm), Entra's mapped to a tenant (tenantSource 'issuer').
+  issuers: {
+    issuers: [
+      { issuer: IDP_ISSUERS[0], keys: idpTokens.keys, audience: IDP_AUDIENCES[0] },
+      { issuer: IDP_ISSUERS[1], keys: idpTokens.keys, audience: IDP_AUDIENCES[1], algorithms: ['ES256'] },
+      { issuer: IDP_ISSUERS[2], keys: idpTokens.keys, audience: IDP_AUDIENCES[2], tenant: 'contoso' },
+    ],
+    rateLimitMax: 0,
+  },
 }
 
 let tokens
@@ -66,8 +76,9 @@ for (const adapter of Object.keys(ADAPTERS)) {
         assert.deepEqual(mismatches, [])
         // Refusals of each kind were among them (the table is not all passes).
         const codes = new Set(seen.map((a) => a[2]))
-        const expected = { profile: ['wrong_token_type', 'insufficient_scope'], scopes: ['insufficient_scope', 'invalid_claims'], stepUp: ['insufficient_user_authentication'] }[configName]
+        const expected = { profile: ['wrong_token_type', 'insufficient_scope'], scopes: ['insufficient_scope', 'invalid_claims'], stepUp: ['insufficient_user_authentication'], issuers: ['untrusted_issuer', 'unsupported_algorithm'] }[configName]
         for (const code of expected) assert.ok(codes.has(code), `${code} among ${[...codes]}`)
+        assert.ok(seen.some((a) => a[1] === 200), 'some token passed')
       })
     })
   }

@@ -122,3 +122,40 @@ test('the challenge names acr_values and max_age (RFC 9470 §3), in the decision
     await server.close()
   }
 })
+
+test('a route requirement reads the engine clock (clockTimestamp), as the config-level maxAuthAgeSec does; both engines, config or Authenticator', async () => {
+  const base = { accessSecret: SECRET, refreshSecret: `${SECRET}-r`, clockTimestamp: NOW, rateLimitMax: 0 }
+  const sources = [
+    ['native config', base, 'native'],
+    ['js config', base, 'js'],
+    ['native Authenticator', new native.Authenticator(base), undefined],
+    ['js Authenticator', new js.Authenticator(base), undefined],
+    ['native shared Authenticator', native.Authenticator.shared(base), undefined],
+  ]
+  for (const [what, source, engine] of sources) {
+    const app = express()
+    const options = engine === undefined ? {} : { engine }
+    // /route: the per-route requirement; /config: the engine's own check, same bound.
+    app.get('/route', authShield(source, options), authShield.requireAuthentication({ maxAgeSec: 300 }), (req, res) => res.json({}))
+    app.get('/config', authShield({ ...base, maxAuthAgeSec: 300 }, options), (req, res) => res.json({}))
+    const server = await listen(http.createServer(app))
+    try {
+      // The fixed clock is years behind the process clock: a token authenticated 300 s before it
+      // is fresh for the engine, and must be for the route too.
+      for (const [authTime, status] of [
+        [NOW - 300, 200],
+        [NOW + 10, 200],
+        [NOW - 301, 401],
+      ]) {
+        const authorization = bearer({ auth_time: authTime })
+        for (const path of ['/route', '/config']) {
+          const r = await get(`${server.base}${path}`, { authorization })
+          assert.equal(r.status, status, `${what} ${path} auth_time NOW${authTime - NOW}: ${r.body}`)
+          if (status === 401) assert.equal(r.json.code, 'insufficient_user_authentication')
+        }
+      }
+    } finally {
+      await server.close()
+    }
+  }
+})

@@ -108,6 +108,37 @@ describe('trusted issuers at their edges', () => {
     }
   })
 
+  it('RFC 8414 at the root for an issuer without a path; an RFC 8414 document naming another issuer is refused (mix-up), its jwks_uri never fetched', async () => {
+    provider.routes['/.well-known/oauth-authorization-server'] = json({ issuer: provider.base, jwks_uri: `${provider.base}/root/jwks` })
+    provider.routes['/root/jwks'] = json({ keys: [pair.publicJwk] })
+    const root = createTrustedIssuers([provider.base])
+    try {
+      await root.ready()
+      assert.equal(provider.hits['/.well-known/openid-configuration'], 1)
+      assert.equal(root.status()[0].jwksUri, `${provider.base}/root/jwks`)
+      const server = await app(root, 'native')
+      try {
+        assert.equal((await get(`${server.base}/api`, bearer(await mint(pair, provider.base)))).status, 200)
+      } finally {
+        await server.close()
+      }
+    } finally {
+      root.close()
+    }
+    const claimed = `${provider.base}/tenants/mixup`
+    provider.routes['/.well-known/oauth-authorization-server/tenants/mixup'] = json({ issuer: `${provider.base}/tenants/a`, jwks_uri: `${provider.base}/mixup/jwks` })
+    provider.routes['/mixup/jwks'] = json({ keys: [pair.publicJwk] })
+    const mixup = createTrustedIssuers([claimed], { retryMinMs: 60_000, retryMaxMs: 60_000 })
+    mixup.on('error', () => {})
+    try {
+      await assert.rejects(mixup.ready(), { code: 'ERR_AUTH_SHIELD_JWKS_DISCOVERY' })
+      assert.equal(provider.hits['/mixup/jwks'], undefined, 'the jwks_uri of a mix-up document was fetched')
+      assert.equal(mixup.keys, null)
+    } finally {
+      mixup.close()
+    }
+  })
+
   it('follows a jwks_uri on another origin (the documented policy: the metadata came from the issuer), and never the token’s jku', async () => {
     const keyHost = await idp()
     const issuer = `${provider.base}/cross`
@@ -312,6 +343,62 @@ describe('trusted issuers at their edges', () => {
       } finally {
         registry.close()
         await server.close()
+      }
+    })
+  }
+
+  for (const engine of ['native', 'js']) {
+    it(`${engine}: per issuer, a key set past maxDocumentKeys is refused and the set in force kept; an issuer down is retried at most once per cooldown under a flood`, async () => {
+      // The key set bound: a document of 101 keys (over maxDocumentKeys at its top, 100, the
+      // engine's per-issuer bound) never replaces the issuer's good set.
+      const issuer = `${provider.base}/many-${engine}`
+      let published = [pair.publicJwk]
+      provider.routes[`/many-${engine}/.well-known/openid-configuration`] = json({ issuer, jwks_uri: `${provider.base}/many-${engine}/jwks` })
+      provider.routes[`/many-${engine}/jwks`] = json(() => ({ keys: published }))
+      const registry = createTrustedIssuers([issuer], { cooldownMs: 0, maxDocumentKeys: 100 })
+      const errors = []
+      registry.on('error', (err) => errors.push(err.code))
+      const server = await app(registry, engine)
+      try {
+        await registry.ready()
+        published = Array.from({ length: 101 }, (_, i) => ({ ...pair.publicJwk, kid: `many-${i}` }))
+        const unknown = await get(`${server.base}/api`, bearer(await mint(keyPair('many-100'), issuer)))
+        assert.equal(unknown.status, 401, unknown.body)
+        assert.equal(unknown.json.code, 'unknown_key')
+        assert.ok(errors.includes('ERR_AUTH_SHIELD_JWKS_INVALID'), errors.join())
+        assert.deepEqual(
+          registry.status()[0].keys.map((k) => k.kid),
+          [pair.kid],
+        )
+        assert.equal((await get(`${server.base}/api`, bearer(await mint(pair, issuer)))).status, 200)
+      } finally {
+        registry.close()
+        await server.close()
+      }
+
+      // The negative side: an issuer whose discovery fails is answered keys_unavailable, and a
+      // flood of its tokens asks the provider again at most once per cooldown.
+      const down = `${provider.base}/down-${engine}`
+      provider.routes[`/down-${engine}/.well-known/openid-configuration`] = (req, res) => {
+        res.statusCode = 503
+        res.end()
+      }
+      const downRegistry = createTrustedIssuers([down], { cooldownMs: 60_000, retryMinMs: 60_000, retryMaxMs: 60_000 })
+      downRegistry.on('error', () => {})
+      const downServer = await app(downRegistry, engine)
+      try {
+        await assert.rejects(downRegistry.ready())
+        const seen = provider.total()
+        const token = await mint(pair, down)
+        for (let i = 0; i < 100; i++) {
+          const r = await get(`${downServer.base}/api`, bearer(token))
+          assert.equal(r.status, 503, r.body)
+          assert.equal(r.json.code, 'keys_unavailable')
+        }
+        assert.ok(provider.total() - seen <= 1, `a flood of a down issuer's tokens made ${provider.total() - seen} fetches`)
+      } finally {
+        downRegistry.close()
+        await downServer.close()
       }
     })
   }

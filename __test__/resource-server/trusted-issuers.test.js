@@ -19,7 +19,9 @@ const koaAuthShield = require('../../adapters/koa')
 const { createVerifier } = require('../../adapters/fetch')
 const { createTrustedIssuers, MAX_ISSUERS } = require('../../lib/jwks/index')
 const { listen, get } = require('../support/http')
-const { startProvider } = require('../support/oidc-provider')
+const { startProvider, rsaJwk, decodeJwt } = require('../support/oidc-provider')
+const { routeApp } = require('../support/route-apps')
+const ERROR_CODES = require('../../contract/error-codes.json')
 
 const unhandled = []
 process.on('unhandledRejection', (reason) => unhandled.push(reason))
@@ -27,38 +29,40 @@ process.on('unhandledRejection', (reason) => unhandled.push(reason))
 const RESOURCE = 'https://orders.api.example/'
 const CONFIG = { audience: RESOURCE, requiredScope: 'read:orders' }
 const bearer = (token) => ({ authorization: `Bearer ${token}` })
+// The tenant the adapter set (req, request, ctx.state, the Verified answer), when one was resolved.
+const tenantOf = (on) => (on.tenantId === undefined ? {} : { tenant: on.tenantId, tenantSource: on.tenantSource })
 
 const ADAPTERS = {
-  async express(middleware) {
+  async express(middleware, config = CONFIG) {
     const app = express()
-    app.use('/api', authShield(CONFIG, middleware), (req, res) => res.json({ sub: req.user.userId, iss: req.auth.iss }))
+    app.use('/api', authShield(config, middleware), (req, res) => res.json({ sub: req.user.userId, iss: req.auth.iss, ...tenantOf(req) }))
     return listen(http.createServer(app))
   },
-  async fastify(middleware) {
+  async fastify(middleware, config = CONFIG) {
     const app = Fastify()
     await app.register(async (scope) => {
-      await scope.register(authShieldPlugin, { config: CONFIG, ...middleware })
-      scope.get('/api', async (request) => ({ sub: request.user.userId, iss: request.auth.iss }))
+      await scope.register(authShieldPlugin, { config, ...middleware })
+      scope.get('/api', async (request) => ({ sub: request.user.userId, iss: request.auth.iss, ...tenantOf(request) }))
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
     return { base: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close() }
   },
-  async koa(middleware) {
+  async koa(middleware, config = CONFIG) {
     const app = new Koa()
     app.silent = true
-    app.use(koaAuthShield(CONFIG, middleware))
+    app.use(koaAuthShield(config, middleware))
     app.use((ctx) => {
-      ctx.body = { sub: ctx.state.user.userId, iss: ctx.state.auth.iss }
+      ctx.body = { sub: ctx.state.user.userId, iss: ctx.state.auth.iss, ...tenantOf(ctx.state) }
     })
     return listen(http.createServer(app.callback()))
   },
-  async fetch(middleware) {
-    const verify = createVerifier(CONFIG, middleware)
+  async fetch(middleware, config = CONFIG) {
+    const verify = createVerifier(config, middleware)
     const server = http.createServer(async (req, res) => {
       const headers = new Headers()
       for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
       const auth = await verify(new Request(`http://${req.headers.host}${req.url}`, { headers }))
-      const response = auth.ok ? Response.json({ sub: auth.user.userId, iss: auth.claims.iss }, { headers: auth.headers }) : auth.response
+      const response = auth.ok ? Response.json({ sub: auth.user.userId, iss: auth.claims.iss, ...tenantOf(auth) }, { headers: auth.headers }) : auth.response
       res.statusCode = response.status
       for (const [name, value] of response.headers) res.setHeader(name, value)
       res.end(Buffer.from(await response.arrayBuffer()))
@@ -251,6 +255,154 @@ describe('trusted issuers with discovery: two real oidc-providers behind one app
         opA.setDown(false)
         started.close()
         await server.close()
+      }
+    })
+  }
+
+  // Multi-tenant SaaS: one provider per customer tenant. Each issuer maps to its tenant
+  // (tenantSource 'issuer'); a request of tenant A's provider that names tenant B (X-Tenant-ID,
+  // with enforceTenantMatch) is refused, whatever B's own tokens would get.
+  for (const adapter of Object.keys(ADAPTERS)) {
+    for (const engine of ['native', 'js']) {
+      it(`${adapter}, ${engine}: one provider per tenant: the tenant comes from the issuer; a token of A asking for tenant B is tenant_mismatch`, async () => {
+        const tenants = createTrustedIssuers([
+          { issuer: opA.issuer, tenant: 'tenant-a' },
+          { issuer: opB.issuer, tenant: 'tenant-b' },
+        ])
+        const server = await ADAPTERS[adapter]({ jwks: tenants, engine }, { ...CONFIG, enforceTenantMatch: true })
+        try {
+          await tenants.ready()
+          for (const [t, op, tenant] of [
+            [tokens.a, opA, 'tenant-a'],
+            [tokens.b, opB, 'tenant-b'],
+          ]) {
+            const ok = await get(`${server.base}/api`, bearer(t))
+            assert.equal(ok.status, 200, ok.body)
+            assert.deepEqual(ok.json, { sub: op.clientId, iss: op.issuer, tenant, tenantSource: 'issuer' })
+            // Naming its own tenant (ASCII case folded) is fine; naming the other one is not.
+            const own = await get(`${server.base}/api`, { ...bearer(t), 'x-tenant-id': tenant.toUpperCase() })
+            assert.equal(own.status, 200, own.body)
+          }
+          for (const [t, other] of [
+            [tokens.a, 'tenant-b'],
+            [tokens.b, 'tenant-a'],
+          ]) {
+            const r = await get(`${server.base}/api`, { ...bearer(t), 'x-tenant-id': other })
+            assert.equal(r.status, 403, r.body)
+            assert.equal(r.json.code, 'tenant_mismatch')
+          }
+          // A's key under B's issuer is still B's key question, never A's tenant.
+          assert.equal((await get(`${server.base}/api`, bearer(tokens.aAsB))).json.code, 'unknown_key')
+        } finally {
+          tenants.close()
+          await server.close()
+        }
+      })
+    }
+  }
+
+  // The resilience of the remote key source, per issuer: a provider down mid-run keeps its keys
+  // in force (stale-if-error) until cacheMaxAgeMs + staleIfErrorMs, then they are withdrawn
+  // (503 keys_unavailable, that issuer only) and installed again once it is back.
+  for (const engine of ['native', 'js']) {
+    it(`express, ${engine}: an issuer down mid-run: stale keys served, then withdrawn (503) for it alone, back when it is`, async () => {
+      const stale = createTrustedIssuers([opA.issuer, opB.issuer], { cacheMaxAgeMs: 300, staleIfErrorMs: 3_000, retryMinMs: 100, retryMaxMs: 200, cooldownMs: 100 })
+      const expired = []
+      stale.on('error', () => {})
+      stale.on('expired', (err) => expired.push(err.code))
+      await stale.ready()
+      const server = await ADAPTERS.express({ jwks: stale, engine })
+      try {
+        assert.equal((await get(`${server.base}/api`, bearer(tokens.a))).status, 200)
+        opA.setDown(true)
+        await eventually(() => stale.status()[0].lastError !== null, "a failed refresh of A's key set")
+        // Stale, within its maximum age: still in force.
+        const during = await get(`${server.base}/api`, bearer(tokens.a))
+        assert.equal(during.status, 200, during.body)
+        await eventually(() => expired.length > 0, "A's key set withdrawn")
+        assert.deepEqual(expired, ['ERR_AUTH_SHIELD_JWKS_EXPIRED'])
+        const withdrawn = await get(`${server.base}/api`, bearer(tokens.a))
+        assert.equal(withdrawn.status, 503, withdrawn.body)
+        assert.equal(withdrawn.json.code, 'keys_unavailable')
+        assert.equal((await get(`${server.base}/api`, bearer(tokens.b))).status, 200)
+        opA.setDown(false)
+        await eventually(async () => (await get(`${server.base}/api`, bearer(tokens.a))).status === 200, 'A back')
+      } finally {
+        opA.setDown(false)
+        stale.close()
+        await server.close()
+      }
+    })
+  }
+
+  // The issue's "done when": an app lists the two providers' issuer URLs and each route its
+  // scopes; no key or JWKS URL copied by hand.
+  const SCOPED_ROUTES = {
+    '/read': (m) => [m.requireScopes('read:orders')],
+    '/write': (m) => [m.requireScopes('write:orders')],
+    '/either': (m) => [m.requireAnyScope('write:orders', 'admin')],
+  }
+  for (const adapter of ['express', 'fastify', 'koa', 'fetch']) {
+    for (const engine of ['native', 'js']) {
+      it(`${adapter}, ${engine}: per-route scopes over both providers: 200 where granted, 403 insufficient_scope naming the route's scopes`, async () => {
+        const writer = await opB.token('read:orders write:orders')
+        const server = await routeApp(adapter, { audience: RESOURCE }, { jwks: registry, engine }, SCOPED_ROUTES)
+        try {
+          const answer = async (path, t) => {
+            const r = await get(`${server.base}${path}`, bearer(t))
+            return [r.status, r.status === 200 ? r.json.sub : r.json.code, r.headers['www-authenticate'] ?? null]
+          }
+          assert.deepEqual(await answer('/read', tokens.a), [200, opA.clientId, null])
+          assert.deepEqual(await answer('/read', writer), [200, opB.clientId, null])
+          assert.deepEqual(await answer('/write', writer), [200, opB.clientId, null])
+          assert.deepEqual(await answer('/either', writer), [200, opB.clientId, null])
+          const denied = `Bearer error="insufficient_scope", error_description="${ERROR_CODES.insufficient_scope.message}"`
+          assert.deepEqual(await answer('/write', tokens.a), [403, 'insufficient_scope', `${denied}, scope="write:orders"`])
+          assert.deepEqual(await answer('/either', tokens.a), [403, 'insufficient_scope', `${denied}, scope="write:orders admin"`])
+          assert.deepEqual((await answer('/read', tokens.aAsB)).slice(0, 2), [401, 'unknown_key'])
+        } finally {
+          await server.close()
+        }
+      })
+    }
+  }
+
+  // Key rotation of one provider behind a registry found by discovery: the new key is picked up
+  // on its unknown kid (that issuer's key set only), the old one refused once withdrawn; the
+  // other issuer is untouched.
+  for (const engine of ['native', 'js']) {
+    it(`express, ${engine}: one provider rotates its keys: picked up by discovery's key set, the withdrawn kid refused, the other issuer untouched`, async () => {
+      const [k1, k2, k3] = [rsaJwk(), rsaJwk(), rsaJwk()]
+      const rotating = await startProvider({ resource: RESOURCE, clientId: 'client-r', keys: [k1] })
+      const registry2 = createTrustedIssuers([rotating.issuer, opB.issuer], { cooldownMs: 0 })
+      registry2.on('error', () => {})
+      await registry2.ready()
+      const server = await ADAPTERS.express({ jwks: registry2, engine })
+      try {
+        const status = async (t) => {
+          const r = await get(`${server.base}/api`, bearer(t))
+          return r.status === 200 ? 200 : `${r.status} ${r.json.code}`
+        }
+        const t1 = await rotating.token('read:orders')
+        assert.equal(await status(t1), 200)
+        rotating.rotateKeys([k2, k1])
+        const t2 = await rotating.token('read:orders')
+        assert.equal(decodeJwt(t2).header.kid, k2.kid)
+        assert.equal(await status(t2), 200)
+        assert.equal(await status(t1), 200)
+        rotating.rotateKeys([k3, k2])
+        const t3 = await rotating.token('read:orders')
+        assert.equal(await status(t3), 200)
+        assert.equal(await status(t1), '401 unknown_key')
+        assert.deepEqual(
+          registry2.status()[0].keys.map((k) => k.kid),
+          [k3.kid, k2.kid],
+        )
+        assert.equal(await status(tokens.b), 200)
+      } finally {
+        registry2.close()
+        await server.close()
+        await rotating.close()
       }
     })
   }

@@ -23,6 +23,7 @@ const { clientCertReader } = require('./client-cert')
 const { senderReader, sharedReplayCheck, dpopChallenge, challengeAlgs, addNonceHeader, isDpopScheme, dpopRequiredResult, dpopModeOf, refusedResult } = require('./dpop')
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
+const { fixedClockOf } = require('./engine-clock')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by lib/options/reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -128,6 +129,8 @@ class AuthDecision {
     // (lib/http/client-cert.js); null otherwise.
     this.senderOf = clientCertReader(options || {}, this.engine.authenticator.certificateBoundTokens === true)
     this.refillPerSec = this.engine.authenticator.rateLimitRefillPerSec
+    // The engine's fixed test clock or null, for the route requirements' maxAgeSec (lib/http/engine-clock.js).
+    this.fixedClock = fixedClockOf(this.engine.authenticator)
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
     // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).

@@ -18,6 +18,7 @@ const { typeError, TABLE } = require('../../js/error')
 const { resultTemplates } = require('../../js/schema')
 const { Challenge } = require('./challenge')
 const { DPOP_ALGS } = require('./dpop')
+const { engineNowSec } = require('./engine-clock')
 
 // Where an adapter leaves the pass decision of an authenticated (or anonymous) request for the
 // requirements of its route: on the request (Express, Fastify), on ctx.state (Koa), on the
@@ -207,7 +208,7 @@ function holds(claim, wanted) {
 
 /**
  * `requireAuthentication({ acrValues, maxAgeSec })` (RFC 9470): the token's `acr` equals one of
- * `acrValues`, and its `auth_time` is at most `maxAgeSec` seconds old (the process clock), as
+ * `acrValues`, and its `auth_time` is at most `maxAgeSec` seconds old (by the engine's clock: lib/http/engine-clock.js), as
  * the config's `requiredAcr` / `maxAuthAgeSec` check them; 401 insufficient_user_authentication,
  * the challenge naming `acr_values` and `max_age`.
  */
@@ -236,7 +237,7 @@ function requireAuthentication(options) {
       const authTime = payload.auth_time
       if ((acr !== undefined && typeof acr !== 'string') || (authTime !== undefined && typeof authTime !== 'number')) return 'invalid_claims'
       if (acrValues !== undefined && !acrValues.includes(acr)) return 'insufficient_user_authentication'
-      if (maxAgeSec !== undefined && !(typeof authTime === 'number' && Math.floor(Date.now() / 1000) - authTime <= maxAgeSec)) return 'insufficient_user_authentication'
+      if (maxAgeSec !== undefined && !(typeof authTime === 'number' && engineNowSec(pass.decision.fixedClock) - authTime <= maxAgeSec)) return 'insufficient_user_authentication'
       return null
     },
     { acrValues: acrValues || [], maxAge: maxAgeSec },
