@@ -107,6 +107,7 @@ test('returns every AuthResult field of contract/options.json, in its order, suc
   assert.deepEqual({ ...ok, requestId: 'x' }, {
     authenticated: true, userId: 'u1', email: 'e@x', role: 'admin', tenantId: 'acme', tenantSource: 'header', requestId: 'x',
     rateLimitRemaining: 4, rateLimitLimit: 5, retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: undefined,
+    dpopReplayKey: undefined, dpopReplayUntilSec: undefined,
   })
   const bad = auth.authenticate(undefined)
   assert.deepEqual(Object.keys(bad), keys)
@@ -114,6 +115,7 @@ test('returns every AuthResult field of contract/options.json, in its order, suc
     authenticated: false, userId: undefined, email: undefined, role: undefined, tenantId: undefined, tenantSource: undefined,
     requestId: 'x', rateLimitRemaining: undefined, rateLimitLimit: 5, retryAfterMs: 0,
     error: 'No Authorization header provided', errorCode: 'missing_authorization', errorStatus: 401,
+    dpopReplayKey: undefined, dpopReplayUntilSec: undefined,
   })
   // The values the schema fixes per outcome.
   for (const field of RESULTS.AuthResult) {
