@@ -132,9 +132,16 @@ declare namespace authShield {
     type(type: string): this
   }
 
-  export interface ExpressAuthShieldOptions extends middleware.CommonOptions<IncomingMessage> {
+  export interface ExpressAuthShieldOptions extends Omit<middleware.CommonOptions<IncomingMessage>, 'dpopUrl'> {
     /** Formats failures your own way; the X-Request-Id and auth headers are already set. */
     onError?(err: AuthShieldErrorClass, req: ExpressRequest, res: ExpressResponse, next: Next): void
+    /**
+     * Instead of `dpopOrigin`, behind a proxy that rewrites the path: the absolute URL the
+     * client addressed, e.g. `(req) => 'https://api.example.com/api' + req.originalUrl`
+     * (docs/sender-constrained.md). Called for DPoP requests only; a throw or an answer that is
+     * not an absolute http(s) URL refuses the request (`ERR_AUTH_SHIELD_CALLBACK`).
+     */
+    dpopUrl?: (req: ExpressRequest) => string
     /** Where the verified payload goes: a name or a dotted path. Default 'auth'. */
     requestProperty?: string
   }

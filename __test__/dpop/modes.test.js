@@ -142,10 +142,10 @@ for (const [engine, Authenticator] of Object.entries(ENGINES)) {
 
 describe('dpopMode options', () => {
   const config = { accessSecret: 'x'.repeat(32), dpop: true }
-  it('takes disabled, allowed or required; the last two need dpopOrigin', () => {
+  it('takes disabled, allowed or required; the last two need dpopOrigin or dpopUrl', () => {
     for (const bad of ['off', true, 1, null, 'Required', '', false, 0, NaN]) assert.throws(() => expressShield(config, { dpopOrigin: ORIGIN, dpopMode: bad }), { name: 'TypeError' }, String(bad))
     for (const mode of ['allowed', 'required']) {
-      assert.throws(() => expressShield(config, { dpopMode: mode }), { name: 'TypeError', message: `options.dpopMode '${mode}' needs options.dpopOrigin` })
+      assert.throws(() => expressShield(config, { dpopMode: mode }), { name: 'TypeError', message: `options.dpopMode '${mode}' needs options.dpopOrigin or options.dpopUrl` })
     }
     expressShield(config, { dpopMode: 'disabled' })
   })

@@ -26,6 +26,9 @@ const run = (ctx: KoaContext): Promise<unknown> => thrown(ctx, async () => {})
 
 const verifyRequest = createVerifier(config, { credentialsRequired: true, getToken: (request) => new URL(request.url).searchParams.get('token') })
 const same = fetchEntry.createVerifier(config)
+// dpopUrl gets what the other callbacks get: the Request here, ctx in Koa.
+createVerifier(config, { dpopUrl: (request) => `https://api.example.com/api${new URL(request.url).pathname}` })
+koaShield(config, { dpopUrl: (ctx) => `https://api.example.com/api${ctx.originalUrl}` })
 // @ts-expect-error the caller answers refusals: no onError
 createVerifier(config, { onError: () => {} })
 // The tracing option takes @opentelemetry/api's own objects (typed structurally: no dependency).

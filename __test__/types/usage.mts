@@ -29,10 +29,15 @@ const dpopModes: DpopMode[] = ['disabled', 'allowed', 'required']
 app.get('/pay', authShield(config, { dpopOrigin: 'https://api.example.com', dpopMode: dpopModes[2] }))
 // @ts-expect-error a mode is one of three words
 authShield(config, { dpopMode: true })
+// Behind a proxy that rewrites the path: the external URL, rebuilt from the request.
+app.get('/orders', authShield(config, { dpopUrl: (req) => `https://api.example.com/api${req.originalUrl}`, dpopMode: 'required' }))
+// @ts-expect-error dpopUrl answers the URL now, never a Promise of it
+authShield(config, { dpopUrl: async () => 'https://api.example.com/api/orders' })
 const isAuthError = (e: unknown): boolean => e instanceof AuthShieldError
 
 const fastify = Fastify()
 await fastify.register(fastifyAuth, { config })
+await fastify.register(fastifyAuth, { config, dpopUrl: (request) => `https://api.example.com/api${request.url}` })
 fastify.get('/me', async (request) => ({ userId: request.user?.userId ?? null }))
 
 export { named, viaDefault, oneShot, jsResult, jsViaDefault, isAuthError }

@@ -135,11 +135,16 @@ class AuthDecision {
     this.recoveries = new Map()
     // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).
     this.verifiedClaims = new VerifiedClaims()
-    // DPoP (lib/http/dpop.js): the proof, method and URL of each request, with dpopOrigin only.
-    // The route's DPoP mode (dpopMode): 'disabled' reads no proof and refuses the DPoP scheme.
+    // DPoP (lib/http/dpop.js): the proof, method and URL of each request, with dpopOrigin or
+    // dpopUrl only. The route's DPoP mode (dpopMode): 'disabled' reads no proof and refuses the DPoP scheme.
     this.dpopMode = dpopModeOf(options || {})
-    this.dpopSender = this.dpopMode === 'disabled' ? null : senderReader(options === undefined || options === null ? undefined : options.dpopOrigin)
-    if (this.dpopMode !== undefined && this.dpopMode !== 'disabled' && this.dpopSender === null) throw typeError(`options.dpopMode '${this.dpopMode}' needs options.dpopOrigin`)
+    const dpopOptions = options || {}
+    this.dpopSender = this.dpopMode === 'disabled' ? null : senderReader(dpopOptions.dpopOrigin, dpopOptions.dpopUrl)
+    // Kept for callbacksTake (the Fetch adapter hands it the Request).
+    this.dpopUrl = this.dpopSender === null || dpopOptions.dpopUrl === null ? undefined : dpopOptions.dpopUrl
+    if (this.dpopMode !== undefined && this.dpopMode !== 'disabled' && this.dpopSender === null) {
+      throw typeError(`options.dpopMode '${this.dpopMode}' needs options.dpopOrigin or options.dpopUrl`)
+    }
     this.dpopRequired = this.dpopMode === 'required'
     this.dpopDisabled = this.dpopMode === 'disabled'
     this.dpopReplay = this.dpopDisabled ? null : sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender)
@@ -221,7 +226,7 @@ class AuthDecision {
     // What the request says of its sender: its DPoP proof, method and URL, its client
     // certificate; built only for the checks configured.
     let sender
-    if (this.dpopSender !== null) sender = this.dpopSender(req, headers)
+    if (this.dpopSender !== null) sender = this.dpopSender(req, headers, authorization)
     if (this.senderOf !== null) {
       const certificate = this.senderOf(req)
       if (certificate !== undefined) sender = sender === undefined ? certificate : { ...sender, clientCertThumbprint: certificate.clientCertThumbprint }
@@ -313,7 +318,7 @@ class AuthDecision {
    * For an adapter whose decision reads a Node-style view of each request (`method`, `headers`
    * by lowercase name) while its users know the request in another form (a Fetch `Request`):
    * the application's callbacks that take the request (getToken, isRevoked, skip / unless and
-   * their rules) are given `subjectOf(view)` instead. Call once, before the first request.
+   * their rules, dpopUrl) are given `subjectOf(view)` instead. Call once, before the first request.
    */
   callbacksTake(subjectOf) {
     const o = this.options
@@ -321,6 +326,8 @@ class AuthDecision {
     if (getToken !== undefined) o.getToken = (view) => getToken(subjectOf(view))
     if (isRevoked !== undefined) o.isRevoked = (view, claims) => isRevoked(subjectOf(view), claims)
     if (skip !== null) o.skip = (view, path) => skip(subjectOf(view), path)
+    const dpopUrl = this.dpopUrl
+    if (dpopUrl !== undefined) this.dpopSender = senderReader(undefined, (view) => dpopUrl(subjectOf(view)))
   }
 
   /**

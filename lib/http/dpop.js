@@ -2,13 +2,15 @@
 
 // DPoP in the adapters (RFC 9449): the SenderContext of a request (authenticate's 4th
 // argument) and the DPoP challenge (§7.1). The absolute URL a proof's htu is compared with is
-// the configured origin plus the request target: never built from Host or X-Forwarded-*, which
-// a client chooses (a proof made for one URL would then pass on another).
+// the configured origin plus the request target, or what the application's dpopUrl says (a
+// proxy that rewrites the path): never built from Host or X-Forwarded-*, which a client
+// chooses (a proof made for one URL would then pass on another).
 
 const { typeError, TABLE } = require('../../js/error')
 const { warnOnce } = require('../options/deprecation')
 const { resultTemplates } = require('../../js/schema')
 const { headerValue } = require('./token-source')
+const { callbackError, unexpectedAnswer } = require('./callback-fence')
 
 // scheme://host[:port], nothing else: no path, no userinfo, no query.
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+$/i
@@ -19,13 +21,25 @@ const ALGS = require('../../contract/options.json').options.find((o) => o.name =
 // Failures of the proof itself: RFC 9449 §7.1's invalid_dpop_proof.
 const PROOF_CODES = new Set(['missing_dpop_proof', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed'])
 const DPOP_SCHEME = /^dpop(?: |$)/i
+// What dpopUrl must answer: an absolute http(s) URL, printable ASCII, with a host and no
+// userinfo. The engines' htu normalisation (src/dpop/htu.rs) does the rest: the default port
+// dropped, query and fragment cut; a URL it cannot read never matches a proof.
+const ABSOLUTE_URL = /^https?:\/\/(?:(?![/?#@])[\x21-\x7e])+(?:[/?#][\x21-\x7e]*)?$/i
 
 /**
- * `(req, headers) => SenderContext` for the middleware option `dpopOrigin`, or null without it
- * (then nothing is read per request). `req` is what the adapter decides on: its `method`, and
- * `originalUrl` (Express, Koa, the Fetch view) or `url` (Fastify, Node) for the target.
+ * `(req, headers, authorization) => SenderContext` for the middleware option `dpopOrigin` or
+ * `dpopUrl` (one of them: both is a TypeError), or null without either (then nothing is read
+ * per request). `req` is what the adapter decides on: its `method`, and `originalUrl`
+ * (Express, Koa, the Fetch view) or `url` (Fastify, Node) for the target.
  */
-function senderReader(origin) {
+function senderReader(origin, urlOf) {
+  if (urlOf !== undefined && urlOf !== null) {
+    if (origin !== undefined && origin !== null) {
+      throw typeError('options.dpopOrigin and options.dpopUrl both say which URL clients address: give one of them')
+    }
+    if (typeof urlOf !== 'function') throw typeError('options.dpopUrl must be a function (req) => the absolute URL the client addressed')
+    return urlSender(urlOf)
+  }
   if (origin === undefined || origin === null) return null
   if (typeof origin !== 'string' || !ORIGIN.test(origin)) {
     throw typeError("options.dpopOrigin must be an origin such as 'https://api.example.com' (scheme, host and port only)")
@@ -38,6 +52,43 @@ function senderReader(origin) {
       // Origin-form targets only (RFC 9112 §3.2.1); anything else never matches a proof.
       url: typeof target === 'string' && target.startsWith('/') ? origin + target : undefined,
     }
+  }
+}
+
+/**
+ * The sender reader of `dpopUrl(req)`: the application rebuilds the external URL (a proxy that
+ * strips or adds a path prefix). Called for requests with the DPoP scheme only: a Bearer
+ * request's proof is never read by the engines, so it pays nothing. A callback is code we do
+ * not own (lib/http/callback-fence.js): a throw, or an answer that is not an absolute http(s)
+ * URL (a Promise included: the URL is needed now), refuses the request with an
+ * ERR_AUTH_SHIELD_CALLBACK Error, as a failing getToken does; never a pass, and never a proof
+ * checked against a URL nobody gave.
+ */
+function urlSender(urlOf) {
+  return (req, headers, authorization) => {
+    const dpop = headerValue(headers.dpop)
+    const method = typeof req.method === 'string' ? req.method : undefined
+    if (!isDpopScheme(authorization)) return { dpop, method, url: undefined }
+    let url
+    try {
+      url = urlOf(req)
+    } catch (err) {
+      throw callbackError('options.dpopUrl', err, 'threw')
+    }
+    if (typeof url === 'string' && ABSOLUTE_URL.test(url)) return { dpop, method, url }
+    ignoreRejection(url)
+    throw unexpectedAnswer('options.dpopUrl', url, 'an absolute http(s) URL')
+  }
+}
+
+/** A Promise (or thenable) answered where none is awaited: its rejection must not go unhandled. */
+function ignoreRejection(value) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return
+  try {
+    // Reading `then` (and Promise.resolve reading `constructor`) runs application code.
+    if (typeof value.then === 'function') Promise.resolve(value).then(undefined, () => {})
+  } catch {
+    // A getter that threw: nothing will settle later.
   }
 }
 
@@ -77,7 +128,7 @@ function sharedReplayCheck(store, sender) {
   if (!(store instanceof DpopReplayStore)) {
     throw typeError('options.dpopReplayStore must be a DpopReplayStore (createDpopReplayStore or store.dpopReplay() of auth-shield/redis)')
   }
-  if (sender === null) throw typeError('options.dpopReplayStore needs options.dpopOrigin')
+  if (sender === null) throw typeError('options.dpopReplayStore needs options.dpopOrigin or options.dpopUrl')
   return (result) => {
     const key = result.dpopReplayKey
     const until = result.dpopReplayUntilSec
@@ -132,7 +183,7 @@ function proofNonce(proof) {
  * The route's DPoP mode from the middleware options: `dpopMode` ('disabled', 'allowed',
  * 'required'; checked by the schema), or `dpopRequired: true` (deprecated) as 'required';
  * undefined when neither is given (then DPoP requests are checked as 'allowed' does when the
- * engine has `dpop` and `dpopOrigin` is given).
+ * engine has `dpop` and `dpopOrigin` or `dpopUrl` is given).
  */
 function dpopModeOf(options) {
   const mode = options.dpopMode

@@ -172,8 +172,18 @@ export interface CommonOptions<Req> {
    */
   dpopOrigin?: string
   /**
+   * Instead of `dpopOrigin` (not with it), for a proxy that strips or adds a path prefix: the
+   * absolute URL the client addressed (`'https://api.example.com/api/orders'`), rebuilt from
+   * the request the other callbacks get (Koa: `ctx`; Fetch: the `Request`). Called for
+   * requests with the DPoP scheme only; query and fragment are ignored. A throw, or an answer
+   * that is not an absolute http(s) URL (a Promise included: it is not awaited), refuses the
+   * request with an `ERR_AUTH_SHIELD_CALLBACK` error. Never build it from `Host` or
+   * `X-Forwarded-*` that a client can choose (docs/sender-constrained.md).
+   */
+  dpopUrl?: (req: Req) => string
+  /**
    * @deprecated Use `dpopMode: 'required'` (`AUTH_SHIELD_DEP_DPOP_REQUIRED`). Refuse requests
-   * authenticated with a Bearer token (401 `dpop_required`). Needs `dpopOrigin`. Default false.
+   * authenticated with a Bearer token (401 `dpop_required`). Needs `dpopOrigin` or `dpopUrl`. Default false.
    */
   dpopRequired?: boolean
   /**
@@ -181,7 +191,7 @@ export interface CommonOptions<Req> {
    * checks DPoP requests and takes Bearer ones; `'required'` refuses a Bearer success (401
    * `dpop_required`, a DPoP challenge); `'disabled'` refuses every `Authorization: DPoP`
    * request (401 `dpop_not_allowed`, a Bearer `invalid_request` challenge) and reads no proof.
-   * `'allowed'` and `'required'` need `dpopOrigin`. A DPoP-bound token sent as Bearer is refused
+   * `'allowed'` and `'required'` need `dpopOrigin` or `dpopUrl`. A DPoP-bound token sent as Bearer is refused
    * in every mode.
    */
   dpopMode?: DpopMode
@@ -189,7 +199,7 @@ export interface CommonOptions<Req> {
    * A `DpopReplayStore` of auth-shield/redis (`createDpopReplayStore`, or `store.dpopReplay()`
    * of a `createRedisStore`): every proof the engine accepted is also recorded there, so a proof
    * is accepted once across every process sharing the Redis (requests arriving together share
-   * one round trip); Redis failing refuses with 503 `dpop_replay_unavailable`. Needs `dpopOrigin`.
+   * one round trip); Redis failing refuses with 503 `dpop_replay_unavailable`. Needs `dpopOrigin` or `dpopUrl`.
    */
   dpopReplayStore?: import('../store/index').DpopReplayStore
   /** `realm` of the WWW-Authenticate challenge. */
