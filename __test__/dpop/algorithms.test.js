@@ -7,33 +7,15 @@
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const Fastify = require('fastify')
-const expressShield = require('../../adapters/express')
-const fastifyShield = require('../../adapters/fastify')
-const koaShield = require('../../adapters/koa')
-const { createVerifier } = require('../../adapters/fetch')
 const { request } = require('../support/http')
-const { expressServer, koaServer, fetchServer, fetchRoute } = require('../support/adapter-servers')
+const { ADAPTER_STARTS } = require('../support/adapter-servers')
 const { issuer, clientKey, proof } = require('../support/dpop')
 
 const ORIGIN = 'https://api.example.com'
 const HTU = `${ORIGIN}/orders`
 const DEFAULT = 'ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA Ed25519'
 
-async function fastifyServer(options) {
-  const app = Fastify()
-  await app.register(fastifyShield, options)
-  app.get('/orders', async (req) => ({ user: req.user }))
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return { base: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close() }
-}
-
-const ADAPTERS = [
-  ['express', (config, options) => expressServer(expressShield(config, options))],
-  ['fastify', (config, options) => fastifyServer({ config, ...options })],
-  ['koa', (config, options) => koaServer(koaShield(config, options))],
-  ['fetch', (config, options) => fetchServer(fetchRoute(createVerifier(config, options)))],
-]
+const ADAPTERS = ADAPTER_STARTS
 
 for (const engine of ['native', 'js']) {
   for (const [name, start] of ADAPTERS) {

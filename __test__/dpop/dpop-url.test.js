@@ -18,7 +18,7 @@ const expressShield = require('../../adapters/express')
 const fastifyShield = require('../../adapters/fastify')
 const koaShield = require('../../adapters/koa')
 const { createVerifier } = require('../../adapters/fetch')
-const { listen, request } = require('../support/http')
+const { listen, request, forward } = require('../support/http')
 const { fetchServer } = require('../support/adapter-servers')
 const { issuer, clientKey, proof } = require('../support/dpop')
 
@@ -113,15 +113,7 @@ async function startProxy(target) {
     const upstream = new URL(target())
     const headers = { ...req.headers, host: upstream.host, 'x-forwarded-proto': 'http', 'x-forwarded-prefix': PREFIX }
     const path = req.url.slice(PREFIX.length)
-    const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers, agent: false }, (answer) => {
-      res.writeHead(answer.statusCode, answer.headers)
-      answer.pipe(res)
-    })
-    up.on('error', () => {
-      res.statusCode = 502
-      res.end()
-    })
-    req.pipe(up)
+    forward(req, res, upstream, path, headers)
   })
   const { base, close } = await listen(server)
   // The name clients use: not the address the app sees.

@@ -9,31 +9,13 @@
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const http = require('node:http')
+const { forward } = require('../support/http')
 const https = require('node:https')
-const Fastify = require('fastify')
-const expressShield = require('../../adapters/express')
-const fastifyShield = require('../../adapters/fastify')
-const koaShield = require('../../adapters/koa')
-const { createVerifier } = require('../../adapters/fetch')
-const { expressServer, koaServer, fetchServer, fetchRoute } = require('../support/adapter-servers')
+const { ADAPTER_STARTS } = require('../support/adapter-servers')
 const { makeCertificates } = require('../support/certificates')
 const { issuer, clientKey, proof } = require('../support/dpop')
 
-async function fastifyServer(options) {
-  const app = Fastify()
-  await app.register(fastifyShield, options)
-  app.get('/orders', async (req) => ({ user: req.user }))
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return { base: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close() }
-}
-
-const ADAPTERS = [
-  ['express', (config, options) => expressServer(expressShield(config, options))],
-  ['fastify', (config, options) => fastifyServer({ config, ...options })],
-  ['koa', (config, options) => koaServer(koaShield(config, options))],
-  ['fetch', (config, options) => fetchServer(fetchRoute(createVerifier(config, options)))],
-]
+const ADAPTERS = ADAPTER_STARTS
 
 /** A TLS-terminating proxy on localhost: forwards each request to `target()` (an http base URL). */
 async function startProxy(certs, target) {
@@ -42,15 +24,7 @@ async function startProxy(certs, target) {
     const headers = { ...req.headers, host: upstream.host, 'x-forwarded-proto': 'https', 'x-forwarded-for': req.socket.remoteAddress }
     // As many proxies do: a client's X-Forwarded-Host is passed on, its own Host added after it.
     headers['x-forwarded-host'] = req.headers['x-forwarded-host'] === undefined ? req.headers.host : `${req.headers['x-forwarded-host']}, ${req.headers.host}`
-    const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent: false }, (answer) => {
-      res.writeHead(answer.statusCode, answer.headers)
-      answer.pipe(res)
-    })
-    up.on('error', () => {
-      res.statusCode = 502
-      res.end()
-    })
-    req.pipe(up)
+    forward(req, res, upstream, req.url, headers)
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {

@@ -18,7 +18,7 @@ const jose = require('jose')
 const expressShield = require('../../adapters/express')
 const fastifyShield = require('../../adapters/fastify')
 const koaShield = require('../../adapters/koa')
-const { listen } = require('../support/http')
+const { listen, forward } = require('../support/http')
 const { makeCertificates, derOf } = require('../support/certificates')
 
 const APPS = {
@@ -53,15 +53,7 @@ async function startProxy(certs, target) {
     // A client's own Client-Cert is never passed on; a verified certificate is (RFC 9440 §2).
     delete headers['client-cert']
     if (req.socket.authorized) headers['client-cert'] = `:${req.socket.getPeerCertificate().raw.toString('base64')}:`
-    const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent: false }, (answer) => {
-      res.writeHead(answer.statusCode, answer.headers)
-      answer.pipe(res)
-    })
-    up.on('error', () => {
-      res.statusCode = 502
-      res.end()
-    })
-    req.pipe(up)
+    forward(req, res, upstream, req.url, headers)
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {

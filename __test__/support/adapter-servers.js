@@ -176,4 +176,21 @@ function docsExample(heading) {
   return block[1]
 }
 
-module.exports = { assertEmptyBucket, assertFenceRefused, docsExample, adapterFixtures, FAILING_CALLBACKS, expressServer, koaServer, fetchServer, fetchRoute, comparable, seen }
+/** A Fastify app with the plugin (`options`) in front of GET /orders, answering `{ user }`. */
+async function fastifyOrdersServer(options) {
+  const app = require('fastify')()
+  await app.register(require('../../adapters/fastify'), options)
+  app.get('/orders', async (req) => ({ user: req.user }))
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return { base: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close() }
+}
+
+/** `[name, start(config, options)]` of each adapter in front of the echo route (the DPoP tests). */
+const ADAPTER_STARTS = [
+  ['express', (config, options) => expressServer(require('../../adapters/express')(config, options))],
+  ['fastify', (config, options) => fastifyOrdersServer({ config, ...options })],
+  ['koa', (config, options) => koaServer(require('../../adapters/koa')(config, options))],
+  ['fetch', (config, options) => fetchServer(fetchRoute(require('../../adapters/fetch').createVerifier(config, options)))],
+]
+
+module.exports = { ADAPTER_STARTS, assertEmptyBucket, assertFenceRefused, docsExample, adapterFixtures, FAILING_CALLBACKS, expressServer, koaServer, fetchServer, fetchRoute, comparable, seen }

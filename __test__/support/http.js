@@ -74,4 +74,17 @@ function request(url, { method = 'GET', headers = {} } = {}) {
   })
 }
 
-module.exports = { listen, get, request }
+/** A proxy's forward: `req` to `upstream` (a URL) at `path` with `headers`, the answer piped to `res` (502 when unreachable). */
+function forward(req, res, upstream, path, headers) {
+  const up = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers, agent: false }, (answer) => {
+    res.writeHead(answer.statusCode, answer.headers)
+    answer.pipe(res)
+  })
+  up.on('error', () => {
+    res.statusCode = 502
+    res.end()
+  })
+  req.pipe(up)
+}
+
+module.exports = { forward, listen, get, request }
