@@ -95,6 +95,7 @@ pub enum TenantId<'a> {
 }
 
 impl TenantId<'_> {
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         match self {
             TenantId::None => b"",
@@ -666,7 +667,12 @@ impl Authenticator {
             &claims.cnf,
             sender.client_cert_thumbprint,
         )?;
-        let issuer_tenant = self.issuer_tenant(&claims);
+        // Checked here so that a config without issuer tenants pays no call.
+        let issuer_tenant = if self.issuer_tenants {
+            self.issuer_tenant(&claims)
+        } else {
+            None
+        };
         if let (Some(t), Some(claim)) = (issuer_tenant, claims.tenant_id.as_str()) {
             // The issuer vouches for the tenant: a token naming another one is refused.
             if !claim.is_empty() && !claim.eq_ignore_ascii_case(t) {
