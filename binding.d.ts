@@ -359,6 +359,7 @@ export interface AuthSuccess extends AuthResultFields {
   role: string | undefined
   tenantId: string | undefined
   tenantSource: TenantSource | undefined
+  scope: string | null | undefined
   rateLimitRemaining: number | undefined
   rateLimitLimit: number | undefined
   error: undefined
@@ -376,6 +377,7 @@ export interface AuthFailure extends AuthResultFields {
   role: undefined
   tenantId: undefined
   tenantSource: undefined
+  scope: undefined
   rateLimitRemaining: number | undefined
   rateLimitLimit: number | undefined
   error: string
@@ -777,6 +779,14 @@ export interface AuthResultFields {
    * `undefined` when no tenant was resolved or on failure.
    */
   tenantSource?: 'token' | 'header' | 'host' | 'issuer' | undefined
+  /**
+   * The scopes the token grants (success only), space-delimited (RFC 6749 §3.3): the
+   * scope-tokens of its `scope`, then `scp` (a string or a list), then Auth0's
+   * `permissions`; `''` when they grant none, `undefined` without any of those claims,
+   * `null` when one has a type that grants nothing (a route's `requireScopes` answers
+   * `invalid_claims`).
+   */
+  scope?: string | null | undefined
   /** A fresh UUID v4 for this request, failures included. */
   requestId: string
   /** Tokens left in the caller's bucket after this request (success and `rate_limited`). */

@@ -51,4 +51,22 @@ function message(id, params = {}) {
   })
 }
 
-module.exports = { LIMITS, message, renderNumber }
+/**
+ * One RFC 6749 §3.3 scope-token, `1*( %x21 / %x23-5B / %x5D-7E )`: the rule for required scopes
+ * and acr values, and for the entries `AuthResult.scopes` keeps (src/config.rs `is_scope_token`).
+ */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
+
+/**
+ * Whether the space-delimited `list` holds the scope-token `wanted` (never empty) as one of its
+ * tokens: a search, no split. Bounded: each search starts past the last match.
+ */
+function hasScope(list, wanted) {
+  for (let at = list.indexOf(wanted); at >= 0; at = list.indexOf(wanted, at + 1)) {
+    const end = at + wanted.length
+    if ((at === 0 || list.charCodeAt(at - 1) === 0x20) && (end === list.length || list.charCodeAt(end) === 0x20)) return true
+  }
+  return false
+}
+
+module.exports = { LIMITS, message, renderNumber, SCOPE_TOKEN, hasScope }

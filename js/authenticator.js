@@ -10,7 +10,7 @@ const { performance } = require('node:perf_hooks')
 const { createPublicKey, createSecretKey } = require('node:crypto')
 const { readSettings, checkSigningKid } = require('./config')
 const { extractBearer } = require('./bearer')
-const { ClaimRules, signedWith, decodeKnownGood } = require('./jwt')
+const { ClaimRules, signedWith, decodeKnownGood, grantedScopes } = require('./jwt')
 const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
 const { Hs256Key } = require('./jwt/key')
 const { KeySet } = require('./jwt/key-set')
@@ -165,6 +165,7 @@ class Core {
     result.role = outcome.role
     result.tenantId = outcome.tenant.id
     result.tenantSource = outcome.tenant.source
+    result.scope = outcome.scope
     result.requestId = requestId
     result.rateLimitRemaining = outcome.remaining
     result.rateLimitLimit = limit
@@ -228,7 +229,7 @@ class Core {
       if (!decision.allowed) return new Failure('rate_limited', decision.retryAfterMs)
       remaining = decision.remaining
     }
-    return { userId, email: claims.email, role: claims.role, tenant, remaining, dpopReplay: proof }
+    return { userId, email: claims.email, role: claims.role, tenant, scope: grantedScopes(claims), remaining, dpopReplay: proof }
   }
 
   /** Access-token verification through the cache when it serves the key set (src/authenticator.rs `verify_access`). */

@@ -7,7 +7,7 @@
 
 const { OPTIONS, OPTION_BY_NAME } = require('./schema')
 const { typeError, rangeError } = require('./error')
-const { message } = require('../contract')
+const { message, SCOPE_TOKEN } = require('../contract')
 const { normalizeKeys } = require('../lib/keys/normalize')
 const { readSigningKey } = require('./issue/signing-key')
 const { renameDeprecated } = require('../lib/options/deprecation')
@@ -164,8 +164,6 @@ function readInteger(v, option) {
   if (!Number.isInteger(n)) throw rangeError(message('mustBeInteger', { name: `config.${option.name}` }))
   return n
 }
-
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
 
 const DOMAIN_LABEL = /^[A-Za-z0-9-]{1,63}$/
 

@@ -8,6 +8,7 @@
 
 const { parseHeader, parseClaims } = require('./jwt/claims')
 const { fail, Failure } = require('./error')
+const { SCOPE_TOKEN, hasScope } = require('../contract')
 const { ALGS } = require('../lib/keys/normalize')
 
 const EMPTY = Buffer.alloc(0)
@@ -224,16 +225,46 @@ function checkScopes(required, { scope, scp, permissions }) {
   return null
 }
 
+/**
+ * src/jwt/validate.rs `granted_scopes`, for `AuthResult.scope`: the scope-tokens `scope`
+ * (space-delimited), `scp` (a string or a list) and `permissions` (a list) grant, in that order,
+ * single-spaced; entries that are not RFC 6749 §3.3 scope-tokens are left out (no required
+ * scope can match them). The usual `scope` claim, already in that form, is returned as it is.
+ * undefined without any of the claims; null when one has a type checkScopes refuses.
+ */
+function grantedScopes({ scope, scp, permissions }) {
+  if (scope === undefined && scp === undefined && permissions === undefined) return undefined
+  if ((scope !== undefined && typeof scope !== 'string') || (scp !== undefined && typeof scp !== 'string' && !isStringList(scp)) || (permissions !== undefined && !isStringList(permissions))) {
+    return null
+  }
+  if (scp === undefined && permissions === undefined && (scope === '' || SCOPE_LIST.test(scope))) return scope
+  let granted = ''
+  for (const claim of [scope, scp, permissions]) {
+    if (claim === undefined) continue
+    // A string already single-spaced is taken whole; any other is split.
+    if (typeof claim === 'string' && SCOPE_LIST.test(claim)) {
+      granted = granted === '' ? claim : `${granted} ${claim}`
+      continue
+    }
+    const tokens = typeof claim === 'string' ? claim.split(' ') : claim
+    for (let i = 0; i < tokens.length; i++) {
+      const token = tokens[i]
+      if (SCOPE_TOKEN.test(token)) granted = granted === '' ? token : `${granted} ${token}`
+    }
+  }
+  return granted
+}
+
+/** Single-spaced RFC 6749 §3.3 scope-tokens. */
+const SCOPE_LIST = /^[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*$/
+
+function isStringList(value) {
+  return Array.isArray(value) && value.every((s) => typeof s === 'string')
+}
+
 /** Whether `claim` holds the scope-token `wanted` (never empty): a space-delimited string, or a list. */
 function grants(claim, wanted) {
-  if (typeof claim === 'string') {
-    // Bounded: each search starts past the last match.
-    for (let at = claim.indexOf(wanted); at >= 0; at = claim.indexOf(wanted, at + 1)) {
-      const end = at + wanted.length
-      if ((at === 0 || claim.charCodeAt(at - 1) === 0x20) && (end === claim.length || claim.charCodeAt(end) === 0x20)) return true
-    }
-    return false
-  }
+  if (typeof claim === 'string') return hasScope(claim, wanted)
   return claim !== undefined && claim.includes(wanted)
 }
 
@@ -258,4 +289,4 @@ function isOptional(value, type) {
   return value === undefined || typeof value === type
 }
 
-module.exports = { ClaimRules, decodeSegment, decodeVerified, decodeKnownGood, signedWith }
+module.exports = { ClaimRules, decodeSegment, decodeVerified, decodeKnownGood, signedWith, grantedScopes }

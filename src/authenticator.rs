@@ -17,6 +17,7 @@ use crate::error::AuthError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
 use crate::issuers::{Issuer, IssuerKeys};
+use crate::jwt::validate::{granted_scopes, Scopes};
 use crate::jwt::{
     signed_with, Alg, Claim, Claims, HmacKey, KeyLookup, KeySet, KeySpec, TokenKind, Verifier,
 };
@@ -67,6 +68,8 @@ pub struct Identity<'a> {
     pub email: Option<Cow<'a, str>>,
     pub role: Option<Cow<'a, str>>,
     pub tenant: TenantId<'a>,
+    /// The scopes the token grants (`AuthResult.scope`).
+    pub scope: Scopes<'a>,
     /// Tokens left in the bucket after this request, `None` when rate limiting is off.
     pub rate_limit_remaining: Option<u32>,
     /// The DPoP proof this request was admitted with, for a replay check shared across
@@ -738,6 +741,7 @@ impl Authenticator {
             email: take_str(&mut claims.email),
             role: take_str(&mut claims.role),
             tenant,
+            scope: granted_scopes(&mut claims),
             rate_limit_remaining,
             dpop_replay,
         })

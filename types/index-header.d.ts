@@ -359,6 +359,7 @@ export interface AuthSuccess extends AuthResultFields {
   role: string | undefined
   tenantId: string | undefined
   tenantSource: TenantSource | undefined
+  scope: string | null | undefined
   rateLimitRemaining: number | undefined
   rateLimitLimit: number | undefined
   error: undefined
@@ -376,6 +377,7 @@ export interface AuthFailure extends AuthResultFields {
   role: undefined
   tenantId: undefined
   tenantSource: undefined
+  scope: undefined
   rateLimitRemaining: number | undefined
   rateLimitLimit: number | undefined
   error: string

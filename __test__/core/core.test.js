@@ -28,7 +28,7 @@ test('a valid token yields the flat result with claims, tenant, rate limit and r
   const r = auth.authenticate(bearer({ sub: 'u1', email: 'a@b.c', role: 'admin', tenant_id: 'acme' }), null, null)
   assert.deepEqual(Object.keys(r), KEYS)
   assert.deepEqual({ ...r, requestId: 'x' }, {
-    authenticated: true, userId: 'u1', email: 'a@b.c', role: 'admin', tenantId: 'acme', tenantSource: 'token', requestId: 'x',
+    authenticated: true, userId: 'u1', email: 'a@b.c', role: 'admin', tenantId: 'acme', tenantSource: 'token', scope: undefined, requestId: 'x',
     rateLimitRemaining: 4, rateLimitLimit: 5, retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: undefined,
     dpopReplayKey: undefined, dpopReplayUntilSec: undefined,
   })

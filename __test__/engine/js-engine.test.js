@@ -105,7 +105,7 @@ test('returns every AuthResult field of contract/options.json, in its order, suc
   assert.deepEqual(Object.keys(ok), keys)
   assert.match(ok.requestId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   assert.deepEqual({ ...ok, requestId: 'x' }, {
-    authenticated: true, userId: 'u1', email: 'e@x', role: 'admin', tenantId: 'acme', tenantSource: 'header', requestId: 'x',
+    authenticated: true, userId: 'u1', email: 'e@x', role: 'admin', tenantId: 'acme', tenantSource: 'header', scope: undefined, requestId: 'x',
     rateLimitRemaining: 4, rateLimitLimit: 5, retryAfterMs: 0, error: undefined, errorCode: undefined, errorStatus: undefined,
     dpopReplayKey: undefined, dpopReplayUntilSec: undefined,
   })
@@ -113,7 +113,7 @@ test('returns every AuthResult field of contract/options.json, in its order, suc
   assert.deepEqual(Object.keys(bad), keys)
   assert.deepEqual({ ...bad, requestId: 'x' }, {
     authenticated: false, userId: undefined, email: undefined, role: undefined, tenantId: undefined, tenantSource: undefined,
-    requestId: 'x', rateLimitRemaining: undefined, rateLimitLimit: 5, retryAfterMs: 0,
+    scope: undefined, requestId: 'x', rateLimitRemaining: undefined, rateLimitLimit: 5, retryAfterMs: 0,
     error: 'No Authorization header provided', errorCode: 'missing_authorization', errorStatus: 401,
     dpopReplayKey: undefined, dpopReplayUntilSec: undefined,
   })

@@ -149,13 +149,13 @@ function claimsFor(rng, config) {
   put('exp', [now + 3600, now + 3600, now - 100, now - 31, now - 30, now - 1, now, now + 1, now + 29, now + 0.5, undefined, undefined, '9', null])
   put('nbf', [undefined, undefined, now - 10, now, now + 1, now + 30, now + 31, 'x'])
   put('iat', [undefined, now, 'x'])
-  put('scope', [undefined, undefined, 'read write:x', ' read  write:x ', 'read', 'readwrite:x', 'READ WRITE:X', 'ré write:x read', '', ['read', 'write:x'], null, 0, false])
+  put('scope', [undefined, undefined, 'read write:x', ' read  write:x ', 'read', 'readwrite:x', 'READ WRITE:X', 'ré write:x read', '', ['read', 'write:x'], null, 0, false, 'a"b read', 'a\\b write:x', 'read\u0000 x', 'read read'])
   put('acr', [undefined, undefined, 'mfa', 'pwd', '', ['mfa'], null])
   put('auth_time', [undefined, undefined, now, now - 60, now - 61, now + 1, 'x'])
   put('permissions', [undefined, undefined, undefined, ['read', 'write:x'], ['write:x'], [], 'read', [1]])
   put('client_id', [undefined, 'c1', '', 5, null])
   put('jti', [undefined, undefined, undefined, undefined, undefined, 'j1', '', 7])
-  put('scp', [undefined, undefined, ['read', 'write:x'], ['write:x'], 'read write:x', [], ['read', 1], 'read', {}, true])
+  put('scp', [undefined, undefined, ['read', 'write:x'], ['write:x'], 'read write:x', [], ['read', 1], 'read', {}, true, ['read write:x'], ['', 'read'], ['é', 'write:x']])
   if (rng.chance(0.2)) claims.extra = rng.pick([{ nested: [1, { a: null }] }, 1e300, 'x'.repeat(50), [[], {}]])
   return claims
 }
@@ -169,6 +169,8 @@ const ODD_PAYLOADS = [
   '{"sub":"u","exp":9999999999,"scp":["read"],"scp":["write:x"]}',
   '{"sub":"u","exp":9999999999,"scope":"read\\u0020write:x"}',
   '{"sub":"u","exp":9999999999,"scope":"read\\twrite:x"}',
+  '{"sub":"u","exp":9999999999,"scope":"\\u0072ead write:x"}',
+  '{"sub":"u","exp":9999999999,"scp":["\\u0072ead","a\\"b"],"permissions":["write\\u003ax"]}',
   '{"sub":"\\ud800","exp":9999999999}',
   '{"sub":"u","exp":9999999999,"x":"\\ud800"}',
   '{"sub":"\\ud83d\\ude00","exp":9999999999}',
@@ -442,6 +444,64 @@ test('tenantSource names where the tenant came from, the same in both engines', 
 
 // Slow refills, down to ones too small for 1e9 / refill to be finite (issue 22: they switched
 // the limiter off), and capacities at the schema's bound.
+// AuthResult.scope (issue 25): what each engine lists, written out by hand.
+const SCOPE_CASES = [
+  [{}, undefined],
+  [{ scope: 'read write:x' }, 'read write:x'],
+  [{ scope: '  write:x   x read ' }, 'write:x x read'],
+  [{ scope: '' }, ''],
+  [{ scope: ' ' }, ''],
+  [{ scope: 'read read' }, 'read read'],
+  [{ scope: 'ré write:x a"b c\\d e\u0000 f\tg' }, 'write:x'],
+  [{ scp: ['read', 'write:x'] }, 'read write:x'],
+  [{ scp: 'read  write:x' }, 'read write:x'],
+  [{ scp: ['read write:x', '', 'ok'] }, 'ok'],
+  [{ scp: [] }, ''],
+  [{ permissions: ['read:orders', 'delete:orders'] }, 'read:orders delete:orders'],
+  [{ permissions: [] }, ''],
+  [{ scope: 'openid', scp: ['a'], permissions: ['b', 'openid'] }, 'openid a b openid'],
+  [{ scope: ['read'] }, null],
+  [{ scope: null }, null],
+  [{ scope: 0 }, null],
+  [{ scope: 'read', scp: ['read', 1] }, null],
+  [{ scp: {} }, null],
+  [{ scp: true }, null],
+  [{ permissions: 'read' }, null],
+  [{ permissions: ['read', null] }, null],
+]
+
+test('AuthResult.scope lists the granted scope-tokens single-spaced, the same in both engines; a failure has none', () => {
+  for (const config of [{}, { requiredScope: ['read'] }]) {
+    const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0, ...config })
+    for (const [claims, expected] of SCOPE_CASES) {
+      const label = JSON.stringify(claims)
+      const authorization = `Bearer ${token({ sub: 'u', exp: NOW + 60, ...claims }, ACCESS)}`
+      const a = pair.n.authenticate(authorization, null, null)
+      const b = pair.j.authenticate(authorization, null, null)
+      assert.deepStrictEqual(withoutRequestId(b), withoutRequestId(a), label)
+      if (config.requiredScope === undefined) {
+        assert.equal(a.authenticated, true, label)
+        assert.equal(a.scope, expected, label)
+      } else {
+        // Only a token that grants `read` passes; a failure never carries a scope.
+        assert.equal(a.authenticated, typeof expected === 'string' && expected.split(' ').includes('read'), label)
+        if (!a.authenticated) assert.equal(a.scope, undefined, label)
+        if (expected === null) assert.equal(a.errorCode, 'invalid_claims', label)
+      }
+    }
+  }
+  // JSON escapes (the payload decoded, not copied) and a large list, the same.
+  const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
+  const escaped = `Bearer ${rawToken(HS256, `{"sub":"u","exp":${NOW + 60},"scope":"\\u0072ead w\\u0072ite","permissions":["\\u0061"]}`, ACCESS)}`
+  const alone = `Bearer ${rawToken(HS256, `{"sub":"u","exp":${NOW + 60},"scope":"\\u0072ead w\\u0072ite"}`, ACCESS)}`
+  const many = Array.from({ length: 500 }, (_, i) => `s${i}`).join(' ')
+  const large = `Bearer ${token({ sub: 'u', exp: NOW + 60, scope: many, scp: many.split(' ') }, ACCESS)}`
+  for (const [authorization, expected] of [[escaped, 'read write a'], [alone, 'read write'], [large, `${many} ${many}`]]) {
+    assert.equal(pair.n.authenticate(authorization, null, null).scope, expected)
+    assert.equal(pair.j.authenticate(authorization, null, null).scope, expected)
+  }
+})
+
 const SLOW_REFILLS = [0.001, 0.001, 1e-9, 1e-300, Number.MIN_VALUE, 2.2250738585072009e-308]
 const CAPACITIES = [999999999, 1e9]
 

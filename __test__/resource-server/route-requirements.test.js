@@ -174,3 +174,32 @@ it('a claim named __proto__ or constructor is matched on the token only (never i
   assert.equal((await check(verify(request(tokens.odd.constructorClaim)))).ok, true)
 })
 
+
+describe('scope checks read the engine result, never a second parse of the payload', () => {
+  const { AuthDecision } = require('../../lib/http/decision')
+  const { requireScopes, requireAnyScope, requireClaims } = require('../../lib/http/route-requirements')
+  for (const [engineName, engine] of ENGINES) {
+    it(`${engineName}: requireScopes and requireAnyScope leave the decision's payload table empty; requireClaims fills it once`, () => {
+      const decision = new AuthDecision(new engine.Authenticator(config()))
+      const pass = decision.decide({ method: 'GET', headers: { authorization: `Bearer ${tokens.access.auth0.token}` } }, '/orders')
+      assert.equal(pass.action, 'pass')
+      assert.equal(typeof pass.result.scope, 'string')
+      assert.ok(pass.result.scope.split(' ').includes('read:orders'), pass.result.scope)
+      const parsed = () => decision.verifiedClaims.slots.filter((s) => s !== null).length
+      assert.equal(requireScopes('read:orders').refusal(pass), null)
+      assert.equal(requireAnyScope('nope', 'read:orders').refusal(pass), null)
+      assert.equal(requireScopes('read:orders', 'nope').refusal(pass).result.errorCode, 'insufficient_scope')
+      assert.equal(parsed(), 0, 'a scope check parsed the payload in JavaScript')
+      // What the check reads is the result's field: a scope the token does not carry, once in
+      // the field, passes (and one taken out of it is refused).
+      pass.result = { ...pass.result, scope: 'only:this' }
+      assert.equal(requireScopes('only:this').refusal(pass), null)
+      assert.equal(requireScopes('read:orders').refusal(pass).result.errorCode, 'insufficient_scope')
+      pass.result = { ...pass.result, scope: null }
+      assert.equal(requireAnyScope('read:orders').refusal(pass).result.errorCode, 'invalid_claims')
+      assert.equal(parsed(), 0)
+      assert.notEqual(requireClaims({ sub: 'someone-else' }).refusal(pass), null)
+      assert.equal(parsed(), 1)
+    })
+  }
+})

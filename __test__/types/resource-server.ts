@@ -46,3 +46,16 @@ async function fetchRoute(request: Request): Promise<Response> {
 // @ts-expect-error a claim value may not be null
 authShield.requireClaims({ tid: null })
 void [readOrders, fastifyHook, koaStep, fetchRoute]
+
+// AuthResult.scope: the granted scopes on a success, undefined on a failure.
+const scopedResult = new Authenticator({ accessSecret: 'x'.repeat(32) }).authenticate('Bearer x')
+if (scopedResult.authenticated) {
+  const granted: string | null | undefined = scopedResult.scope
+  if (typeof granted === 'string') void granted.split(' ')
+} else {
+  const none: undefined = scopedResult.scope
+  void none
+}
+// @ts-expect-error scope is a space-delimited string, not a list
+const notAList: string[] = scopedResult.scope
+void notAList

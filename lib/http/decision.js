@@ -358,16 +358,9 @@ class Pass {
     // The engine's AuthResult (for tracing: lib/metrics/tracing.js).
     this.result = result
     // For the route requirements (lib/http/route-requirements.js): the decision's challenges,
-    // and the granted scopes once read.
+    // and the verified payload once read.
     this.decision = decision
-    this.grantSet = undefined
     this.kept = undefined
-  }
-
-  /** The scopes the verified token grants (a Set kept per token), null for a malformed claim. */
-  get grants() {
-    if (this.grantSet === undefined) this.grantSet = this.verifiedClaims.grantsOf(this.authorization)
-    return this.grantSet
   }
 
   /** The verified payload as parsed once per token: for reading only, never for the app. */

@@ -19,7 +19,7 @@ const WELL_KNOWN = '/.well-known/oauth-protected-resource'
 const BEARER_METHODS = new Set(['header', 'body', 'query'])
 
 // RFC 6749 §3.3 scope-token (as src/config.rs `is_scope_token`).
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
+const { SCOPE_TOKEN } = require('../../contract')
 
 /**
  * A URL of the configuration: absolute, https (http only for a loopback host, for development),

@@ -9,10 +9,10 @@
 // `acr_values="…"` / `max_age="…"`, 401 invalid_claims for a scope claim of the wrong type,
 // in the DPoP scheme when the request used it (RFC 9449 §7.1).
 //
-// Everything a requirement names is checked and compiled when it is made; a request reads the
-// verified payload the decision parsed once (lib/http/verified-claims.js) and, for scopes, the
-// granted-scope set built once per token and kept with that payload: a scope check is a few
-// Set lookups, no JSON and no split per check.
+// Everything a requirement names is checked and compiled when it is made. A scope check searches
+// the engine's `AuthResult.scope`, the list both engines build while they check the token (no
+// second parse of the payload in JS, no split); `requireClaims` and `requireAuthentication` read the
+// verified payload the decision parses once per token (lib/http/verified-claims.js).
 
 const { typeError, TABLE } = require('../../js/error')
 const { resultTemplates } = require('../../js/schema')
@@ -27,7 +27,7 @@ const ROUTE_PASS = Symbol('auth-shield.route-pass')
 
 // RFC 6749 §3.3 scope-token, the same rule as the config's `requiredScope` (src/config.rs): so
 // the challenge names it without escaping.
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
+const { SCOPE_TOKEN, hasScope } = require('../../contract')
 const DPOP_SCHEME = /^dpop(?: |$)/i
 const { failure: FAILURE } = resultTemplates()
 
@@ -121,9 +121,10 @@ function requireScopes(...scopes) {
   return new Requirement(
     'requireScopes',
     (pass) => {
-      const grants = pass.grants
-      if (grants === null) return 'invalid_claims'
-      for (let i = 0; i < list.length; i++) if (!grants.has(list[i])) return 'insufficient_scope'
+      const scope = pass.result.scope
+      if (scope === null) return 'invalid_claims'
+      if (scope === undefined) return 'insufficient_scope'
+      for (let i = 0; i < list.length; i++) if (!hasScope(scope, list[i])) return 'insufficient_scope'
       return null
     },
     { scope: list },
@@ -136,9 +137,10 @@ function requireAnyScope(...scopes) {
   return new Requirement(
     'requireAnyScope',
     (pass) => {
-      const grants = pass.grants
-      if (grants === null) return 'invalid_claims'
-      for (let i = 0; i < list.length; i++) if (grants.has(list[i])) return null
+      const scope = pass.result.scope
+      if (scope === null) return 'invalid_claims'
+      if (scope === undefined) return 'insufficient_scope'
+      for (let i = 0; i < list.length; i++) if (hasScope(scope, list[i])) return null
       return 'insufficient_scope'
     },
     // RFC 6750 §3 names the scopes "necessary": any one of these is; the challenge lists them all.

@@ -38,19 +38,7 @@ class VerifiedClaims {
   }
 
   /**
-   * The scopes the verified token grants, as a Set (its `scope` split on spaces, `scp` as a
-   * string or a list, `permissions`: the claims the engine's `requiredScope` reads, js/jwt.js
-   * `checkScopes`), built once per token and kept with its payload; null when one of the
-   * claims has a type the engine refuses as invalid_claims.
-   */
-  grantsOf(authorization) {
-    const entry = this.entryOf(authorization)
-    if (entry.grants === undefined) entry.grants = grantedScopes(entry.parsed)
-    return entry.grants
-  }
-
-  /**
-   * The slot entry of a verified Authorization value: `{ authorization, parsed, nested, grants }`.
+   * The slot entry of a verified Authorization value: `{ authorization, parsed, nested }`.
    * A hit is the same whole header value a client sent before (one string comparison: no scan
    * for the dots); a miss parses the payload and takes the slot.
    */
@@ -63,33 +51,11 @@ class VerifiedClaims {
     const end = authorization.indexOf('.', start)
     const parsed = JSON.parse(Buffer.from(authorization.slice(start, end), 'base64url').toString('utf8'))
     // Only an object is kept (a verified payload always is): anything else is returned as is.
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { authorization, parsed, nested: undefined, grants: null }
-    const entry = { authorization, parsed, nested: nestedKeys(parsed), grants: undefined }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { authorization, parsed, nested: undefined }
+    const entry = { authorization, parsed, nested: nestedKeys(parsed) }
     this.slots[slot] = entry
     return entry
   }
-}
-
-const NO_GRANTS = Object.freeze(new Set())
-
-function isStringList(value) {
-  return Array.isArray(value) && value.every((s) => typeof s === 'string')
-}
-
-function grantedScopes({ scope, scp, permissions }) {
-  if ((scope !== undefined && typeof scope !== 'string') || (scp !== undefined && typeof scp !== 'string' && !isStringList(scp)) || (permissions !== undefined && !isStringList(permissions))) {
-    return null
-  }
-  if (scope === undefined && scp === undefined && permissions === undefined) return NO_GRANTS
-  const grants = new Set()
-  for (const claim of [scope, scp, permissions]) {
-    if (typeof claim === 'string') {
-      for (const s of claim.split(' ')) if (s !== '') grants.add(s)
-    } else if (claim !== undefined) {
-      for (const s of claim) grants.add(s)
-    }
-  }
-  return grants
 }
 
 /** The keys whose values are objects or arrays (copied one by one: a spread would share them). */

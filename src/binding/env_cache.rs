@@ -123,7 +123,7 @@ impl EnvCache {
         value
     }
 
-    /// `authSuccess(userId, email, role, tenantId, tenantSource, requestId, rateLimitRemaining, rateLimitLimit)`
+    /// `authSuccess(userId, email, role, tenantId, tenantSource, requestId, rateLimitRemaining, rateLimitLimit, scope)`
     ///
     /// # Safety
     /// `env` must be the env this cache belongs to, inside a call.

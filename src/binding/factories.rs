@@ -23,6 +23,9 @@ fn field(name: &str) -> Option<(&'static str, &'static str)> {
         "role" => ("role", "undefined"),
         "tenantId" => ("tenantId", "undefined"),
         "tenantSource" => ("SOURCES[tenantSource]", "undefined"),
+        // Space-delimited scope-tokens (src/jwt/validate.rs `granted_scopes`), else undefined
+        // (no scope claim) or null (a claim of the wrong type).
+        "scope" => ("scope", "undefined"),
         "jti" => ("jti", "undefined"),
         "expiresAtSec" => ("expiresAtSec", "undefined"),
         "requestId" => ("requestId", "requestId"),
@@ -97,7 +100,7 @@ pub fn factory_source() -> Result<String, String> {
          const MESSAGES = {messages}, CODES = {codes}, STATUSES = {statuses};\n\
          const SOURCES = [undefined, {sources}], RATE_LIMITED = {rate_limited};\n\
          return [\n\
-         function authSuccess(userId, email, role, tenantId, tenantSource, requestId, rateLimitRemaining, rateLimitLimit) {{\n\
+         function authSuccess(userId, email, role, tenantId, tenantSource, requestId, rateLimitRemaining, rateLimitLimit, scope) {{\n\
            return {success};\n\
          }},\n\
          function authFailure(index, requestId, rateLimitLimit, retryAfterMs) {{\n\
@@ -109,7 +112,7 @@ pub fn factory_source() -> Result<String, String> {
          function tokenRefused(index) {{\n\
            return {refused};\n\
          }},\n\
-         function authSuccessDpop(userId, email, role, tenantId, tenantSource, requestId, rateLimitRemaining, rateLimitLimit, dpopReplayKey, dpopReplayUntilSec) {{\n\
+         function authSuccessDpop(userId, email, role, tenantId, tenantSource, requestId, rateLimitRemaining, rateLimitLimit, scope, dpopReplayKey, dpopReplayUntilSec) {{\n\
            return {success_dpop};\n\
          }}];\n\
          }})()",

@@ -10,6 +10,7 @@ use super::factories::TENANT_SOURCES;
 use super::js_error::{internal, CallError};
 use crate::authenticator::Outcome;
 use crate::error::AuthError;
+use crate::jwt::validate::Scopes;
 use crate::jwt::{Claim, Claims};
 
 /// The fields of every `AuthResult`, documented for `index.d.ts` (never converted at run time:
@@ -46,6 +47,13 @@ pub struct AuthResult {
     /// `undefined` when no tenant was resolved or on failure.
     #[napi(ts_type = "'token' | 'header' | 'host' | 'issuer' | undefined")]
     pub tenant_source: Option<String>,
+    /// The scopes the token grants (success only), space-delimited (RFC 6749 §3.3): the
+    /// scope-tokens of its `scope`, then `scp` (a string or a list), then Auth0's
+    /// `permissions`; `''` when they grant none, `undefined` without any of those claims,
+    /// `null` when one has a type that grants nothing (a route's `requireScopes` answers
+    /// `invalid_claims`).
+    #[napi(ts_type = "string | null | undefined")]
+    pub scope: Option<String>,
     /// A fresh UUID v4 for this request, failures included.
     pub request_id: String,
     /// Tokens left in the caller's bucket after this request (success and `rate_limited`).
@@ -150,6 +158,11 @@ pub unsafe fn build_auth_result(
                     request_id,
                     id.rate_limit_remaining.map_or(undefined, |n| uint(env, n)),
                     limit,
+                    match &id.scope {
+                        Scopes::Absent => undefined,
+                        Scopes::Malformed => null(env),
+                        Scopes::Granted(s) => string(env, s.as_bytes()),
+                    },
                 ];
                 match &id.dpop_replay {
                     None => call(env, cache.success(env), &args),
@@ -159,10 +172,10 @@ pub unsafe fn build_auth_result(
                             pair[0] = HEX[(byte >> 4) as usize];
                             pair[1] = HEX[(byte & 15) as usize];
                         }
-                        let mut with_dpop = [undefined; 10];
-                        with_dpop[..8].copy_from_slice(&args);
-                        with_dpop[8] = string(env, &hex);
-                        with_dpop[9] = double(env, replay.until_sec);
+                        let mut with_dpop = [undefined; 11];
+                        with_dpop[..9].copy_from_slice(&args);
+                        with_dpop[9] = string(env, &hex);
+                        with_dpop[10] = double(env, replay.until_sec);
                         call(env, cache.success_dpop(env), &with_dpop)
                     }
                 }
@@ -281,6 +294,15 @@ unsafe fn string(env: sys::napi_env, bytes: &[u8]) -> sys::napi_value {
             );
         }
     }
+    out
+}
+
+/// # Safety
+/// `env` must be live.
+unsafe fn null(env: sys::napi_env) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    // SAFETY: `env` is live; `out` is a valid local.
+    unsafe { sys::napi_get_null(env, &mut out) };
     out
 }
 

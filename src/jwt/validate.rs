@@ -1,7 +1,10 @@
 //! Claim validation: types, time window, audience, issuer, subject and token type.
 
+use std::borrow::Cow;
+
 use super::claims::{Claim, Claims};
 use super::kind::TokenKind;
+use crate::config::{is_scope_token, NQCHAR};
 use crate::error::AuthError;
 
 /// The claim checks an authenticator applies, fixed at construction.
@@ -158,6 +161,114 @@ fn check_scopes(required: &[String], claims: &Claims<'_>) -> Result<(), AuthErro
     } else {
         Err(AuthError::InsufficientScope)
     }
+}
+
+/// The scopes a verified token grants, for `AuthResult.scope` (contract/results.json).
+#[derive(Debug, PartialEq)]
+pub enum Scopes<'a> {
+    /// None of `scope`, `scp` and `permissions`.
+    Absent,
+    /// One of them has a type `check_scopes` refuses as `invalid_claims`.
+    Malformed,
+    /// The scope-tokens the claims grant, space-delimited, in the order `scope`, `scp`,
+    /// `permissions` (a scope granted twice is listed twice). An entry that is not an RFC 6749
+    /// §3.3 scope-token (empty, a space inside, a quote, a backslash, non-ASCII) is left out:
+    /// no required scope can ever match it.
+    Granted(Cow<'a, str>),
+}
+
+/// Takes the scope claims out of `claims` into [`Scopes`]. The usual `scope` claim, already
+/// single-spaced scope-tokens with no `scp` or `permissions`, is returned as it is (no copy);
+/// anything else is joined into one new string.
+pub fn granted_scopes<'a>(claims: &mut Claims<'a>) -> Scopes<'a> {
+    let (scope, scp, permissions) = (&mut claims.scope, &mut claims.scp, &mut claims.permissions);
+    if !matches!(scope, Claim::Absent | Claim::Str(_))
+        || !matches!(scp, Claim::Absent | Claim::Str(_) | Claim::StrList(_))
+        || !matches!(permissions, Claim::Absent | Claim::StrList(_))
+    {
+        return Scopes::Malformed;
+    }
+    if let (Claim::Str(s), Claim::Absent, Claim::Absent) = (&*scope, &*scp, &*permissions) {
+        if single_spaced_tokens(s.as_bytes()) {
+            return match std::mem::take(scope) {
+                Claim::Str(s) => Scopes::Granted(s),
+                _ => Scopes::Absent,
+            };
+        }
+    }
+    if scope.is_absent() && scp.is_absent() && permissions.is_absent() {
+        return Scopes::Absent;
+    }
+    // One allocation: at most every byte of the claims, plus a space between entries.
+    let size = |claim: &Claim<'_>| match claim {
+        Claim::Str(s) => s.len() + 1,
+        Claim::StrList(list) => list.iter().map(|t| t.len() + 1).sum(),
+        _ => 0,
+    };
+    let mut joined = String::with_capacity(size(scope) + size(scp) + size(permissions));
+    for claim in [&*scope, &*scp, &*permissions] {
+        match claim {
+            Claim::Str(s) => push_tokens(&mut joined, s),
+            Claim::StrList(list) => {
+                for t in list {
+                    if scope_token(t) {
+                        push_token(&mut joined, t);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Scopes::Granted(Cow::Owned(joined))
+}
+
+/// One non-empty scope-token.
+fn scope_token(token: &str) -> bool {
+    !token.is_empty() && is_scope_token(token)
+}
+
+/// Appends the scope-tokens of the space-delimited `list`, in one pass over its bytes.
+fn push_tokens(joined: &mut String, list: &str) {
+    let bytes = list.as_bytes();
+    let (mut start, mut valid) = (0, true);
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b' ' {
+            if valid && i > start {
+                push_token(joined, &list[start..i]);
+            }
+            (start, valid) = (i + 1, true);
+        } else if !NQCHAR[b as usize] {
+            valid = false;
+        }
+    }
+    if valid && bytes.len() > start {
+        push_token(joined, &list[start..]);
+    }
+}
+
+fn push_token(joined: &mut String, token: &str) {
+    if !joined.is_empty() {
+        joined.push(' ');
+    }
+    joined.push_str(token);
+}
+
+/// `''`, or scope-tokens each followed by one space but the last: `AuthResult.scope` as it is.
+fn single_spaced_tokens(bytes: &[u8]) -> bool {
+    let mut after_space = true;
+    for &b in bytes {
+        if b == b' ' {
+            if after_space {
+                return false;
+            }
+            after_space = true;
+        } else if NQCHAR[b as usize] {
+            after_space = false;
+        } else {
+            return false;
+        }
+    }
+    bytes.is_empty() || !after_space
 }
 
 /// A registered claim of the wrong JSON type is an error, not a claim to ignore.
@@ -406,6 +517,52 @@ mod tests {
             r#"{"sub":"u","exp":9,"scope":"r\u00e9ad write read\u0000"}"#,
         ] {
             assert_eq!(ok(lacking), Err(AuthError::InsufficientScope), "{lacking}");
+        }
+    }
+
+    #[test]
+    fn granted_scopes_are_single_spaced_scope_tokens_borrowed_when_already_so() {
+        let granted = |json: &str| {
+            let mut claims = Claims::parse(json.as_bytes()).unwrap();
+            match granted_scopes(&mut claims) {
+                Scopes::Granted(s) => Ok((s.to_string(), matches!(s, Cow::Borrowed(_)))),
+                Scopes::Absent => Err("absent"),
+                Scopes::Malformed => Err("malformed"),
+            }
+        };
+        for (json, want, borrowed) in [
+            (r#"{"scope":"read write:x"}"#, "read write:x", true),
+            (r#"{"scope":""}"#, "", true),
+            (r#"{"scope":" read"}"#, "read", false),
+            (r#"{"scope":"read "}"#, "read", false),
+            (r#"{"scope":"read  write"}"#, "read write", false),
+            (r#"{"scope":" "}"#, "", false),
+            (
+                r#"{"scope":"r\u00e9ad a\"b c\\d e\u0000 f\tg ok"}"#,
+                "ok",
+                false,
+            ),
+            (r#"{"scope":"\u0072ead"}"#, "read", false),
+            (r#"{"scp":["read write","","ok"]}"#, "ok", false),
+            (r#"{"scp":"a  b"}"#, "a b", false),
+            (r#"{"scp":[]}"#, "", false),
+            (
+                r#"{"scope":"openid","scp":["a"],"permissions":["b","openid"]}"#,
+                "openid a b openid",
+                false,
+            ),
+        ] {
+            assert_eq!(granted(json), Ok((want.to_owned(), borrowed)), "{json}");
+        }
+        assert_eq!(granted(r#"{"sub":"u"}"#), Err("absent"));
+        for json in [
+            r#"{"scope":["read"]}"#,
+            r#"{"scope":null}"#,
+            r#"{"scp":["read",1]}"#,
+            r#"{"scp":{}}"#,
+            r#"{"permissions":"read"}"#,
+        ] {
+            assert_eq!(granted(json), Err("malformed"), "{json}");
         }
     }
 
