@@ -6,6 +6,7 @@
 
 const LIMITS_FILE = require('./limits.json')
 const MESSAGES = require('./messages.json')
+const OPTIONS = require('./options.json').options
 
 /** `{ name: value }` of contract/limits.json. */
 const LIMITS = Object.freeze(
@@ -51,4 +52,15 @@ function message(id, params = {}) {
   })
 }
 
-module.exports = { LIMITS, message, renderNumber }
+/**
+ * The default of the Authenticator option `name` (contract/options.json `options`), a copy: the
+ * value the engines use when the option is absent or null. An unknown name is a bug in the
+ * caller, thrown as such (a misspelt name must not read as "no default").
+ */
+function defaultOf(name) {
+  const option = OPTIONS.find((o) => o.name === name)
+  if (option === undefined) throw new Error(`contract/options.json has no option ${name}`)
+  return structuredClone(option.default)
+}
+
+module.exports = { LIMITS, message, renderNumber, defaultOf }

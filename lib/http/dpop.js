@@ -10,6 +10,7 @@ const { typeError, TABLE } = require('../../js/error')
 const { warnOnce } = require('../options/deprecation')
 const { resultTemplates } = require('../../js/schema')
 const { headerValue } = require('./token-source')
+const { defaultOf } = require('../../contract')
 const { callbackError, unexpectedAnswer } = require('./callback-fence')
 
 // scheme://host[:port], nothing else: no path, no userinfo, no query.
@@ -17,7 +18,7 @@ const ORIGIN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+$/i
 // What both engines accept in a proof by default (src/dpop.rs DEFAULT_ALGS), for the challenge's
 // algs; an authenticator's own list (dpopAlgorithms) is passed to dpopChallenge.
 // Read from the contract, not js/dpop.js: the shared decision never loads the JS engine.
-const ALGS = require('../../contract/options.json').options.find((o) => o.name === 'dpopAlgorithms').default.join(' ')
+const ALGS = defaultOf('dpopAlgorithms').join(' ')
 // Failures of the proof itself: RFC 9449 §7.1's invalid_dpop_proof.
 const PROOF_CODES = new Set(['missing_dpop_proof', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed'])
 const DPOP_SCHEME = /^dpop(?: |$)/i
