@@ -7,7 +7,7 @@
 // chooses (a proof made for one URL would then pass on another).
 
 const { typeError, TABLE } = require('../../js/error')
-const { warnOnce } = require('../options/deprecation')
+const { renameDeprecated } = require('../options/deprecation')
 const { resultTemplates } = require('../../js/schema')
 const { headerValue } = require('./token-source')
 const { defaultOf } = require('../../contract')
@@ -182,25 +182,15 @@ function proofNonce(proof) {
 
 /**
  * The route's DPoP mode from the middleware options: `dpopMode` ('disabled', 'allowed',
- * 'required'; checked by the schema), or `dpopRequired: true` (deprecated) as 'required';
- * undefined when neither is given (then DPoP requests are checked as 'allowed' does when the
- * engine has `dpop` and `dpopOrigin` or `dpopUrl` is given).
+ * 'required'; checked by the schema), or the deprecated `dpopRequired` read through the renamed
+ * table (lib/options/deprecation.js: true is 'required', false as if not given); undefined when
+ * neither is given (then DPoP requests are checked as 'allowed' does when the engine has `dpop`
+ * and `dpopOrigin` or `dpopUrl` is given). The options were read by the schema's reader first,
+ * so this rename has nothing left to refuse and its warning is given already.
  */
 function dpopModeOf(options) {
-  const mode = options.dpopMode
-  const required = options.dpopRequired
-  if (required === undefined || required === null) return mode === null ? undefined : mode
-  if (typeof required !== 'boolean') throw typeError('options.dpopRequired must be a boolean')
-  warnDpopRequired()
-  if (mode !== undefined && mode !== null) {
-    throw typeError("options.dpopRequired and options.dpopMode say the same thing (dpopRequired is deprecated): give only dpopMode")
-  }
-  return required ? 'required' : undefined
-}
-
-// Not a rename (lib/options/deprecation.js): the boolean became one value of an enum.
-function warnDpopRequired() {
-  warnOnce('AUTH_SHIELD_DEP_DPOP_REQUIRED', "options.dpopRequired is deprecated: use options.dpopMode: 'required'")
+  const mode = renameDeprecated(options, 'middlewareOptions', 'options').dpopMode
+  return mode === null ? undefined : mode
 }
 
 /** Whether `authorization` uses the DPoP scheme. */
