@@ -6,6 +6,7 @@
 
 const LIMITS_FILE = require('./limits.json')
 const MESSAGES = require('./messages.json')
+const OPTIONS = require('./options.json').options
 
 /** `{ name: value }` of contract/limits.json. */
 const LIMITS = Object.freeze(
@@ -53,7 +54,7 @@ function message(id, params = {}) {
 
 /**
  * One RFC 6749 §3.3 scope-token, `1*( %x21 / %x23-5B / %x5D-7E )`: the rule for required scopes
- * and acr values, and for the entries `AuthResult.scopes` keeps (src/config.rs `is_scope_token`).
+ * and acr values, and for the entries `AuthResult.scope` keeps (src/config.rs `is_scope_token`).
  */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
 
@@ -69,4 +70,15 @@ function hasScope(list, wanted) {
   return false
 }
 
-module.exports = { LIMITS, message, renderNumber, SCOPE_TOKEN, hasScope }
+/**
+ * The default of the Authenticator option `name` (contract/options.json `options`), a copy: the
+ * value the engines use when the option is absent or null. An unknown name is a bug in the
+ * caller, thrown as such (a misspelt name must not read as "no default").
+ */
+function defaultOf(name) {
+  const option = OPTIONS.find((o) => o.name === name)
+  if (option === undefined) throw new Error(`contract/options.json has no option ${name}`)
+  return structuredClone(option.default)
+}
+
+module.exports = { LIMITS, message, renderNumber, defaultOf, SCOPE_TOKEN, hasScope }

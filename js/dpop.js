@@ -6,7 +6,7 @@
 
 const { createHash } = require('node:crypto')
 const { isUtf8 } = require('node:buffer')
-const { LIMITS } = require('../contract')
+const { LIMITS, defaultOf } = require('../contract')
 const { ALGS } = require('../lib/keys/normalize')
 const { fail } = require('./error')
 const { decodeSegment } = require('./jwt')
@@ -22,7 +22,7 @@ const PAYLOAD_MEMBERS = new Set(['jti', 'htm', 'htu', 'iat', 'ath', 'nonce'])
 // The proof algorithms accepted without dpopAlgorithms, in the challenge's algs order (src/dpop.rs
 // DEFAULT_ALGS, held equal to it by a Rust test): the default of contract/options.json. Asymmetric
 // only: a MAC needs a shared secret, so it proves nothing of the client.
-const DEFAULT_ALGS = Object.freeze([...require('../contract/options.json').options.find((o) => o.name === 'dpopAlgorithms').default])
+const DEFAULT_ALGS = Object.freeze(defaultOf('dpopAlgorithms'))
 
 /** Whether `name` is an algorithm a proof may use at all (never none, HS* or an unknown name). */
 function isProofAlg(name) {

@@ -45,6 +45,11 @@ pub struct Renamed {
     pub name: String,
     #[serde(rename = "use")]
     pub use_name: String,
+    /// For an old option whose value became one value of an enum (`dpopRequired` → `dpopMode`):
+    /// the old value's JSON text → the new value. Read by lib/options/deprecation.js only: the
+    /// bags the core reads hold plain renames (pinned by a test below).
+    #[cfg(test)]
+    pub values: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Renamed {
@@ -193,6 +198,24 @@ mod tests {
                 "{type_name} missing from callOptions"
             );
         }
+    }
+
+    #[test]
+    fn renamed_entries_the_core_reads_are_plain_renames() {
+        // src/config.rs reads the bag `options`, the binding the callOptions types: neither maps
+        // values, so an entry with `values` there would be read as a plain rename.
+        let s = schema();
+        for r in &s.renamed {
+            let read_here =
+                r.bag == "options" || s.call_options.iter().any(|c| c.type_name == r.bag);
+            assert!(
+                !(read_here && r.values.is_some()),
+                "renamed {}.{} maps values, which only the JS reader does",
+                r.bag,
+                r.name
+            );
+        }
+        assert!(s.renamed.iter().any(|r| r.values.is_some()));
     }
 
     #[test]

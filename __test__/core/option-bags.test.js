@@ -249,6 +249,15 @@ const RENAMED_USES = {
     },
     value: 3,
   },
+  'middlewareOptions:dpopRequired': {
+    engines: [native, js],
+    use: (lib, name, value) => {
+      const { AuthDecision } = require('../../lib/http/decision')
+      return new AuthDecision(CONFIG, { engine: lib === native ? 'native' : 'js', dpopOrigin: 'https://api.example', [name]: value }).dpopMode
+    },
+    value: true,
+    expected: 'required',
+  },
   'UnauthorizedError:authCode': {
     engines: [js],
     use: (_lib, name) => {
@@ -277,10 +286,13 @@ test('every renamed option is read under its old name in each engine, with one D
       const key = r.code
       assert.equal(ours.length, warned.has(key) ? 0 : 1, `${key}: ${ours.length} warnings`)
       warned.add(key)
-      for (const w of ours) assert.match(w.message, new RegExp(`\\.${r.name} is deprecated: use .*\\.${r.use} \\(the same option\\)$`))
+      // A value renamed too (`values`) is named with the new one.
+      const newValue = r.values === undefined ? value : r.values[JSON.stringify(value)]
+      const named = r.values === undefined ? ' \\(the same option\\)' : `: '${newValue}'`
+      for (const w of ours) assert.match(w.message, new RegExp(`\\.${r.name} is deprecated: use .*\\.${r.use}${named}$`))
       // The new name never warns.
       if (!getter) {
-        const none = await warningsOf(() => assert.equal(use(lib, r.use, value), expected))
+        const none = await warningsOf(() => assert.equal(use(lib, r.use, newValue), expected))
         assert.deepEqual(none.filter((w) => w.code === r.code), [], r.use)
       }
     }
@@ -303,6 +315,29 @@ test('the old and the new name together are a TypeError, in both engines', () =>
   }
   assert.throws(() => createRedisStore(createClient(), { timeoutMs: 5, commandTimeoutMs: 5 }), both('options', 'timeoutMs', 'commandTimeoutMs'))
   assert.throws(() => createRemoteJwks(NOWHERE, { maxKeys: 5, maxDocumentKeys: 5 }), both('options', 'maxKeys', 'maxDocumentKeys'))
+})
+
+test('an old value renamed to a value of the new option (dpopRequired): each one mapped, any other refused, both names a TypeError, in both engines', () => {
+  const { AuthDecision } = require('../../lib/http/decision')
+  const ORIGIN = 'https://api.example'
+  for (const engine of ['native', 'js']) {
+    const mode = (options) => new AuthDecision(CONFIG, { engine, dpopOrigin: ORIGIN, ...options }).dpopMode
+    assert.equal(mode({ dpopRequired: true }), 'required')
+    // false is no mode: as if neither name were given (no dpopOrigin needed either).
+    assert.equal(mode({ dpopRequired: false }), undefined)
+    assert.equal(new AuthDecision(CONFIG, { engine, dpopRequired: false }).dpopMode, undefined)
+    assert.equal(mode({ dpopRequired: undefined, dpopMode: 'disabled' }), 'disabled')
+    for (const bad of [null, 'yes', 1, 0, 'true', 1n, Symbol('s'), { toJSON: () => true }, [true]]) {
+      assert.throws(() => mode({ dpopRequired: bad }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'options.dpopRequired must be a boolean' }, String(bad))
+    }
+    for (const [old, use] of [[true, 'required'], [false, 'allowed'], [true, 'disabled']]) {
+      assert.throws(() => mode({ dpopRequired: old, dpopMode: use }), {
+        name: 'TypeError',
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: 'options.dpopRequired and options.dpopMode say the same thing (dpopRequired is deprecated): give only dpopMode',
+      })
+    }
+  }
 })
 
 test('an old name is checked as the new one: a bad value names the option it was read as', () => {

@@ -13,7 +13,7 @@ const path = require('node:path')
 const fc = require('fast-check')
 const native = require('../..')
 const js = require('../../js')
-const { LIMITS, message } = require('../../contract')
+const { LIMITS, message, defaultOf } = require('../../contract')
 const { token } = require('../support/tokens')
 const { plumbing } = require('../support/store-seam')
 
@@ -109,6 +109,16 @@ test('fills numbers as ECMAScript Number::toString and quoted text as a JSON str
   assert.throws(() => message('numberOutOfRange', { name: 'x', min: 0, max: 1 }), /param value/)
   assert.throws(() => message('numberOutOfRange', { name: 'x', min: 0, max: 1, value: 2, extra: 1 }), /no param extra/)
   assert.throws(() => message('noSuchMessage'), /no message/)
+})
+
+test("defaultOf gives an option's default from contract/options.json, a copy, and throws on an unknown name", () => {
+  const schema = JSON.parse(fs.readFileSync(path.join(__dirname, '../../contract/options.json'), 'utf8'))
+  for (const option of schema.options) assert.deepEqual(defaultOf(option.name), option.default, option.name)
+  const algs = defaultOf('dpopAlgorithms')
+  algs.push('HS256')
+  assert.ok(!defaultOf('dpopAlgorithms').includes('HS256'), 'a caller changing its copy changes nothing else')
+  assert.throws(() => defaultOf('dpopAlgorithm'), /no option dpopAlgorithm/)
+  assert.throws(() => defaultOf('__proto__'), /no option/)
 })
 
 // A request that fails with each code, in both engines.

@@ -7,9 +7,10 @@
 // chooses (a proof made for one URL would then pass on another).
 
 const { typeError, TABLE } = require('../../js/error')
-const { warnOnce } = require('../options/deprecation')
+const { renameDeprecated } = require('../options/deprecation')
 const { resultTemplates } = require('../../js/schema')
 const { headerValue } = require('./token-source')
+const { defaultOf } = require('../../contract')
 const { callbackError, unexpectedAnswer } = require('./callback-fence')
 
 // scheme://host[:port], nothing else: no path, no userinfo, no query.
@@ -17,7 +18,7 @@ const ORIGIN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+$/i
 // What both engines accept in a proof by default (src/dpop.rs DEFAULT_ALGS), for the challenge's
 // algs; an authenticator's own list (dpopAlgorithms) is passed to dpopChallenge.
 // Read from the contract, not js/dpop.js: the shared decision never loads the JS engine.
-const ALGS = require('../../contract/options.json').options.find((o) => o.name === 'dpopAlgorithms').default.join(' ')
+const ALGS = defaultOf('dpopAlgorithms').join(' ')
 // Failures of the proof itself: RFC 9449 §7.1's invalid_dpop_proof.
 const PROOF_CODES = new Set(['missing_dpop_proof', 'invalid_dpop_proof', 'dpop_proof_mismatch', 'dpop_proof_stale', 'dpop_proof_replayed'])
 const DPOP_SCHEME = /^dpop(?: |$)/i
@@ -181,25 +182,15 @@ function proofNonce(proof) {
 
 /**
  * The route's DPoP mode from the middleware options: `dpopMode` ('disabled', 'allowed',
- * 'required'; checked by the schema), or `dpopRequired: true` (deprecated) as 'required';
- * undefined when neither is given (then DPoP requests are checked as 'allowed' does when the
- * engine has `dpop` and `dpopOrigin` or `dpopUrl` is given).
+ * 'required'; checked by the schema), or the deprecated `dpopRequired` read through the renamed
+ * table (lib/options/deprecation.js: true is 'required', false as if not given); undefined when
+ * neither is given (then DPoP requests are checked as 'allowed' does when the engine has `dpop`
+ * and `dpopOrigin` or `dpopUrl` is given). The options were read by the schema's reader first,
+ * so this rename has nothing left to refuse and its warning is given already.
  */
 function dpopModeOf(options) {
-  const mode = options.dpopMode
-  const required = options.dpopRequired
-  if (required === undefined || required === null) return mode === null ? undefined : mode
-  if (typeof required !== 'boolean') throw typeError('options.dpopRequired must be a boolean')
-  warnDpopRequired()
-  if (mode !== undefined && mode !== null) {
-    throw typeError("options.dpopRequired and options.dpopMode say the same thing (dpopRequired is deprecated): give only dpopMode")
-  }
-  return required ? 'required' : undefined
-}
-
-// Not a rename (lib/options/deprecation.js): the boolean became one value of an enum.
-function warnDpopRequired() {
-  warnOnce('AUTH_SHIELD_DEP_DPOP_REQUIRED', "options.dpopRequired is deprecated: use options.dpopMode: 'required'")
+  const mode = renameDeprecated(options, 'middlewareOptions', 'options').dpopMode
+  return mode === null ? undefined : mode
 }
 
 /** Whether `authorization` uses the DPoP scheme. */

@@ -7,6 +7,11 @@
 // `rateLimitRefill` getter and revokeSubject's `before` through it before the binding reads
 // them (the binding never warns), so each code warns once per process, whichever engine used
 // it, and --throw-deprecation / --no-deprecation act alike (process.emitWarning).
+//
+// An entry with `values` renames a value too: an option whose value became one value of an
+// enum (dpopRequired: true is dpopMode: 'required'). `values` maps the old value's JSON text to
+// the new value, null for "no value" (as if neither name were given); any other old value,
+// null included, is a TypeError, as the old option's own check was.
 
 const { typeError } = require('../../js/error')
 const { message } = require('../../contract')
@@ -27,7 +32,25 @@ function renamedName(bag, name) {
 }
 
 function warnDeprecated(renamed, label) {
-  warnOnce(renamed.code, `${label}.${renamed.name} is deprecated: use ${label}.${renamed.use} (the same option)`)
+  const use = renamed.values === undefined ? `${label}.${renamed.use} (the same option)` : `${label}.${renamed.use}: ${newValues(renamed)}`
+  warnOnce(renamed.code, `${label}.${renamed.name} is deprecated: use ${use}`)
+}
+
+/** `'required'`: the new values an entry with `values` maps to, as its warning names them. */
+function newValues(renamed) {
+  const values = Object.values(renamed.values).filter((v) => v !== null)
+  return values.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(' or ')
+}
+
+/** The new value of `old` for an entry with `values` (null: none); a value it does not map is a TypeError. */
+function mappedValue(renamed, old, label) {
+  // Only a boolean, number or string has a JSON text here: nothing of the caller's (toJSON) runs.
+  const key = ['boolean', 'number', 'string'].includes(typeof old) ? JSON.stringify(old) : undefined
+  if (key !== undefined && Object.hasOwn(renamed.values, key)) return renamed.values[key]
+  const texts = Object.keys(renamed.values)
+  const name = `${label}.${renamed.name}`
+  if (texts.every((t) => t === 'true' || t === 'false')) throw typeError(message('mustBeBoolean', { name }))
+  throw typeError(`${name} must be ${texts.join(' or ')}`)
 }
 
 /** The one DeprecationWarning `code` of this process: the first call warns, the others do nothing. */
@@ -54,14 +77,19 @@ function renameDeprecated(options, bag, label) {
     }
     const old = copy[r.name]
     delete copy[r.name]
-    if (!given(old)) continue
+    if (r.values === undefined ? !given(old) : old === undefined) continue
+    const value = r.values === undefined ? old : mappedValue(r, old, label)
     warnDeprecated(r, label)
-    if (given(copy[r.use])) {
-      throw typeError(message('renamedTogether', { label, oldName: r.name, newName: r.use }))
-    }
-    copy[r.use] = old
+    if (given(copy[r.use])) throw typeError(togetherMessage(r, label))
+    if (value !== null) copy[r.use] = value
   }
   return copy === null ? options : copy
 }
 
-module.exports = { RENAMED, renamedIn, renamedName, renameDeprecated, warnDeprecated, warnOnce }
+/** Both names given: the same option, or (an entry with `values`) the same setting said twice. */
+function togetherMessage(r, label) {
+  if (r.values === undefined) return message('renamedTogether', { label, oldName: r.name, newName: r.use })
+  return `${label}.${r.name} and ${label}.${r.use} say the same thing (${r.name} is deprecated): give only ${r.use}`
+}
+
+module.exports = { RENAMED, renamedIn, renamedName, renameDeprecated, warnDeprecated }

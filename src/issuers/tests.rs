@@ -1,8 +1,7 @@
 use super::*;
 use crate::authenticator::Authenticator;
 use crate::config::RawConfig;
-use crate::jwt::base64url::encode;
-use crate::jwt::HmacKey;
+use crate::jwt::test_tokens::hs256;
 use crate::settings::Settings;
 
 const A: &[u8] = &[1; 32];
@@ -44,14 +43,11 @@ fn two() -> Authenticator {
 }
 
 fn token(kid: &str, payload: &str, secret: &[u8]) -> String {
-    let header = format!(r#"{{"alg":"HS256","kid":"{kid}"}}"#);
-    let input = format!(
-        "{}.{}",
-        encode(header.as_bytes()),
-        encode(payload.as_bytes())
-    );
-    let tag = HmacKey::new(secret).sign(input.as_bytes());
-    format!("{input}.{}", encode(tag.as_ref()))
+    hs256(
+        &format!(r#"{{"alg":"HS256","kid":"{kid}"}}"#),
+        payload,
+        secret,
+    )
 }
 
 fn verdict(

@@ -11,6 +11,8 @@ pub mod key_set;
 pub mod kind;
 pub mod public_key;
 pub mod sign;
+#[cfg(test)]
+pub mod test_tokens;
 pub mod validate;
 pub mod verify;
 

@@ -272,8 +272,8 @@ fn split_compact(token: &[u8]) -> Result<Segments<'_>, AuthError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jwt::base64url::encode;
     use crate::jwt::sign::sign_payload;
+    use crate::jwt::test_tokens::hs256;
     use crate::jwt::TokenKind;
 
     fn rules() -> ClaimRules {
@@ -347,19 +347,9 @@ mod tests {
         assert_eq!(claims.sub.as_str(), Some("v"));
     }
 
-    fn token(header: &str, payload: &str, secret: &[u8]) -> String {
-        let input = format!(
-            "{}.{}",
-            encode(header.as_bytes()),
-            encode(payload.as_bytes())
-        );
-        let tag = HmacKey::new(secret).sign(input.as_bytes());
-        format!("{input}.{}", encode(tag.as_ref()))
-    }
-
     #[test]
     fn verifies_a_token_signed_with_the_key() {
-        let t = token(r#"{"alg":"HS256"}"#, r#"{"sub":"u"}"#, b"k");
+        let t = hs256(r#"{"alg":"HS256"}"#, r#"{"sub":"u"}"#, b"k");
         let mut scratch = Vec::new();
         let claims = decode_verified(t.as_bytes(), &HmacKey::new(b"k"), &mut scratch).unwrap();
         assert_eq!(claims.sub.as_str(), Some("u"));
@@ -367,7 +357,7 @@ mod tests {
 
     #[test]
     fn rejects_wrong_key_and_stripped_signature() {
-        let t = token(r#"{"alg":"HS256"}"#, r#"{"sub":"u"}"#, b"k");
+        let t = hs256(r#"{"alg":"HS256"}"#, r#"{"sub":"u"}"#, b"k");
         let mut s = Vec::new();
         assert_eq!(
             decode_verified(t.as_bytes(), &HmacKey::new(b"x"), &mut s).err(),
@@ -411,7 +401,7 @@ mod tests {
             for (header, payload) in tokens {
                 // Signed with the right key and with a forged one: the same verdict.
                 for secret in [&b"k"[..], b"forged"] {
-                    let t = token(&header, &payload, secret);
+                    let t = hs256(&header, &payload, secret);
                     assert_eq!(
                         decode_verified(t.as_bytes(), &key, &mut s).err(),
                         Some(AuthError::MalformedToken),
@@ -421,7 +411,7 @@ mod tests {
             }
         }
         // A paired escape is a character like any other.
-        let t = token(
+        let t = hs256(
             r#"{"alg":"HS256","x":{"\ud83d\ude00":1}}"#,
             r#"{"sub":"\ud83d\ude00","x":{"\ud83d\ude00":["\ud83d\ude00"]}}"#,
             b"k",
@@ -476,7 +466,7 @@ mod tests {
             key: crate::secret::Secret::from(&[bytes; 32][..]),
         };
         let keys = KeySet::new(&[spec(1)], 0);
-        let t = token(
+        let t = hs256(
             r#"{"alg":"HS256","kid":"k"}"#,
             r#"{"sub":"u","type":"access","nbf":100,"exp":200}"#,
             &[1; 32],

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::jwt::base64url::{decode_into, encode};
+use crate::jwt::test_tokens::signed;
 use crate::jwt::verify::decode_verified;
 use crate::jwt::{HmacKey, KeyLookup};
 use ring::rand::SystemRandom;
@@ -91,17 +92,6 @@ fn rfc_ec_point() -> Vec<u8> {
     [vec![4u8], b64(&jwk["x"]), b64(&jwk["y"])].concat()
 }
 
-/// A compact token signed by `signer` over `header` and `payload`.
-fn token(header: &str, payload: &str, signer: impl Fn(&[u8]) -> Vec<u8>) -> String {
-    let input = format!(
-        "{}.{}",
-        encode(header.as_bytes()),
-        encode(payload.as_bytes())
-    );
-    let signature = signer(input.as_bytes());
-    format!("{input}.{}", encode(&signature))
-}
-
 fn verdict(token: &str, keys: &impl KeyLookup) -> Result<(), AuthError> {
     decode_verified(token.as_bytes(), keys, &mut Vec::new()).map(|_| ())
 }
@@ -168,7 +158,7 @@ fn rs_and_ps_signatures_of_every_hash_verify_with_their_alg_only() {
         };
         let header = format!(r#"{{"alg":"{}","kid":"{}"}}"#, alg.name(), alg.name());
         assert_eq!(
-            verdict(&token(&header, "{}", signer), &keys),
+            verdict(&signed(&header, "{}", signer), &keys),
             Ok(()),
             "{}",
             alg.name()
@@ -177,7 +167,7 @@ fn rs_and_ps_signatures_of_every_hash_verify_with_their_alg_only() {
         let other = if alg == Alg::Rs256 { "PS256" } else { "RS256" };
         let header = format!(r#"{{"alg":"{}","kid":"{other}"}}"#, alg.name());
         assert_eq!(
-            verdict(&token(&header, "{}", signer), &keys),
+            verdict(&signed(&header, "{}", signer), &keys),
             Err(AuthError::UnsupportedAlgorithm)
         );
     }
@@ -195,7 +185,7 @@ fn ecdsa_takes_fixed_width_signatures_only_and_refuses_zero_scalars() {
         let keys = set(vec![spec(None, alg, pair.public_key().as_ref().to_vec())]);
         let header = format!(r#"{{"alg":"{}"}}"#, alg.name());
         let fixed = |input: &[u8]| pair.sign(&rng, input).unwrap().as_ref().to_vec();
-        assert_eq!(verdict(&token(&header, "{}", fixed), &keys), Ok(()));
+        assert_eq!(verdict(&signed(&header, "{}", fixed), &keys), Ok(()));
         // The same signature as ASN.1 DER (what OpenSSL writes by default) is refused.
         let der_form = |input: &[u8]| {
             let s = pair.sign(&rng, input).unwrap();
@@ -203,18 +193,18 @@ fn ecdsa_takes_fixed_width_signatures_only_and_refuses_zero_scalars() {
             der(0x30, &[der_uint(r), der_uint(s)].concat())
         };
         assert_eq!(
-            verdict(&token(&header, "{}", der_form), &keys),
+            verdict(&signed(&header, "{}", der_form), &keys),
             Err(AuthError::InvalidSignature)
         );
         // r = s = 0 ("psychic signatures", CVE-2022-21449) and r = s = n - like junk.
         let zeros = |_: &[u8]| vec![0u8; 2 * alg.ec_coordinate_bytes()];
         assert_eq!(
-            verdict(&token(&header, "{}", zeros), &keys),
+            verdict(&signed(&header, "{}", zeros), &keys),
             Err(AuthError::InvalidSignature)
         );
         let ones = |_: &[u8]| vec![0xffu8; 2 * alg.ec_coordinate_bytes()];
         assert_eq!(
-            verdict(&token(&header, "{}", ones), &keys),
+            verdict(&signed(&header, "{}", ones), &keys),
             Err(AuthError::InvalidSignature)
         );
     }
@@ -229,16 +219,16 @@ fn eddsa_and_ed25519_are_separate_algs_over_the_same_key() {
     let signer = |input: &[u8]| pair.sign(input).as_ref().to_vec();
     let keys = set(vec![spec(Some("e"), Alg::EdDsa, public.clone())]);
     assert_eq!(
-        verdict(&token(r#"{"alg":"EdDSA"}"#, "{}", signer), &keys),
+        verdict(&signed(r#"{"alg":"EdDSA"}"#, "{}", signer), &keys),
         Ok(())
     );
     assert_eq!(
-        verdict(&token(r#"{"alg":"Ed25519"}"#, "{}", signer), &keys),
+        verdict(&signed(r#"{"alg":"Ed25519"}"#, "{}", signer), &keys),
         Err(AuthError::UnsupportedAlgorithm)
     );
     let keys = set(vec![spec(None, Alg::Ed25519, public)]);
     assert_eq!(
-        verdict(&token(r#"{"alg":"Ed25519"}"#, "{}", signer), &keys),
+        verdict(&signed(r#"{"alg":"Ed25519"}"#, "{}", signer), &keys),
         Ok(())
     );
 }
@@ -254,7 +244,7 @@ fn an_rsa_public_key_never_serves_as_an_hmac_secret() {
         let mac = |input: &[u8]| HmacKey::new(&secret).sign(input).as_ref().to_vec();
         for header in [r#"{"alg":"HS256"}"#, r#"{"alg":"HS256","kid":"rsa"}"#] {
             assert_eq!(
-                verdict(&token(header, "{}", mac), &keys),
+                verdict(&signed(header, "{}", mac), &keys),
                 Err(AuthError::UnsupportedAlgorithm),
                 "{header}"
             );
@@ -270,11 +260,11 @@ fn an_hmac_keys_kid_on_an_rs256_token_is_refused() {
     ]);
     let mac = |input: &[u8]| HmacKey::new(&[7; 32]).sign(input).as_ref().to_vec();
     assert_eq!(
-        verdict(&token(r#"{"alg":"RS256","kid":"hmac"}"#, "{}", mac), &keys),
+        verdict(&signed(r#"{"alg":"RS256","kid":"hmac"}"#, "{}", mac), &keys),
         Err(AuthError::UnsupportedAlgorithm)
     );
     assert_eq!(
-        verdict(&token(r#"{"alg":"HS256","kid":"hmac"}"#, "{}", mac), &keys),
+        verdict(&signed(r#"{"alg":"HS256","kid":"hmac"}"#, "{}", mac), &keys),
         Ok(())
     );
 }
@@ -286,7 +276,7 @@ fn a_kid_must_name_a_key_and_hostile_kids_are_just_unknown() {
     for kid in ["../../etc/passwd", "' OR 1=1 --", "b", "A", "a\u{0}", ""] {
         let header = serde_json::json!({ "alg": "HS256", "kid": kid }).to_string();
         assert_eq!(
-            verdict(&token(&header, "{}", mac), &keys),
+            verdict(&signed(&header, "{}", mac), &keys),
             Err(AuthError::UnknownKey),
             "{kid}"
         );
@@ -294,16 +284,16 @@ fn a_kid_must_name_a_key_and_hostile_kids_are_just_unknown() {
     // A kid-less key answers a kid-less token of its alg, never a token that names a kid.
     let bare = set(vec![spec(None, Alg::Hs256, vec![1; 32])]);
     assert_eq!(
-        verdict(&token(r#"{"alg":"HS256"}"#, "{}", mac), &bare),
+        verdict(&signed(r#"{"alg":"HS256"}"#, "{}", mac), &bare),
         Ok(())
     );
     assert_eq!(
-        verdict(&token(r#"{"alg":"HS256","kid":"a"}"#, "{}", mac), &bare),
+        verdict(&signed(r#"{"alg":"HS256","kid":"a"}"#, "{}", mac), &bare),
         Err(AuthError::UnknownKey)
     );
     let one = HmacKey::new(&[1; 32]);
     assert_eq!(
-        verdict(&token(r#"{"alg":"HS256","kid":"a"}"#, "{}", mac), &one),
+        verdict(&signed(r#"{"alg":"HS256","kid":"a"}"#, "{}", mac), &one),
         Err(AuthError::UnknownKey)
     );
 }
@@ -316,7 +306,7 @@ fn without_kid_exactly_one_key_of_the_alg_is_accepted() {
         spec(Some("b"), Alg::Hs256, vec![2; 32]),
     ]);
     assert_eq!(
-        verdict(&token(r#"{"alg":"HS256"}"#, "{}", mac), &two),
+        verdict(&signed(r#"{"alg":"HS256"}"#, "{}", mac), &two),
         Err(AuthError::UnknownKey)
     );
     // The standard header takes the same path as any other spelling of it.
@@ -328,7 +318,7 @@ fn without_kid_exactly_one_key_of_the_alg_is_accepted() {
     let standard = format!("{standard}.{}", encode(mac(standard.as_bytes()).as_ref()));
     assert_eq!(verdict(&standard, &two), Err(AuthError::UnknownKey));
     assert_eq!(
-        verdict(&token(r#"{"alg":"HS256","kid":"a"}"#, "{}", mac), &two),
+        verdict(&signed(r#"{"alg":"HS256","kid":"a"}"#, "{}", mac), &two),
         Ok(())
     );
     let none = set(vec![spec(None, Alg::Es256, rfc_ec_point())]);
@@ -352,7 +342,7 @@ fn none_and_unknown_algs_are_unsupported() {
         r#"{"alg":"HS256 "}"#,
     ] {
         assert_eq!(
-            verdict(&token(header, "{}", |_| Vec::new()), &keys),
+            verdict(&signed(header, "{}", |_| Vec::new()), &keys),
             Err(AuthError::UnsupportedAlgorithm),
             "{header}"
         );
@@ -370,10 +360,10 @@ fn hmac_384_and_512_verify_with_their_own_hash() {
         let mac = |input: &[u8]| ring::hmac::sign(&key, input).as_ref().to_vec();
         let keys = set(vec![spec(None, alg, secret.clone())]);
         let header = format!(r#"{{"alg":"{}"}}"#, alg.name());
-        assert_eq!(verdict(&token(&header, "{}", mac), &keys), Ok(()));
+        assert_eq!(verdict(&signed(&header, "{}", mac), &keys), Ok(()));
         let short = |input: &[u8]| mac(input)[..32].to_vec();
         assert_eq!(
-            verdict(&token(&header, "{}", short), &keys),
+            verdict(&signed(&header, "{}", short), &keys),
             Err(AuthError::InvalidSignature)
         );
     }
