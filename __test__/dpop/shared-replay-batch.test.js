@@ -219,7 +219,8 @@ describe('DPoP shared replay: batched writes, WAIT, outages', { skip: redisSkip(
   })
 
   it('dpopWaitReplicas waits for a real replica; too few replicas refuse with 503', async () => {
-    const master = await startRedis()
+    // No diskless-sync delay (5 s by default): the replica's first full sync starts at once.
+    const master = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
     const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] })
     const conn = await connectClient('ioredis', master.url)
     const onReplica = await connectClient('node-redis', replica.url)
