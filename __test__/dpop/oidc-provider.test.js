@@ -18,7 +18,7 @@ const { request } = require('../support/http')
 const { expressServer } = require('../support/adapter-servers')
 const { redisSkip, startRedis } = require('../support/redis-server')
 const { connectClient } = require('../support/redis-clients')
-const { startReplayApp } = require('../support/dpop-replay-app')
+const { startReplayApps } = require('../support/dpop-replay-app')
 const { clientKey, craftedProof, symmetricProof, ath } = require('../support/dpop')
 const { withoutRequestId } = require('../support/tokens')
 
@@ -133,7 +133,7 @@ describe('a DPoP-bound token issued by oidc-provider', () => {
       const apps = []
       try {
         const { keys, issuer, audience } = op.config
-        for (let i = 0; i < 2; i++) apps.push(await startReplayApp({ keys, issuer, audience, engine, redisUrl: redis.url, origin: RESOURCE, prefix: 'op:' }))
+        await startReplayApps(apps, [0, 1].map(() => ({ keys, issuer, audience, engine, redisUrl: redis.url, origin: RESOURCE, prefix: 'op:' })))
         const [a, b] = apps
         const key = await dpop.generateKeyPair('ES256')
         const token = await op.token(key)
@@ -169,7 +169,7 @@ describe('a DPoP-bound token issued by oidc-provider', () => {
     try {
       const { keys, issuer, audience } = op.config
       const dpopNonceSecret = 'two-process-nonce-secret-0123456789'
-      for (const engine of ['native', 'js']) apps.push(await startReplayApp({ keys, issuer, audience, engine, redisUrl: redis.url, origin: RESOURCE, prefix: 'nonce:', dpopNonceSecret }))
+      await startReplayApps(apps, ['native', 'js'].map((engine) => ({ keys, issuer, audience, engine, redisUrl: redis.url, origin: RESOURCE, prefix: 'nonce:', dpopNonceSecret })))
       const key = await dpop.generateKeyPair('ES256')
       const token = await op.token(key)
       const send = (app, nonce) => dpop.generateProof(key, ORDERS, 'GET', nonce, token).then((proof) => request(`${app.base}/orders`, { headers: { authorization: `DPoP ${token}`, dpop: proof } }))

@@ -17,7 +17,7 @@ const { expressServer } = require('../support/adapter-servers')
 const { redisSkip, startRedis } = require('../support/redis-server')
 const { connectClient } = require('../support/redis-clients')
 const { issuer, clientKey, proof } = require('../support/dpop')
-const { startReplayApp } = require('../support/dpop-replay-app')
+const { startReplayApps } = require('../support/dpop-replay-app')
 
 const ORIGIN = 'https://api.example.com'
 const HTU = `${ORIGIN}/orders`
@@ -155,9 +155,7 @@ describe('DPoP shared replay: batched writes, WAIT, outages', { skip: redisSkip(
   it('the same proof sent to two processes at once passes exactly once (both engines)', async () => {
     const apps = []
     try {
-      for (const engine of ['native', 'js']) {
-        apps.push(await startReplayApp({ keys: iss.keys, engine, redisUrl: redis.url, origin: ORIGIN, prefix: 'procs:' }))
-      }
+      await startReplayApps(apps, ['native', 'js'].map((engine) => ({ keys: iss.keys, engine, redisUrl: redis.url, origin: ORIGIN, prefix: 'procs:' })))
       const bound = await iss.sign({ cnf: { jkt: key.jkt } })
       for (let round = 0; round < 10; round++) {
         const headers = { authorization: `DPoP ${bound}`, dpop: await proof(key, { token: bound, url: HTU }) }
@@ -219,7 +217,8 @@ describe('DPoP shared replay: batched writes, WAIT, outages', { skip: redisSkip(
   })
 
   it('dpopWaitReplicas waits for a real replica; too few replicas refuse with 503', async () => {
-    const master = await startRedis()
+    // No diskless-sync delay (5 s by default): the replica's first full sync starts at once.
+    const master = await startRedis({ args: ['--repl-diskless-sync-delay', '0'] })
     const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] })
     const conn = await connectClient('ioredis', master.url)
     const onReplica = await connectClient('node-redis', replica.url)

@@ -196,7 +196,8 @@ describe('a provider down at start-up', () => {
   })
 })
 
-describe('a provider down later (stale-if-error)', () => {
+// Each case has its own provider, key source and app, so the four wait out their windows at once.
+describe('a provider down later (stale-if-error)', { concurrency: true }, () => {
   for (const [adapter, engine] of APPS) {
     it(`keeps the keys in force while fetches fail, withdraws them past cacheMaxAgeMs + staleIfErrorMs, installs them again when the provider is back (${adapter}, ${engine} engine)`, async () => {
       const idp = await startJwksServer()

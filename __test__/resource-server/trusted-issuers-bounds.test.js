@@ -28,7 +28,11 @@ function keyPair(kid) {
   return { kid, privateJwk: privateKey.export({ format: 'jwk' }), publicJwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' } }
 }
 
+// Each pair's private key imported once: a flood of 300 tokens imported it 300 times.
+const signingKeys = new WeakMap()
+
 async function mint(pair, iss) {
+  if (!signingKeys.has(pair)) signingKeys.set(pair, await jose.importJWK(pair.privateJwk, 'RS256'))
   const now = Math.floor(Date.now() / 1000)
   return new jose.SignJWT({ jti: randomUUID() })
     .setProtectedHeader({ alg: 'RS256', kid: pair.kid })
@@ -37,7 +41,7 @@ async function mint(pair, iss) {
     .setAudience(AUDIENCE)
     .setIssuedAt(now)
     .setExpirationTime(now + 300)
-    .sign(await jose.importJWK(pair.privateJwk, 'RS256'))
+    .sign(signingKeys.get(pair))
 }
 
 /**
@@ -317,6 +321,10 @@ describe('trusted issuers at their edges', () => {
     assert.equal(provider.hits['/elsewhere'], undefined, 'a redirect was followed')
   })
 
+  // Keys no issuer publishes, made once for both engines (2048-bit RSA takes a while to make).
+  let strangerKeys
+  const strangers = () => (strangerKeys ??= Array.from({ length: 8 }, (_, i) => keyPair(`stranger-${i}`)))
+
   for (const engine of ['native', 'js']) {
     it(`${engine}: floods of unknown issuers cost no fetch; floods of unknown kids of a trusted issuer cost at most one fetch per cooldown`, async () => {
       const issuer = `${provider.base}/flood-${engine}`
@@ -327,14 +335,14 @@ describe('trusted issuers at their edges', () => {
       try {
         await registry.ready()
         const seen = provider.total()
-        const strangers = Array.from({ length: 8 }, (_, i) => keyPair(`stranger-${i}`))
+        const stranger = strangers()
         for (let i = 0; i < 200; i++) {
-          const r = await get(`${server.base}/api`, bearer(await mint(strangers[i % 8], `https://random-${i}.example/`)))
+          const r = await get(`${server.base}/api`, bearer(await mint(stranger[i % 8], `https://random-${i}.example/`)))
           assert.equal(r.json.code, 'untrusted_issuer')
         }
         assert.equal(provider.total(), seen, 'an unknown issuer made a fetch')
         for (let i = 0; i < 100; i++) {
-          const r = await get(`${server.base}/api`, bearer(await mint(strangers[i % 8], issuer)))
+          const r = await get(`${server.base}/api`, bearer(await mint(stranger[i % 8], issuer)))
           assert.equal(r.json.code, 'unknown_key')
         }
         // The first unknown kid is inside the cooldown of the start-up fetch: one fetch set for its end, none now.

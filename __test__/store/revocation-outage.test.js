@@ -100,7 +100,9 @@ async function untilRefused(check, token, ms, what) {
   return Date.now() - started
 }
 
-describe('revocations across Redis outages', { skip: redisSkip() }, () => {
+// Every case has a redis-server, connections and followers of its own: four run at once, their
+// outages and waits side by side (the diagnostics' times include the neighbours' load).
+describe('revocations across Redis outages', { skip: redisSkip(), concurrency: 4 }, () => {
   before(() => process.on('unhandledRejection', onUnhandled))
   after(() => {
     process.off('unhandledRejection', onUnhandled)

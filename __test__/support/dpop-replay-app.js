@@ -63,4 +63,15 @@ if (require.main === module) {
   })
 }
 
-module.exports = { startReplayApp }
+/**
+ * Starts one process per entry of `settingsList` at once, pushing each that started into `apps`
+ * (in list order) for the caller to stop, even when another failed to start.
+ */
+async function startReplayApps(apps, settingsList) {
+  const settled = await Promise.allSettled(settingsList.map((settings) => startReplayApp(settings)))
+  for (const s of settled) if (s.status === 'fulfilled') apps.push(s.value)
+  const failed = settled.find((s) => s.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
+}
+
+module.exports = { startReplayApp, startReplayApps }

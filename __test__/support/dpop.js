@@ -45,10 +45,17 @@ function craftedProof(key, { header = {}, payload = {}, token } = {}) {
   return new jose.SignJWT(claims).setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.jwk, ...header }).sign(key.keyPair.privateKey)
 }
 
+// One KeyObject per client key: importing the JWK again for each proof was most of a flood's time.
+const privateKeys = new WeakMap()
+
 /** An ES256 proof with exactly `header` and `payload` as given (no library checks: `crit`…). */
 function rawProof(key, header, payload) {
   const input = `${b64(header)}.${b64(payload)}`
-  const privateKey = createPrivateKey({ key: key.privateJwk, format: 'jwk' })
+  let privateKey = privateKeys.get(key)
+  if (privateKey === undefined) {
+    privateKey = createPrivateKey({ key: key.privateJwk, format: 'jwk' })
+    privateKeys.set(key, privateKey)
+  }
   return `${input}.${sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`
 }
 
