@@ -180,6 +180,10 @@ class Core {
 
   runChain(authorization, tenantHeader, host, sender) {
     const dpopToken = this.dpopReplay === null ? undefined : dpopScheme(authorization)
+    // One clock read per request, as the native chain's (src/authenticator.rs `run_chain`): a
+    // second ticking between the proof's window check and the replay cache must not let the
+    // cache forget the proof it is asked about.
+    const now = this.now()
     let token
     let proof = null
     if (dpopToken === undefined) {
@@ -189,17 +193,17 @@ class Core {
       // The same checks as a Bearer token's, before the proof (src/authenticator.rs).
       token = extractBearer(`Bearer ${dpopToken}`, this.settings.maxTokenBytes)
       if (token instanceof Failure) return token
-      proof = checkProof(sender, token, this.now(), this.settings.dpopIatWindowSec, this.dpopAlgs, this.dpopNonces)
+      proof = checkProof(sender, token, now, this.settings.dpopIatWindowSec, this.dpopAlgs, this.dpopNonces)
       if (proof instanceof Failure) return proof
     }
-    const claims = this.verifyAccess(token, this.now())
+    const claims = this.verifyAccess(token, now)
     if (claims instanceof Failure) return this.explain('access', token, claims)
     // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer.
     if (proof === null) {
       if (claims.cnf_jkt !== undefined) return fail('dpop_bound_token_as_bearer')
     } else {
       if (typeof claims.cnf_jkt !== 'string' || claims.cnf_jkt !== proof.thumbprint) return fail('dpop_key_mismatch')
-      const admission = this.dpopReplay.admit(proof.replayKey, proof.expiresAt, this.now())
+      const admission = this.dpopReplay.admit(proof.replayKey, proof.expiresAt, now)
       if (admission === 'replayed') return fail('dpop_proof_replayed')
       if (admission === 'full') return fail('dpop_replay_cache_full')
     }

@@ -297,3 +297,29 @@ for (const [name, Authenticator] of ENGINES) {
     assert.equal(code(auth.authenticate(`DPoP ${bound}`, null, null, [])), 'missing_dpop_proof')
   })
 }
+
+test('JS engine: a replay whose request straddles a second boundary is still a replay (one clock read per request, as native)', async () => {
+  // The native chain reads its clock once per call (src/authenticator.rs run_chain, one
+  // monotonic reading); the JS engine reads Date.now, moved here to tick mid-request.
+  const iss = await issuer()
+  const key = await clientKey('ES256')
+  const bound = await iss.sign({ cnf: { jkt: key.jkt } })
+  const realNow = Date.now
+  try {
+    // The proof's window (iat + 2 s) ends at T: a request that reads T first and T + 1 later
+    // must not let the cache drop the entry it is checking.
+    const T = Math.floor(realNow() / 1000) + 10
+    const auth = new js.Authenticator({ keys: iss.keys, rateLimitMax: 0, dpop: true, dpopIatWindowSec: 2, dpopMaxReplayEntries: 5 })
+    const p = rawProof(key, { alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }, { ...proofClaims(bound), iat: T - 2 })
+    const send = () => auth.authenticate(`DPoP ${bound}`, null, null, { dpop: p, method: 'GET', url: URL })
+    Date.now = () => (T - 2) * 1000
+    assert.equal(send().authenticated, true)
+    let reads = 0
+    Date.now = () => (reads++ === 0 ? T * 1000 + 999 : (T + 1) * 1000)
+    const replay = send()
+    assert.equal(replay.errorCode, 'dpop_proof_replayed')
+    assert.ok(reads >= 1)
+  } finally {
+    Date.now = realNow
+  }
+})
