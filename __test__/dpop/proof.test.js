@@ -3,7 +3,7 @@
 // DPoP (RFC 9449 §4.3) in both engines: real proofs from the dpop package and jose, real
 // DPoP-bound tokens (cnf.jkt) signed by jose; every check, every attack, the same code from both.
 
-const { test } = require('node:test')
+const { test, describe } = require('node:test')
 const assert = require('node:assert/strict')
 const native = require('../..')
 const js = require('../../js')
@@ -224,32 +224,6 @@ for (const [name, Authenticator] of ENGINES) {
     for (const p of admitted) assert.equal(run(p), 'dpop_proof_replayed')
   })
 
-  test(`${name}: a full replay cache makes room only once its entries' window has passed`, async () => {
-    const { iss, key, bound } = await fixtures()
-    const window = 2
-    const auth = new Authenticator(config(iss, { dpopIatWindowSec: window, dpopMaxReplayEntries: 5 }))
-    const fresh = () => rawProof(key, { alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }, proofClaims(bound))
-    const run = (p) => code(auth.authenticate(`DPoP ${bound}`, null, null, sender(p)))
-    const first = Array.from({ length: 5 }, fresh)
-    for (const p of first) assert.equal(run(p), 'ok')
-    // Polled every 100 ms, at most 15 s: full until the window of every entry has passed.
-    let passed = false
-    for (let i = 0; i < 150 && !passed; i++) {
-      for (const p of first) assert.ok(['dpop_proof_replayed', 'dpop_proof_stale'].includes(run(p)))
-      const c = run(fresh())
-      passed = c === 'ok'
-      if (!passed) {
-        assert.equal(c, 'dpop_replay_cache_full')
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-      assert.ok(auth.dpopReplayEntries <= 5)
-    }
-    assert.equal(passed, true, 'the cache never made room')
-    // Room was made by expiry only: the entries' windows (iat + window) had passed.
-    const oldestIat = Math.min(...first.map((p) => JSON.parse(Buffer.from(p.split('.')[1], 'base64url')).iat))
-    assert.ok(Date.now() / 1000 > oldestIat + window)
-  })
-
   test(`${name}: with dpopNonceSecret a proof needs the current or the previous slot's nonce`, async () => {
     const { iss, key, bound } = await fixtures()
     const now = Math.floor(Date.now() / 1000)
@@ -321,5 +295,36 @@ test('JS engine: a replay whose request straddles a second boundary is still a r
     assert.ok(reads >= 1)
   } finally {
     Date.now = realNow
+  }
+})
+
+// Each engine's replay cache waits out its window on its own: the two wait side by side.
+describe('a full replay cache in both engines', { concurrency: true }, () => {
+  for (const [name, Authenticator] of ENGINES) {
+    test(`${name}: a full replay cache makes room only once its entries' window has passed`, async () => {
+      const { iss, key, bound } = await fixtures()
+      const window = 2
+      const auth = new Authenticator(config(iss, { dpopIatWindowSec: window, dpopMaxReplayEntries: 5 }))
+      const fresh = () => rawProof(key, { alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }, proofClaims(bound))
+      const run = (p) => code(auth.authenticate(`DPoP ${bound}`, null, null, sender(p)))
+      const first = Array.from({ length: 5 }, fresh)
+      for (const p of first) assert.equal(run(p), 'ok')
+      // Polled every 100 ms, at most 15 s: full until the window of every entry has passed.
+      let passed = false
+      for (let i = 0; i < 150 && !passed; i++) {
+        for (const p of first) assert.ok(['dpop_proof_replayed', 'dpop_proof_stale'].includes(run(p)))
+        const c = run(fresh())
+        passed = c === 'ok'
+        if (!passed) {
+          assert.equal(c, 'dpop_replay_cache_full')
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        assert.ok(auth.dpopReplayEntries <= 5)
+      }
+      assert.equal(passed, true, 'the cache never made room')
+      // Room was made by expiry only: the entries' windows (iat + window) had passed.
+      const oldestIat = Math.min(...first.map((p) => JSON.parse(Buffer.from(p.split('.')[1], 'base64url')).iat))
+      assert.ok(Date.now() / 1000 > oldestIat + window)
+    })
   }
 })
