@@ -158,8 +158,9 @@ function countersToSnapshot(c, length) {
  * `keys` and `signingKey` as raw key material. The binding checks all of it.
  */
 function nativeConfig(config) {
-  // Not an object (an array included): the binding refuses it as it is.
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) return config
+  // Not an object (an array or a typed array included): the binding refuses it as it is,
+  // before a Buffer's million indices are copied.
+  if (typeof config !== 'object' || config === null || Array.isArray(config) || ArrayBuffer.isView(config)) return config
   let copy = {}
   for (const name in config) copy[name] = config[name]
   copy = renameDeprecated(copy, 'options', 'config')

@@ -52,16 +52,21 @@ const READERS = {
 
 
 function readSettings(config) {
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+  if (typeof config !== 'object' || config === null || Array.isArray(config) || ArrayBuffer.isView(config)) {
     throw typeError(message('mustBeObject', { name: 'config' }))
   }
   // A renamed option is read under its new name (lib/options/deprecation.js).
   config = renameDeprecated(config, 'options', 'config')
   // A misspelt option (say `acessSecret`) must not silently fall back to a default.
   // `for...in` sees inherited enumerable keys too, as napi_get_property_names does.
+  // Only those keys are options, each read once, as the binding reads them: an inherited
+  // member `for...in` does not see (a Map's `keys` method) is not one.
+  const given = {}
   for (const name in config) {
     if (!OPTION_BY_NAME.has(name)) throw typeError(message('unknownOption', { name: `config.${name}` }))
+    given[name] = config[name]
   }
+  config = given
   const settings = {}
   for (const option of READ_ORDER) {
     const { name } = option

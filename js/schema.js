@@ -25,6 +25,8 @@ const CALL_OPTION_NAMES = new Map(SCHEMA.callOptions.map((c) => [c.type, new Set
  * back to its default. `for...in` sees inherited enumerable keys too, as napi_get_property_names.
  */
 function checkKnownOptions(options, typeName, label = 'options') {
+  // A typed array (a Buffer) is a list, not a bag of options (src/binding/args.rs).
+  if (ArrayBuffer.isView(options)) throw typeError(message('mustBeObject', { name: label }))
   const known = CALL_OPTION_NAMES.get(typeName)
   for (const name in options) {
     // A renamed option's old name is still known (lib/options/deprecation.js reads it).

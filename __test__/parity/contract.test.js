@@ -345,3 +345,42 @@ test('the narrowed result types fix the values the contract fixes per outcome', 
   const statuses = [...new Set(Object.values(CODES).map((c) => c.status))].sort()
   assert.deepEqual(members('AuthFailure').errorStatus.split(' | ').map(Number).sort(), statuses)
 })
+
+test('a typed array (a Buffer) or a Map as a config or an options object is refused alike by both engines, at once', () => {
+  const huge = Buffer.alloc(1 << 20)
+  const calls = [
+    ['new Authenticator', (e, v) => new e.Authenticator(v)],
+    ['authenticateRequest config', (e, v) => e.authenticateRequest({ headers: {} }, v)],
+    ['resolveTenant options', (e, v) => e.resolveTenant('acme', null, v)],
+    ['RateLimiter options', (e, v) => new e.RateLimiter(v)],
+    ['revokeToken options', (e, v) => new e.Authenticator({ accessSecret: SECRET }).revokeToken('j1', 4102444800, v)],
+
+  ]
+  const outcome = (f) => {
+    try {
+      f()
+      return 'no error'
+    } catch (err) {
+      return `${err.name} ${err.code} ${err.message}`
+    }
+  }
+  for (const value of [huge, new Uint8Array(3), new Float64Array(2), new Map([['accessSecret', SECRET]])]) {
+    for (const [label, call] of calls) {
+      const a = outcome(() => call(native, value))
+      const b = outcome(() => call(js, value))
+      assert.equal(a, b, `${label} with ${value.constructor.name}`)
+      // A Map has no enumerable keys: an empty options object (its `keys` method is no option),
+      // so a config without a secret.
+      if (ArrayBuffer.isView(value)) assert.match(a, /^TypeError ERR_INVALID_ARG_TYPE .*must be an object$/, label)
+      else if (label === 'new Authenticator') assert.match(a, /^TypeError ERR_INVALID_ARG_TYPE config\.accessSecret is required/, label)
+    }
+  }
+  // The native helpers (no JS twin) refuse a Buffer the same way, before reading its indices.
+  for (const [label, call] of [
+    ['hashPasswordSync', () => native.hashPasswordSync('correct horse battery staple', huge)],
+    ['totp', () => native.totp('JBSWY3DPEHPK3PXP', huge)],
+    ['sanitizeHtml', () => native.sanitizeHtml('<b>x</b>', huge)],
+  ]) {
+    assert.equal(outcome(call), 'TypeError ERR_INVALID_ARG_TYPE options must be an object', label)
+  }
+})

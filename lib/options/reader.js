@@ -93,7 +93,7 @@ function readOption(spec, value, where, readers, variant) {
  */
 function readOptionBag(options, bag, { where = 'options', ignored, only, readers, variant } = {}) {
   if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object' || Array.isArray(options)) throw typeError(message('mustBeObject', { name: where }))
+  if (typeof options !== 'object' || Array.isArray(options) || ArrayBuffer.isView(options)) throw typeError(message('mustBeObject', { name: where }))
   options = renameDeprecated(options, bag, where)
   const specs = bagSpec(bag)
   const allowed = only === undefined ? null : new Set(only)

@@ -20,7 +20,12 @@ pub fn read_settings(config: Unknown<'_>) -> ArgResult<Settings> {
 /// Every enumerable string key (own and inherited, as `for...in` sees them) with its value.
 pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
     let not_object = || ArgError::not_object("config");
-    if config.get_type().ok() != Some(ValueType::Object) || config.is_array().unwrap_or(false) {
+    // An array or a typed array (a Buffer) is a list, not a config: refused before its
+    // indices are enumerated.
+    if config.get_type().ok() != Some(ValueType::Object)
+        || config.is_array().unwrap_or(false)
+        || config.is_typedarray().unwrap_or(true)
+    {
         return Err(not_object());
     }
     // SAFETY: the value was just checked to be an object.
