@@ -445,22 +445,10 @@ fn string_list(list: Vec<String>, name: &str) -> Checked<Setting> {
     Ok(Setting::List(list))
 }
 
-/// One RFC 6749 §3.3 scope-token (NQCHAR only).
+/// One RFC 6749 §3.3 scope-token (NQCHAR only; emptiness is checked apart).
 pub(crate) fn is_scope_token(s: &str) -> bool {
-    s.bytes().all(|b| NQCHAR[b as usize])
+    crate::jwt::validate::nqchars(s.as_bytes())
 }
-
-/// RFC 6749 §3.3 NQCHAR = %x21 / %x23-5B / %x5D-7E, by byte (one lookup per byte: the
-/// granted scopes of every request are checked with it, src/jwt/validate.rs).
-pub(crate) const NQCHAR: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0x21;
-    while b <= 0x7e {
-        table[b] = b != 0x22 && b != 0x5c;
-        b += 1;
-    }
-    table
-};
 
 fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
     let name = &spec.name;

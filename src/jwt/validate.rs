@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use super::claims::{Claim, Claims};
 use super::kind::TokenKind;
-use crate::config::{is_scope_token, NQCHAR};
+
 use crate::error::AuthError;
 
 /// The claim checks an authenticator applies, fixed at construction.
@@ -224,26 +224,50 @@ pub fn granted_scopes<'a>(claims: &mut Claims<'a>) -> Scopes<'a> {
 
 /// One non-empty scope-token.
 fn scope_token(token: &str) -> bool {
-    !token.is_empty() && is_scope_token(token)
+    !token.is_empty() && nqchars(token.as_bytes())
 }
 
-/// Appends the scope-tokens of the space-delimited `list`, in one pass over its bytes.
+/// Every byte an RFC 6749 §3.3 NQCHAR (%x21 / %x23-5B / %x5D-7E). Written without an early
+/// exit, so that the compiler checks many bytes per instruction: this runs on every request
+/// whose token carries scopes.
+pub(crate) fn nqchars(bytes: &[u8]) -> bool {
+    bytes.iter().fold(true, |ok, &b| {
+        ok & (0x21..=0x7e).contains(&b) & (b != b'"') & (b != b'\\')
+    })
+}
+
+/// NQCHARs and spaces only (as [`nqchars`], spaces allowed).
+fn nqchars_or_spaces(bytes: &[u8]) -> bool {
+    bytes.iter().fold(true, |ok, &b| {
+        ok & (0x20..=0x7e).contains(&b) & (b != b'"') & (b != b'\\')
+    })
+}
+
+/// Appends the scope-tokens of the space-delimited `list`: whole when it is already
+/// single-spaced scope-tokens, else token by token.
 fn push_tokens(joined: &mut String, list: &str) {
-    let bytes = list.as_bytes();
-    let (mut start, mut valid) = (0, true);
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b' ' {
-            if valid && i > start {
-                push_token(joined, &list[start..i]);
-            }
-            (start, valid) = (i + 1, true);
-        } else if !NQCHAR[b as usize] {
-            valid = false;
+    if single_spaced_tokens(list.as_bytes()) {
+        if !list.is_empty() {
+            push_token(joined, list);
+        }
+        return;
+    }
+    for token in list.split(' ') {
+        if scope_token(token) {
+            push_token(joined, token);
         }
     }
-    if valid && bytes.len() > start {
-        push_token(joined, &list[start..]);
-    }
+}
+
+/// `''`, or scope-tokens each followed by one space but the last: `AuthResult.scope` as it is.
+fn single_spaced_tokens(bytes: &[u8]) -> bool {
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        return true;
+    };
+    nqchars_or_spaces(bytes)
+        && first != b' '
+        && last != b' '
+        && !bytes.windows(2).any(|pair| pair == b"  ")
 }
 
 fn push_token(joined: &mut String, token: &str) {
@@ -251,24 +275,6 @@ fn push_token(joined: &mut String, token: &str) {
         joined.push(' ');
     }
     joined.push_str(token);
-}
-
-/// `''`, or scope-tokens each followed by one space but the last: `AuthResult.scope` as it is.
-fn single_spaced_tokens(bytes: &[u8]) -> bool {
-    let mut after_space = true;
-    for &b in bytes {
-        if b == b' ' {
-            if after_space {
-                return false;
-            }
-            after_space = true;
-        } else if NQCHAR[b as usize] {
-            after_space = false;
-        } else {
-            return false;
-        }
-    }
-    bytes.is_empty() || !after_space
 }
 
 /// A registered claim of the wrong JSON type is an error, not a claim to ignore.
