@@ -319,3 +319,16 @@ test('the debt sketch hashes keys exactly as the native core does', () => {
   const sketch = new DebtSketch(1024, seeds)
   assert.deepEqual(sketch.cellsOf(sketch.hash('acme:alice')), [988, 1024 + 343, 2048 + 722, 3072 + 77])
 })
+
+test('the JS debt sketch is allocated at its first debt: reads 0 until then, its size is the fixed bound either way', () => {
+  const sketch = new DebtSketch(1024, [1, 2])
+  assert.equal(sketch.bytes, 4 * 1024 * 8)
+  assert.equal(sketch.cells, null)
+  const hash = sketch.hash('acme:alice')
+  assert.equal(sketch.tatOf(hash), 0)
+  sketch.fold(hash, 5e9)
+  assert.equal(sketch.cells.byteLength, sketch.bytes)
+  assert.equal(sketch.tatOf(hash), 5e9)
+  // Another key shares no cell with it in every row: it owes nothing.
+  assert.equal(sketch.tatOf(sketch.hash('globex:bob')), 0)
+})

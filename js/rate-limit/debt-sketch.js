@@ -88,12 +88,17 @@ class DebtSketch {
     this.mask = width - 1
     this.seed1 = seeds[0]
     this.seed2 = seeds[1]
-    // Float64 TATs in nanoseconds; 0 (the distant past) means nothing owed.
-    this.cells = new Float64Array(ROWS * width)
+    // Float64 TATs in nanoseconds; 0 (the distant past) means nothing owed. Allocated at the
+    // first debt folded in: until then every cell reads 0, and a limiter that never evicts an
+    // owing bucket never pays for the 4 × width × 8 bytes (4 MiB at the default maxKeys, which
+    // cost each construction a fresh zeroed buffer and the GC pressure of it; the native sketch
+    // is zeroed by the allocator, its pages committed as debts land in them).
+    this.cells = null
   }
 
+  /** The sketch's fixed size in bytes, allocated or not yet. */
   get bytes() {
-    return this.cells.byteLength
+    return ROWS * this.width * Float64Array.BYTES_PER_ELEMENT
   }
 
   hash(key) {
@@ -108,6 +113,7 @@ class DebtSketch {
   }
 
   fold(hash, tat) {
+    if (this.cells === null) this.cells = new Float64Array(ROWS * this.width)
     const [h1, h2] = hash
     for (let row = 0; row < ROWS; row++) {
       const i = row * this.width + ((h1 + Math.imul(row, h2)) & this.mask)
@@ -116,6 +122,7 @@ class DebtSketch {
   }
 
   tatOf(hash) {
+    if (this.cells === null) return 0
     const [h1, h2] = hash
     let tat = Infinity
     for (let row = 0; row < ROWS; row++) {
