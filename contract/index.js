@@ -56,7 +56,11 @@ function message(id, params = {}) {
  * One RFC 6749 §3.3 scope-token, `1*( %x21 / %x23-5B / %x5D-7E )`: the rule for required scopes
  * and acr values, and for the entries `AuthResult.scope` keeps (src/config.rs `is_scope_token`).
  */
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
+const NQCHARS = '[\\x21\\x23-\\x5b\\x5d-\\x7e]+'
+const SCOPE_TOKEN = new RegExp(`^${NQCHARS}$`)
+
+/** Scope-tokens single-spaced: a space-delimited scope list in its normal form. */
+const SCOPE_LIST = new RegExp(`^${NQCHARS}(?: ${NQCHARS})*$`)
 
 /**
  * Whether the space-delimited `list` holds the scope-token `wanted` (never empty) as one of its
@@ -81,4 +85,4 @@ function defaultOf(name) {
   return structuredClone(option.default)
 }
 
-module.exports = { LIMITS, message, renderNumber, defaultOf, SCOPE_TOKEN, hasScope }
+module.exports = { LIMITS, message, renderNumber, defaultOf, SCOPE_TOKEN, SCOPE_LIST, hasScope }

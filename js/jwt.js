@@ -8,7 +8,7 @@
 
 const { parseHeader, parseClaims } = require('./jwt/claims')
 const { fail, Failure } = require('./error')
-const { SCOPE_TOKEN, hasScope } = require('../contract')
+const { SCOPE_TOKEN, SCOPE_LIST, hasScope } = require('../contract')
 const { ALGS } = require('../lib/keys/normalize')
 
 const EMPTY = Buffer.alloc(0)
@@ -254,9 +254,6 @@ function grantedScopes({ scope, scp, permissions }) {
   }
   return granted
 }
-
-/** Single-spaced RFC 6749 §3.3 scope-tokens. */
-const SCOPE_LIST = /^[\x21\x23-\x5b\x5d-\x7e]+(?: [\x21\x23-\x5b\x5d-\x7e]+)*$/
 
 function isStringList(value) {
   return Array.isArray(value) && value.every((s) => typeof s === 'string')

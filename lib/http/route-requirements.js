@@ -117,33 +117,30 @@ class Requirement {
 
 /** `requireScopes('a', 'b')` (or an array): the token grants every one (scope, scp or permissions). */
 function requireScopes(...scopes) {
-  const list = scopeList('requireScopes', scopes)
-  return new Requirement(
-    'requireScopes',
-    (pass) => {
-      const scope = pass.result.scope
-      if (scope === null) return 'invalid_claims'
-      if (scope === undefined) return 'insufficient_scope'
-      for (let i = 0; i < list.length; i++) if (!hasScope(scope, list[i])) return 'insufficient_scope'
-      return null
-    },
-    { scope: list },
-  )
+  return scopeRequirement('requireScopes', scopes, true)
 }
 
-/** `requireAnyScope('a', 'b')` (or an array): the token grants at least one of them. */
+/**
+ * `requireAnyScope('a', 'b')` (or an array): the token grants at least one of them. RFC 6750 §3
+ * names the scopes "necessary": any one of these is; the challenge lists them all.
+ */
 function requireAnyScope(...scopes) {
-  const list = scopeList('requireAnyScope', scopes)
+  return scopeRequirement('requireAnyScope', scopes, false)
+}
+
+/** Both scope requirements: `every` of the scopes granted, or at least one. */
+function scopeRequirement(name, scopes, every) {
+  const list = scopeList(name, scopes)
   return new Requirement(
-    'requireAnyScope',
+    name,
     (pass) => {
       const scope = pass.result.scope
       if (scope === null) return 'invalid_claims'
       if (scope === undefined) return 'insufficient_scope'
-      for (let i = 0; i < list.length; i++) if (hasScope(scope, list[i])) return null
-      return 'insufficient_scope'
+      // Every: the first scope not granted refuses. Any: the first one granted passes.
+      for (let i = 0; i < list.length; i++) if (hasScope(scope, list[i]) !== every) return every ? 'insufficient_scope' : null
+      return every ? null : 'insufficient_scope'
     },
-    // RFC 6750 §3 names the scopes "necessary": any one of these is; the challenge lists them all.
     { scope: list },
   )
 }
