@@ -364,7 +364,7 @@ test('a typed array (a Buffer) or a Map as a config or an options object is refu
       return `${err.name} ${err.code} ${err.message}`
     }
   }
-  for (const value of [huge, new Uint8Array(3), new Float64Array(2), new Map([['accessSecret', SECRET]])]) {
+  for (const value of [huge, new Uint8Array(3), new Float64Array(2), new DataView(new ArrayBuffer(8)), new Map([['accessSecret', SECRET]])]) {
     for (const [label, call] of calls) {
       const a = outcome(() => call(native, value))
       const b = outcome(() => call(js, value))

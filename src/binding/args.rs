@@ -220,9 +220,10 @@ pub fn boolean(v: &Option<Unknown>, name: &str) -> CallResult<Option<bool>> {
 /// list for `type_name`: `totp(s, { digit: 8 })` must not quietly make 6-digit codes. Every
 /// enumerable string key counts, inherited ones too (`napi_get_property_names`), as for a config.
 pub fn known_options(obj: &Object, type_name: &str, name: &str) -> CallResult<()> {
-    // A typed array (a Buffer) is a list, not a bag of options: refused before its indices are
-    // enumerated (a 1 MiB Buffer would be a million names).
-    if obj.is_typedarray().unwrap_or(true) {
+    // A typed array (a Buffer) or a DataView is binary data, not a bag of options: refused
+    // before its indices are enumerated (a 1 MiB Buffer would be a million names), as the JS
+    // engine refuses every `ArrayBuffer.isView`.
+    if obj.is_typedarray().unwrap_or(true) || obj.is_dataview().unwrap_or(true) {
         return Err(CallError::not_object(name));
     }
     let unreadable = || CallError::arg_type(name, "an object whose keys can be read");

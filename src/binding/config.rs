@@ -20,11 +20,12 @@ pub fn read_settings(config: Unknown<'_>) -> ArgResult<Settings> {
 /// Every enumerable string key (own and inherited, as `for...in` sees them) with its value.
 pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
     let not_object = || ArgError::not_object("config");
-    // An array or a typed array (a Buffer) is a list, not a config: refused before its
-    // indices are enumerated.
+    // An array, a typed array (a Buffer) or a DataView is not a config: refused before its
+    // indices are enumerated, as the JS engine refuses every `ArrayBuffer.isView`.
     if config.get_type().ok() != Some(ValueType::Object)
         || config.is_array().unwrap_or(false)
         || config.is_typedarray().unwrap_or(true)
+        || config.is_dataview().unwrap_or(true)
     {
         return Err(not_object());
     }
