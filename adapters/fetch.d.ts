@@ -30,12 +30,21 @@ declare namespace fetchEntry {
     readonly claims: middleware.JwtClaims | undefined
   }
 
-  /** A skipped path (or a CORS preflight): nothing checked, nothing to set. */
+  /**
+   * A skipped path (or a CORS preflight): nothing checked, nothing to set. It has the fields of
+   * an anonymous `Verified`, all undefined and `headers` empty, so code that only tested `ok`
+   * reads them as it reads an anonymous pass.
+   */
   export interface Skipped {
     ok: true
     action: 'skip'
     requestId: undefined
-    headers: readonly []
+    /** Empty (a new array each time): spread it into a response's headers like a pass's. */
+    headers: HeaderPairs
+    user: undefined
+    tenantId: undefined
+    tenantSource: undefined
+    readonly claims: undefined
   }
 
   /** A refused request, with the answer the Express middleware would send. */

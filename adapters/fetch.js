@@ -67,7 +67,7 @@ function createVerifier(configOrAuthenticator, options) {
     }
     let d = decide(view, pathOf(pathAndQueryOf(url)))
     if (isPending(d)) d = await d
-    if (d.action === 'skip') return SKIPPED
+    if (d.action === 'skip') return skipped()
     return d.action === 'pass' ? new Verified(d) : new Refused(d, decision)
   }
 
@@ -150,8 +150,13 @@ function hostOf(url) {
   }
 }
 
-/** A skipped request: nothing checked, nothing to set. */
-const SKIPPED = Object.freeze({ ok: true, action: 'skip', requestId: undefined, headers: Object.freeze([]) })
+/**
+ * A skipped request: nothing checked, nothing to set. The fields of an anonymous pass, all
+ * undefined, and a fresh empty `headers` the route may hand to a Response and extend.
+ */
+function skipped() {
+  return { ok: true, action: 'skip', requestId: undefined, headers: [], user: undefined, tenantId: undefined, tenantSource: undefined, claims: undefined }
+}
 
 /**
  * A request that passed: `user` ({ userId, email, role }), `tenantId`, `tenantSource` (all

@@ -127,7 +127,16 @@ for (const engine of ['native', 'js']) {
       assert.equal((await get(url('skip', '/x?open=0'))).status, 401)
       assert.deepEqual(seenBy, [true, true])
       const verifyRequest = createVerifier(CONFIG, { engine, skip: '/health' })
-      assert.deepEqual(await verifyRequest(request({}, '/health?x=1#top')), { ok: true, action: 'skip', requestId: undefined, headers: [] })
+      assert.deepEqual(await verifyRequest(request({}, '/health?x=1#top')), {
+        ok: true,
+        action: 'skip',
+        requestId: undefined,
+        headers: [],
+        user: undefined,
+        tenantId: undefined,
+        tenantSource: undefined,
+        claims: undefined,
+      })
       // A CORS preflight is left to the route's CORS handling.
       const preflight = new Request('http://acme.example.com/x', { method: 'OPTIONS', headers: { 'access-control-request-method': 'GET' } })
       assert.equal((await verifyRequest(preflight)).action, 'skip')
@@ -209,6 +218,8 @@ it('the Fetch example of docs/middleware.md runs as written', async () => {
   const example = docsExample('Fetch-API request handlers')
     .replace("'auth-shield/fetch'", JSON.stringify(entry))
     .replace('process.env.JWT_SECRET', JSON.stringify(secret))
+    // The example is TypeScript (docs/middleware.md, compiled by __test__/package/doc-snippets.test.js): its one annotation off.
+    .replace('(request: Request): Promise<Response>', '(request)')
   const { GET } = await import(`data:text/javascript,${encodeURIComponent(example)}`)
   const s = await fetchServer(GET)
   try {

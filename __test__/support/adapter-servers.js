@@ -172,7 +172,7 @@ function docsExample(heading) {
   const text = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'middleware.md'), 'utf8')
   const start = text.indexOf(`### ${heading}\n`)
   if (start < 0) throw new Error(`docs/middleware.md has no section ${heading}`)
-  const block = /```js\n([\s\S]*?)^```$/m.exec(text.slice(start))
+  const block = /```(?:js|ts)\n([\s\S]*?)^```$/m.exec(text.slice(start))
   return block[1]
 }
 
