@@ -191,6 +191,23 @@ const ADAPTER_STARTS = [
   ['fastify', (config, options) => fastifyOrdersServer({ config, ...options })],
   ['koa', (config, options) => koaServer(require('../../adapters/koa')(config, options))],
   ['fetch', (config, options) => fetchServer(fetchRoute(require('../../adapters/fetch').createVerifier(config, options)))],
+  ['hono', (config, options) => honoServer(require('../../adapters/hono')(config, options))],
 ]
 
-module.exports = { ADAPTER_STARTS, assertEmptyBucket, assertFenceRefused, docsExample, adapterFixtures, FAILING_CALLBACKS, expressServer, koaServer, fetchServer, fetchRoute, comparable, seen }
+/**
+ * A Hono app (the real framework, served on loopback by fetchServer): `middleware` on every
+ * path in front of the echo route, which reads what the middleware set on the context.
+ */
+function honoServer(middleware, { errors = [] } = {}) {
+  const { Hono } = require('hono')
+  const app = new Hono()
+  app.onError((err, c) => {
+    errors.push(err)
+    return c.json({ thrown: err.code ?? null, name: err.name }, err.status || 500)
+  })
+  app.use('*', middleware)
+  app.all('*', (c) => c.json(seen({ user: c.get('user'), tenantId: c.get('tenantId'), tenantSource: c.get('tenantSource'), requestId: c.get('requestId'), claims: c.get('claims') })))
+  return fetchServer((request) => app.fetch(request))
+}
+
+module.exports = { ADAPTER_STARTS, assertEmptyBucket, assertFenceRefused, docsExample, adapterFixtures, FAILING_CALLBACKS, expressServer, koaServer, fetchServer, fetchRoute, honoServer, comparable, seen }
