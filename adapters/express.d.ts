@@ -29,17 +29,17 @@ declare global {
     // All undefined on an anonymous request (credentialsRequired: false) and untouched on a
     // skipped path; the Fastify plugin leaves the same values.
     interface Request {
-      user?: User
+      user?: User | undefined
       /** The resolved tenant id, when there is one. */
-      tenantId?: string
+      tenantId?: string | undefined
       /** Where `tenantId` came from; 'header' and 'host' are only what the client asked for. */
-      tenantSource?: TenantSource
+      tenantSource?: TenantSource | undefined
       /** This request's id (also sent as X-Request-Id), as on Fastify's `request.requestId`. */
-      requestId?: string
+      requestId?: string | undefined
       /** The same id under Express's conventional name (kept; `requestId` is the documented one). */
-      id?: string
+      id?: string | undefined
       /** The verified token's whole payload (the name is `requestProperty`), parsed on first read. */
-      auth?: JwtClaims
+      auth?: JwtClaims | undefined
     }
   }
 }
@@ -86,12 +86,12 @@ declare namespace authShield {
   export type ExpressJwtParams = Omit<AuthConfig, 'accessSecret'> &
     Omit<ExpressAuthShieldOptions, 'isRevoked'> & {
       /** express-jwt's check: `token` is the decoded token, not its payload. */
-      isRevoked?: (req: Request, token: DecodedToken) => boolean | Promise<boolean>
+      isRevoked?: ((req: Request, token: DecodedToken) => boolean | Promise<boolean>) | undefined
       /**
        * Called for an expired token (signature and every other claim checked); returning lets
        * the request through, throwing hands the error to `next`.
        */
-      onExpired?: (req: Request, err: UnauthorizedErrorClass) => void | Promise<void>
+      onExpired?: ((req: Request, err: UnauthorizedErrorClass) => void | Promise<void>) | undefined
     } & (
       | { secret: AuthConfig['accessSecret'] | GetVerificationKey; algorithms: string[]; accessSecret?: never }
       | { accessSecret: AuthConfig['accessSecret']; secret?: never }
@@ -132,18 +132,18 @@ declare namespace authShield {
     type(type: string): this
   }
 
-  export interface ExpressAuthShieldOptions extends Omit<middleware.CommonOptions<IncomingMessage>, 'dpopUrl'> {
+  export interface ExpressAuthShieldOptions extends Omit<middleware.CommonOptions<ExpressRequest>, 'dpopUrl'> {
     /** Formats failures your own way; the X-Request-Id and auth headers are already set. */
-    onError?(err: AuthShieldErrorClass, req: ExpressRequest, res: ExpressResponse, next: Next): void
+    onError?: middleware.Bivariant<(err: AuthShieldErrorClass, req: ExpressRequest, res: ExpressResponse, next: Next) => void> | undefined
     /**
      * Instead of `dpopOrigin`, behind a proxy that rewrites the path: the absolute URL the
      * client addressed, e.g. `(req) => 'https://api.example.com/api' + req.originalUrl`
      * (docs/sender-constrained.md). Called for DPoP requests only; a throw or an answer that is
      * not an absolute http(s) URL refuses the request (`ERR_AUTH_SHIELD_CALLBACK`).
      */
-    dpopUrl?: (req: ExpressRequest) => string
+    dpopUrl?: ((req: ExpressRequest) => string) | undefined
     /** Where the verified payload goes: a name or a dotted path. Default 'auth'. */
-    requestProperty?: string
+    requestProperty?: string | undefined
   }
 
   /**
@@ -161,7 +161,7 @@ declare namespace authShield {
     /** Request and shadow-mismatch counts. */
     stats(): middleware.AuthShieldStats
     /** express-unless's chaining: this middleware, skipped where `rules` match. */
-    unless(rules: SkipRule<IncomingMessage>): AuthShieldMiddleware
+    unless(rules: SkipRule<ExpressRequest>): AuthShieldMiddleware
   }
 
   export { AuthShieldStats, AuthUser, DpopMode, EngineName, ErrorCode, JwtClaims, ShadowMismatch, TenantSource }

@@ -48,17 +48,17 @@ declare module 'fastify' {
 declare namespace authShield {
   export interface FastifyAuthShieldOptions extends middleware.CommonOptions<FastifyRequest> {
     /** The authenticator config (or pass `authenticator`). */
-    config?: AuthConfig
+    config?: AuthConfig | undefined
     /** An existing Authenticator of either engine (or pass `config`). */
-    authenticator?: middleware.AnyAuthenticator
+    authenticator?: middleware.AnyAuthenticator | undefined
     /** Where the check runs for every route; false adds only `fastify.authenticate`. Default 'onRequest'. */
-    hook?: 'onRequest' | 'preHandler' | false
+    hook?: 'onRequest' | 'preHandler' | false | undefined
     /** Formats failures your own way; the X-Request-Id and auth headers are already set. */
-    onError?: (err: AuthShieldErrorClass, request: FastifyRequest, reply: FastifyReply) => unknown
+    onError?: ((err: AuthShieldErrorClass, request: FastifyRequest, reply: FastifyReply) => unknown) | undefined
     /** Shapes `request.user` from the verified payload (@fastify/jwt's option); a returned Promise is awaited. */
-    formatUser?: (claims: JwtClaims, request: FastifyRequest) => any
+    formatUser?: ((claims: JwtClaims, request: FastifyRequest) => any) | undefined
     /** Instead of `config`: the access secret, with the other config keys beside it (@fastify/jwt's form). */
-    secret?: AuthConfig['accessSecret']
+    secret?: AuthConfig['accessSecret'] | undefined
   }
 
   /**

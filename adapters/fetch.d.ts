@@ -10,7 +10,10 @@ declare namespace fetchEntry {
    * The shared middleware options; the callbacks (getToken, isRevoked, skip / unless) receive
    * the `Request`. No `onError` or `errors`: the caller answers a refusal (its `response`).
    */
-  export interface FetchVerifierOptions extends Omit<middleware.CommonOptions<Request>, 'errors'> {}
+  export interface FetchVerifierOptions extends Omit<middleware.CommonOptions<Request>, 'errors'> {
+    /** 'respond' only (the default): the caller answers every refusal with its `response`. */
+    errors?: 'respond' | undefined
+  }
 
   /** Response headers as [name, value] pairs: `new Headers(d.headers)` or `Response.json(body, { headers: d.headers })`. */
   export type HeaderPairs = Array<[string, string]>
@@ -76,7 +79,7 @@ declare namespace fetchEntry {
      * for certificate-bound tokens; only one your server verified the handshake of. Hashed only
      * when the authenticator checks bound tokens.
      */
-    clientCertificate?: Uint8Array | { readonly raw: Uint8Array } | null
+    clientCertificate?: Uint8Array | { readonly raw: Uint8Array } | null | undefined
   }
 
   /**

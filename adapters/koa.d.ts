@@ -27,13 +27,13 @@ declare namespace authShield {
 
   /** What a passing request leaves on `ctx.state` (all undefined on an anonymous pass). */
   export interface KoaAuthState {
-    user?: middleware.AuthUser
-    tenantId?: string
-    tenantSource?: middleware.TenantSource
+    user?: middleware.AuthUser | undefined
+    tenantId?: string | undefined
+    tenantSource?: middleware.TenantSource | undefined
     /** This request's id (also sent as X-Request-Id). */
-    requestId?: string
+    requestId?: string | undefined
     /** The verified token's whole payload (the name is `key`), parsed on first read. */
-    auth?: middleware.JwtClaims
+    auth?: middleware.JwtClaims | undefined
   }
 
   /** Koa's `next`. */
@@ -45,14 +45,14 @@ declare namespace authShield {
      * `UnauthorizedError` (429: `TooManyRequestsError`, 503: `ServiceUnavailableError`) with
      * `status`, `expose` and `headers`, as `ctx.throw` would, for the app's error handler.
      */
-    errors?: 'respond' | 'throw'
+    errors?: 'respond' | 'throw' | undefined
     /** Formats failures your own way (a returned Promise is awaited); the headers are already set. */
-    onError?: (err: middleware.AuthShieldError, ctx: KoaContext) => unknown
+    onError?: ((err: middleware.AuthShieldError, ctx: KoaContext) => unknown) | undefined
     /**
      * The `ctx.state` property for the verified payload (koa-jwt's option). Default 'auth';
      * 'user' puts the payload where koa-jwt does, in place of `{ userId, email, role }`.
      */
-    key?: string
+    key?: string | undefined
   }
 
   export interface AuthShieldMiddleware {

@@ -18,8 +18,8 @@ export type AnyAuthenticator = NativeAuthenticator | JsAuthenticator
 export interface AuthUser {
   /** The token's `sub` claim. */
   userId: string
-  email?: string
-  role?: string
+  email?: string | undefined
+  role?: string | undefined
 }
 
 /**
@@ -45,7 +45,7 @@ export interface AuthShieldStats {
   engine: EngineName
   /** Whether shadow mode runs (false when asked for but the native binary is missing). */
   shadow: boolean
-  shadowEngine?: EngineName
+  shadowEngine?: EngineName | undefined
   /** Requests authenticated (skipped paths are not counted). */
   requests: number
   /** Requests whose two results differed (shadow mode only). */
@@ -56,29 +56,59 @@ export interface AuthShieldStats {
   onMismatchErrors: number
 }
 
-/**
- * The whole verified JWT payload (`req.auth`, `request.auth`, `isRevoked`'s second argument):
- * parsed from the token the engine just verified, on first read.
- */
-export interface JwtClaims {
+declare global {
+  namespace AuthShield {
+    /**
+     * The declaration-merging point for your identity provider's claims: every place that
+     * gives the verified payload (`req.auth`, `request.auth`, `ctx.state.auth`, the Fetch and
+     * Hono `claims`, `isRevoked`'s second argument) is typed with them.
+     *
+     *   declare global {
+     *     namespace AuthShield {
+     *       interface Claims { org_id: string; permissions?: string[] }
+     *     }
+     *   }
+     *
+     * Nothing checks them at run time: require a claim with `requireClaims` or your own check.
+     */
+    interface Claims {}
+  }
+}
+
+/** The claims every verified token has (exp and sub are required by default), and any other. */
+export interface StandardClaims {
   sub: string
   exp: number
   [claim: string]: unknown
 }
+
+/**
+ * The whole verified JWT payload (`req.auth`, `request.auth`, `isRevoked`'s second argument):
+ * parsed from the token the engine just verified, on first read; with your claims
+ * (`AuthShield.Claims`) merged in.
+ */
+export type JwtClaims = StandardClaims & AuthShield.Claims
+
+/**
+ * A callback option compared both ways (as a method is): a callback written for the
+ * framework's own request type (Express's `Request`, Fastify's `FastifyRequest`) is accepted
+ * where the option names the part of it auth-shield reads.
+ */
+export type Bivariant<F extends (...args: any[]) => any> = { bivarianceHack(...args: Parameters<F>): ReturnType<F> }['bivarianceHack']
 
 /** A path rule of express-unless: exact, a pattern, or either limited to some methods. */
 export type PathRule = string | RegExp | { url: string | RegExp; methods?: string[]; method?: string | string[] }
 
 /** express-unless's rule object: the request is skipped when any of its rules matches. */
 export interface UnlessRules<Req> {
-  path?: PathRule | PathRule[]
-  method?: string | string[]
+  path?: PathRule | PathRule[] | undefined
+  method?: string | string[] | undefined
   /** File extensions (`'css'` or `'.css'`) the path may end with. */
-  ext?: string | string[]
+  ext?: string | string[] | undefined
   /** Skips only when it answers `true` (or a Promise of `true`); any other answer authenticates. */
-  custom?: (req: Req) => boolean | Promise<boolean>
+  custom?: Bivariant<(req: Req) => boolean | Promise<boolean>> | undefined
   /** Only `true` (the default): rules match the path the client asked for. */
-  useOriginalUrl?: true
+  useOriginalUrl?: true | undefined
 }
 
 /**
@@ -93,84 +123,84 @@ export interface CommonOptions<Req> {
    * false lets requests without credentials through anonymously, and those with another scheme
    * (`Authorization: Basic …`); a bad bearer token is still refused. Default true.
    */
-  credentialsRequired?: boolean
+  credentialsRequired?: boolean | undefined
   /**
    * Reads the bare token from the request (a cookie, a query parameter…) instead of the header;
    * may return a Promise. A throw or rejection reaches the framework's error handling as an
    * Error (see `callbackTimeoutMs`).
    */
-  getToken?: (req: Req) => string | null | undefined | Promise<string | null | undefined>
+  getToken?: Bivariant<(req: Req) => string | null | undefined | Promise<string | null | undefined>> | undefined
   /**
    * The cookie holding the token when there is no Authorization header: a name, or
    * `{ cookieName }`. Read from `req.cookies` when a cookie parser ran, else from the Cookie header.
    */
-  cookie?: string | { cookieName: string; signed?: false }
+  cookie?: string | { cookieName: string; signed?: false } | undefined
   /** Paths (exact, without the query), patterns, express-unless rules, or a predicate. */
-  skip?: SkipRule<Req>
+  skip?: SkipRule<Req> | undefined
   /** express-unless's name for `skip` (give one of the two). */
-  unless?: SkipRule<Req>
+  unless?: SkipRule<Req> | undefined
   /**
    * CORS preflights (OPTIONS with Access-Control-Request-Method; in `expressjwt`, express-jwt's
    * rule: OPTIONS whose Access-Control-Request-Headers names authorization) pass untouched.
    * Default true.
    */
-  skipPreflight?: boolean
+  skipPreflight?: boolean | undefined
   /**
    * Behind a TLS-terminating proxy only: the lowercase name of the header in which the proxy
    * passes the client certificate for certificate-bound tokens (RFC 9440 `Client-Cert`,
    * `:` base64 DER `:`); the socket is then not read. Never set it unless the proxy always
    * overwrites that header. Default: none (the TLS socket's certificate).
    */
-  clientCertificateHeader?: string
+  clientCertificateHeader?: string | undefined
   /**
    * Use the TLS socket's client certificate even when Node did not verify its chain
    * (`socket.authorized` false), as RFC 8705 §2.2 self-signed certificates need. Default false.
    */
-  acceptUnverifiedClientCertificates?: boolean
+  acceptUnverifiedClientCertificates?: boolean | undefined
   /**
    * 'respond' (the default; `expressjwt`: 'next') answers failures with `{ error, code }`; 'next'
    * hands an `UnauthorizedError` to the framework (Express `next(err)`, Fastify's error handler),
    * a `TooManyRequestsError` for 429 and a `ServiceUnavailableError` for 503.
    */
-  errors?: 'respond' | 'next'
+  errors?: 'respond' | 'next' | undefined
   /**
    * Asked after the engine accepted the token: `true` (or a Promise of it) refuses the request
    * with `token_revoked` (401), `false` lets it through. Any other answer, a throw or a
    * rejection reaches the framework's error handling as an Error (`ERR_AUTH_SHIELD_CALLBACK`).
    */
-  isRevoked?: (req: Req, claims: JwtClaims) => boolean | Promise<boolean>
+  isRevoked?: Bivariant<(req: Req, claims: JwtClaims) => boolean | Promise<boolean>> | undefined
   /**
    * Rate-limit header shape: 'legacy' (the default: RateLimit-Limit/-Remaining/-Reset),
    * 'draft' (RateLimit-Policy and RateLimit of draft-ietf-httpapi-ratelimit-headers), 'both',
    * or false (none; a 429 keeps Retry-After).
    */
-  rateLimitHeaders?: 'draft' | 'legacy' | 'both' | false
+  rateLimitHeaders?: 'draft' | 'legacy' | 'both' | false | undefined
   /**
    * express-jwt's allow-list: must name exactly the configured keys' algorithms (today
    * `['HS256']`), else a TypeError when the middleware is made.
    */
-  algorithms?: string[]
+  algorithms?: string[] | undefined
   /**
    * 'native' (the default) or 'js'; without it, USE_RUST_AUTH decides (true/1/yes/on: native,
    * false/0/no/off: js, any case; unset or empty: native; anything else throws a TypeError).
    */
-  engine?: EngineName
+  engine?: EngineName | undefined
   /** Run both engines per request, serve the primary's result and count differences. */
-  shadow?: boolean
+  shadow?: boolean | undefined
   /**
    * Called for each shadow-mode difference (a returned Promise is awaited). A throw or rejection
    * refuses the request it reports on (fail closed) and counts in `onMismatchErrors`.
    */
-  onMismatch?: (mismatch: ShadowMismatch) => void | Promise<void>
+  onMismatch?: ((mismatch: ShadowMismatch) => void | Promise<void>) | undefined
   /** retryAfterMs values within this many ms count as equal in shadow mode. Default 1000. */
-  retryAfterToleranceMs?: number
+  retryAfterToleranceMs?: number | undefined
   /**
    * The origin clients address (`'https://api.example.com'`: scheme, host and port only). With
    * it, each request's `DPoP` header, method and this origin plus its path go to `authenticate`
    * as a `SenderContext`: a config with `dpop: true` checks the proof (docs/sender-constrained.md). Never
    * built from `Host` or `X-Forwarded-*`, which clients choose.
    */
-  dpopOrigin?: string
+  dpopOrigin?: string | undefined
   /**
    * Instead of `dpopOrigin` (not with it), for a proxy that strips or adds a path prefix: the
    * absolute URL the client addressed (`'https://api.example.com/api/orders'`), rebuilt from
@@ -180,12 +210,12 @@ export interface CommonOptions<Req> {
    * request with an `ERR_AUTH_SHIELD_CALLBACK` error. Never build it from `Host` or
    * `X-Forwarded-*` that a client can choose (docs/sender-constrained.md).
    */
-  dpopUrl?: (req: Req) => string
+  dpopUrl?: Bivariant<(req: Req) => string> | undefined
   /**
    * @deprecated Use `dpopMode: 'required'` (`AUTH_SHIELD_DEP_DPOP_REQUIRED`). Refuse requests
    * authenticated with a Bearer token (401 `dpop_required`). Needs `dpopOrigin` or `dpopUrl`. Default false.
    */
-  dpopRequired?: boolean
+  dpopRequired?: boolean | undefined
   /**
    * What this route does with DPoP (docs/sender-constrained.md): `'allowed'` (the default)
    * checks DPoP requests and takes Bearer ones; `'required'` refuses a Bearer success (401
@@ -194,21 +224,21 @@ export interface CommonOptions<Req> {
    * `'allowed'` and `'required'` need `dpopOrigin` or `dpopUrl`. A DPoP-bound token sent as Bearer is refused
    * in every mode.
    */
-  dpopMode?: DpopMode
+  dpopMode?: DpopMode | undefined
   /**
    * A `DpopReplayStore` of auth-shield/redis (`createDpopReplayStore`, or `store.dpopReplay()`
    * of a `createRedisStore`): every proof the engine accepted is also recorded there, so a proof
    * is accepted once across every process sharing the Redis (requests arriving together share
    * one round trip); Redis failing refuses with 503 `dpop_replay_unavailable`. Needs `dpopOrigin` or `dpopUrl`.
    */
-  dpopReplayStore?: import('../store/index').DpopReplayStore
+  dpopReplayStore?: import('../store/index').DpopReplayStore | undefined
   /** `realm` of the WWW-Authenticate challenge. */
-  realm?: string
+  realm?: string | undefined
   /**
    * The RFC 9728 protected-resource metadata (an adapter's `protectedResourceMetadata()`) or
    * the https URL of its document: every challenge then carries `resource_metadata`.
    */
-  resourceMetadata?: string | ProtectedResourceMetadata<unknown>
+  resourceMetadata?: string | ProtectedResourceMetadata<unknown> | undefined
   /**
    * Milliseconds the middleware waits for a Promise returned by any callback of the application
    * (getToken, isRevoked, skip/unless predicates, onError, formatUser, onMismatch) and for a
@@ -218,26 +248,26 @@ export interface CommonOptions<Req> {
    * value (`undefined`, `''`, `'route'`…) as an `ERR_AUTH_SHIELD_CALLBACK` Error whose `cause`
    * is the value. 1..2147483647, default 10000.
    */
-  callbackTimeoutMs?: number
+  callbackTimeoutMs?: number | undefined
   /**
    * A shared store (`createRedisStore` of `auth-shield/redis`): the rate limit is shared by every
    * process, and an identity this process has not seen waits for one round trip.
    */
-  store?: import('../store/index').RedisStore
+  store?: import('../store/index').RedisStore | undefined
   /**
    * A remote key set (`createRemoteJwks` from auth-shield/jwks): it feeds the Authenticator its
    * keys, and a request failing with `unknown_key` waits for its one shared refresh, then
    * authenticates once more. Or trusted issuers (`createTrustedIssuers`): their keys by
    * discovery, each token's key checked to be its `iss`'s (docs/resource-server.md).
    */
-  jwks?: RemoteJwks | TrustedIssuers
+  jwks?: RemoteJwks | TrustedIssuers | undefined
   /**
    * OpenTelemetry tracing: each decision's `auth_shield.authentication.result`
    * (`success`/`failure`/`none`), `error.type` (the errorCode), `auth_shield.rate_limiting.result`
    * (`acquired`/`rejected`/`pending`) and, with a store, `auth_shield.store.fallback` are set on
    * the active span (docs/observability.md#tracing). Absent: nothing is done per request.
    */
-  tracing?: TracingOptions
+  tracing?: TracingOptions | undefined
 }
 
 /**
@@ -246,14 +276,14 @@ export interface CommonOptions<Req> {
  */
 export interface TracingOptions {
   /** `trace` of `@opentelemetry/api` (its `getActiveSpan` and `getTracer` are used). */
-  trace?: { getActiveSpan(): TracingSpan | undefined; getTracer(name: string, version?: string): TracingTracer }
+  trace?: { getActiveSpan(): TracingSpan | undefined; getTracer(name: string, version?: string): TracingTracer } | undefined
   /** The Tracer for `spans: true` (default: `trace.getTracer('auth-shield', version)`). */
-  tracer?: TracingTracer
+  tracer?: TracingTracer | undefined
   /**
    * A span of our own, `auth_shield.authenticate`, around each decision (active while it is
    * taken), carrying the attributes instead of the active span. Default false.
    */
-  spans?: boolean
+  spans?: boolean | undefined
 }
 
 /** The members of an OpenTelemetry `Span` the `tracing` option calls. */
@@ -312,9 +342,9 @@ export declare class UnauthorizedError extends Error {
 export interface JsonWebTokenErrorLike extends Error {
   name: 'JsonWebTokenError' | 'TokenExpiredError' | 'NotBeforeError'
   /** TokenExpiredError: the token's `exp`. */
-  expiredAt?: Date
+  expiredAt?: Date | undefined
   /** NotBeforeError: the token's `nbf`. */
-  date?: Date
+  date?: Date | undefined
 }
 
 /**
@@ -387,9 +417,9 @@ export interface RequiredClaims {
 /** `requireAuthentication`'s options (RFC 9470 step-up); at least one. */
 export interface RequiredAuthentication {
   /** The accepted `acr` values (exact, case-sensitive); named in the challenge's `acr_values`. */
-  acrValues?: string | readonly string[]
+  acrValues?: string | readonly string[] | undefined
   /** The most seconds since `auth_time` (the process clock); named in the challenge's `max_age`. */
-  maxAgeSec?: number
+  maxAgeSec?: number | undefined
 }
 
 /** The options of `protectedResourceMetadata()` (RFC 9728 §2); any other name is a TypeError. */
@@ -397,15 +427,15 @@ export interface ProtectedResourceMetadataOptions {
   /** This API's resource identifier: an https URL without fragment (http only on loopback). */
   resource: string
   /** Issuer identifiers of the authorization servers that issue its tokens. */
-  authorizationServers?: string[]
+  authorizationServers?: string[] | undefined
   /** Scope-tokens (RFC 6749 §3.3) this API uses. */
-  scopesSupported?: string[]
+  scopesSupported?: string[] | undefined
   /** How a token may be sent (RFC 6750 §2). Default ['header']. */
-  bearerMethodsSupported?: Array<'header' | 'body' | 'query'>
+  bearerMethodsSupported?: Array<'header' | 'body' | 'query'> | undefined
   /** A name for people. */
-  resourceName?: string
+  resourceName?: string | undefined
   /** An https URL of the API's documentation. */
-  resourceDocumentation?: string
+  resourceDocumentation?: string | undefined
 }
 
 /**

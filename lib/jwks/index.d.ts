@@ -10,7 +10,7 @@ export declare const SUPPORTED_ALGORITHMS: readonly JwksAlgorithm[]
 
 /** One verification key of the set in force, as handed to `setKeys`. */
 export interface JwksKey {
-  kid?: string
+  kid?: string | undefined
   alg: JwksAlgorithm
   publicKey: KeyObject
 }
@@ -21,28 +21,28 @@ export interface RemoteJwksOptions {
    * for inside it is made at its end, so a newly published key is in force within this time.
    * Default 5000.
    */
-  cooldownMs?: number
+  cooldownMs?: number | undefined
   /** Scheduled refresh this long after the last good document. Default 600000 (10 minutes). */
-  cacheMaxAgeMs?: number
+  cacheMaxAgeMs?: number | undefined
   /**
    * While fetches fail, the key set in force is kept this long past `cacheMaxAgeMs` (RFC 5861
    * stale-if-error), then withdrawn: the middleware answers `keys_unavailable` (503). Default 3600000 (1 hour).
    */
-  staleIfErrorMs?: number
+  staleIfErrorMs?: number | undefined
   /** First retry this long after a failed fetch, doubling per further failure. 100 or more; default 1000. */
-  retryMinMs?: number
+  retryMinMs?: number | undefined
   /** Longest wait between two retries after failed fetches. At least `retryMinMs`; default 30000. */
-  retryMaxMs?: number
+  retryMaxMs?: number | undefined
   /** Whole fetch, request to last byte. Default 5000. */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
   /** Largest document read; reading stops at the first byte past it. Default 262144 (256 KiB). */
-  maxBytes?: number
+  maxBytes?: number | undefined
   /** Most keys in a document; more refuses it. Default 64. */
-  maxDocumentKeys?: number
+  maxDocumentKeys?: number | undefined
   /** @deprecated The old name of `maxDocumentKeys` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_JWKS_MAX_KEYS`; not with it). */
-  maxKeys?: number
+  maxKeys?: number | undefined
   /** Only keys bound to these algorithms are used (others are skipped). Default: all supported. */
-  algorithms?: JwksAlgorithm[]
+  algorithms?: JwksAlgorithm[] | undefined
 }
 
 /** An Authenticator of either engine, as the source needs it. */
@@ -120,16 +120,16 @@ export interface TrustedIssuerOptions {
   /** The issuer identifier: tokens' `iss` must equal it exactly, and so must its metadata's `issuer`. */
   issuer: string
   /** This issuer's tokens must name one of these in `aud` (in place of the config's `audience`). */
-  audience?: string | readonly string[]
+  audience?: string | readonly string[] | undefined
   /**
    * Only keys of this issuer bound to these algorithms are used, and its tokens' `alg` must be
    * one of them. Default: the options' `algorithms`.
    */
-  algorithms?: readonly string[]
+  algorithms?: readonly string[] | undefined
   /** The key set URL, discovery skipped (https:, or http: on loopback for a loopback issuer). */
-  jwksUri?: string
+  jwksUri?: string | undefined
   /** The tenant this issuer's tokens belong to: `tenantId`, with `tenantSource` `'issuer'`. */
-  tenant?: string
+  tenant?: string | undefined
 }
 
 /** One trusted issuer's state (`TrustedIssuers#status()`). */

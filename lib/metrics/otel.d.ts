@@ -16,11 +16,11 @@ export interface MetricsSource {
 
 /** `{ name: source }` per kind; names (1 to 64 characters, at most 256 per kind) become attribute values. */
 export interface MetricsSources {
-  authenticators?: Record<string, MetricsSource>
-  stores?: Record<string, MetricsSource>
-  jwks?: Record<string, MetricsSource>
+  authenticators?: Record<string, MetricsSource> | undefined
+  stores?: Record<string, MetricsSource> | undefined
+  jwks?: Record<string, MetricsSource> | undefined
   /** RevocationFeeds (auth-shield/redis). */
-  feeds?: Record<string, MetricsSource>
+  feeds?: Record<string, MetricsSource> | undefined
 }
 
 export interface MetricsRegistration {

@@ -15,41 +15,41 @@ export interface SharedLimit {
 
 export interface RedisStoreOptions {
   /** Prefix of every Redis key the store writes. Default `'auth-shield:'`. */
-  prefix?: string
+  prefix?: string | undefined
   /**
    * Most tokens a process holds of one identity's shared bucket. Default
    * `max(1, min(100, floor(rateLimitMax / 10)))`, at most `rateLimitMax`.
    */
-  lease?: number
+  lease?: number | undefined
   /** Lease 1 fetched by the request that needs it: one round trip per request (requests arriving together share one). Default false. */
-  strict?: boolean
+  strict?: boolean | undefined
   /** Most identities whose leases a process holds (memory bound), and most requests waiting in the store's recovery at once (past that: 503 with Retry-After). Default 100000. */
-  maxKeys?: number
+  maxKeys?: number | undefined
   /** Each Redis round trip fails after this many ms. Default 500. */
-  commandTimeoutMs?: number
+  commandTimeoutMs?: number | undefined
   /** @deprecated The old name of `commandTimeoutMs` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_STORE_TIMEOUT_MS`; not with it). */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
   /** Shortest pause of the background loop that renews low leases, ms (it backs off up to 8× while renewals have slack to spare). Default 10. */
-  renewIntervalMs?: number
+  renewIntervalMs?: number | undefined
   /** While Redis is down, how often it is probed, ms. Default 1000. */
-  retryIntervalMs?: number
+  retryIntervalMs?: number | undefined
   /** Share of the limit each process allows on its own while Redis is down, (0, 1]. Default 1. */
-  outageShare?: number
+  outageShare?: number | undefined
   /** The bucket `consume` uses when it is not given one. */
-  limit?: SharedLimit
+  limit?: SharedLimit | undefined
   /** The DPoP replay store (`store.dpopReplay()`) only: WAIT for this many replicas after each write batch; fewer refuse (503). Default 0 (off). */
-  dpopWaitReplicas?: number
+  dpopWaitReplicas?: number | undefined
   /** The DPoP replay store only: the WAIT timeout of `dpopWaitReplicas`, ms. Default 100. */
-  dpopWaitTimeoutMs?: number
+  dpopWaitTimeoutMs?: number | undefined
 }
 
 export interface AttachOptions {
-  lease?: number
-  strict?: boolean
-  maxKeys?: number
-  outageShare?: number
+  lease?: number | undefined
+  strict?: boolean | undefined
+  maxKeys?: number | undefined
+  outageShare?: number | undefined
   /** Redis key space of this limit; default `<rateLimitMax>/<rateLimitRefillPerSec>`. */
-  name?: string
+  name?: string | undefined
 }
 
 export interface SharedLimitDecision {
@@ -126,13 +126,13 @@ export declare function createRedisStore(client: RedisClientLike, options?: Redi
 /** Options of `createDpopReplayStore`. */
 export interface DpopReplayStoreOptions {
   /** Prefix of the keys (`<prefix>dpop:<sha256 hex>`). Default `'auth-shield:'`. */
-  prefix?: string
+  prefix?: string | undefined
   /** Each write fails after this long; the request is then refused (503). Default 500. */
-  commandTimeoutMs?: number
+  commandTimeoutMs?: number | undefined
   /** After each write batch, WAIT for this many replicas to acknowledge it; fewer refuse the batch's requests (503 `dpop_replay_unavailable`). Default 0 (off). */
-  dpopWaitReplicas?: number
+  dpopWaitReplicas?: number | undefined
   /** The WAIT timeout, ms (the round trip may take `commandTimeoutMs` more). Default 100. */
-  dpopWaitTimeoutMs?: number
+  dpopWaitTimeoutMs?: number | undefined
 }
 
 /**

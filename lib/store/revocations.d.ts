@@ -18,32 +18,32 @@ export type RevocableAuthenticator = import('../../index').Authenticator | impor
 
 export interface RevocationFeedOptions {
   /** Key prefix of the sets and the stream. Default `'auth-shield:revocations'`. */
-  prefix?: string
+  prefix?: string | undefined
   /** Approximate bound of the stream (`XADD MAXLEN ~`), 100..1e8. Default 100000. */
-  maxLen?: number
+  maxLen?: number | undefined
   /** Milliseconds without a successful stream read before the feed is stale, 100..86400000. Default 5000. */
-  maxRevocationLagMs?: number
+  maxRevocationLagMs?: number | undefined
   /** While stale: `'open'` (default) admits tokens not known to be revoked; `'closed'` refuses them with `revocation_unavailable` (503). */
-  onStale?: 'open' | 'closed'
+  onStale?: 'open' | 'closed' | undefined
   /** Milliseconds before a Redis command is given up (`ERR_AUTH_SHIELD_STORE_TIMEOUT`), 10..600000. Default 2000. */
-  commandTimeoutMs?: number
+  commandTimeoutMs?: number | undefined
   /** How long a subject revocation is kept in Redis after its cut-off. Default: the attached authenticators' longest TTL plus one day. */
-  subjectRetentionSec?: number
+  subjectRetentionSec?: number | undefined
   /**
    * Most revocations waiting for Redis (one per token or subject), 1..10000000. Default 10000.
    * At the bound a new one is refused: `revokeToken` / `revokeSubject` throw an `Error` with code
    * `ERR_AUTH_SHIELD_REVOCATION_QUEUE_FULL`, and nothing is revoked.
    */
-  maxQueued?: number
+  maxQueued?: number | undefined
   /**
    * Most live revocations the feed keeps to re-publish when Redis lost its data, 1..100000000.
    * Default 1000000. At the bound a new one is refused (`RangeError`, `ERR_AUTH_SHIELD_REVOCATION_LIMIT`).
    */
-  maxKnown?: number
+  maxKnown?: number | undefined
   /** Failed reads and writes, and entries an authenticator refused (at `maxRevocations`); never thrown. */
-  onError?: (err: Error) => void
+  onError?: ((err: Error) => void) | undefined
   /** Called with the number of stream entries just applied (metrics, tests). */
-  onApplied?: (count: number) => void
+  onApplied?: ((count: number) => void) | undefined
 }
 
 export interface RevocationFeedStats {
