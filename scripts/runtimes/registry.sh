@@ -53,8 +53,10 @@ log: { type: stdout, format: pretty, level: warn }
 YAML
 "$VERDACCIO" --config "$work/verdaccio/config.yaml" --listen "127.0.0.1:$port" >"$work/verdaccio/log" 2>&1 &
 registry_pid=$!
-for _ in $(seq 100); do curl -sf "${registry}-/ping" >/dev/null && break; sleep 0.2; done
-curl -sf "${registry}-/ping" >/dev/null || { cat "$work/verdaccio/log"; exit 1; }
+# node's fetch, not curl: nothing the image may lack.
+get() { node -e "fetch(process.argv[1]).then(async (r) => { if (!r.ok) process.exit(1); process.stdout.write(await r.text()) }, () => process.exit(1))" "$1"; }
+for _ in $(seq 100); do get "${registry}-/ping" >/dev/null && break; sleep 0.2; done
+get "${registry}-/ping" >/dev/null || { cat "$work/verdaccio/log"; exit 1; }
 echo "registry: Verdaccio $("$VERDACCIO" --version) on $registry"
 
 # npm needs a token to publish even where the registry lets anyone publish: a dummy one, for
@@ -88,7 +90,7 @@ built="linux-x64-gnu linux-arm64-gnu linux-x64-musl"
 " "$built")
 (cd "$release" && bash scripts/release/publish.sh) 2>&1 | grep -v '^npm notice' | sed 's/^/registry: publish: /'
 version="$(node -p "require('./package.json').version")"
-published="$(curl -sf "${registry}auth-shield" | node -e "const d=JSON.parse(require('fs').readFileSync(0)); console.log(Object.keys(d.versions).join(' '), JSON.stringify(d.versions['$version'].optionalDependencies))")"
+published="$(get "${registry}auth-shield" | node -e "const d=JSON.parse(require('fs').readFileSync(0)); console.log(Object.keys(d.versions).join(' '), JSON.stringify(d.versions['$version'].optionalDependencies))")"
 echo "registry: auth-shield on the registry: $published"
 
 check() { # project-dir runtime-command... -- args
