@@ -137,7 +137,8 @@ function expectMeaning(answers) {
 }
 
 /** Starts `command`, waits for `listening <port>` (or for `port` to accept), returns { url, stop }. */
-async function start(command, args, { env, port } = {}) {
+async function start(command, lazyArgs, { env, port } = {}) {
+  const args = lazyArgs.map((arg) => (typeof arg === 'function' ? arg() : arg))
   const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(`exited ${code ?? signal}`)))
@@ -185,11 +186,24 @@ function freePort() {
 }
 
 async function withServer(target, command, args, options, reference, known) {
-  const server = await start(command, args, options)
+  await attempt(target, async () => {
+    const server = await start(command, args, options)
+    try {
+      await compare(target, server.url, reference, undefined, known)
+    } finally {
+      await server.stop()
+    }
+  })
+}
+
+/** Runs one target; a target that cannot start (bundle, load, listen) fails all its cases, and the others still run. */
+async function attempt(target, run) {
   try {
-    await compare(target, server.url, reference, undefined, known)
-  } finally {
-    await server.stop()
+    await run()
+  } catch (error) {
+    const count = cases('http://127.0.0.1/').length
+    failed += count
+    console.log(`runtimes: ${target}: did not run (${count} cases failed):\n  ${String(error.stack || error).split('\n').slice(0, 12).join('\n  ')}`)
   }
 }
 
@@ -287,13 +301,15 @@ async function workerd() {
     workerProject(dir)
     const plain = esbuildBundle(dir)
     // Node runs the same bundle: what differs in workerd is then the runtime, not the bundling.
-    const bundled = (await import(pathToFileURL(plain))).default
-    await compare('Node, the esbuild bundle of auth-shield/js', 'http://127.0.0.1:1/check', freshReference(engineApp, Authenticator), (request) => bundled.fetch(request))
+    const inNode = 'Node, the esbuild bundle of auth-shield/js'
+    await attempt(inNode, async () => {
+      const bundled = (await import(pathToFileURL(plain))).default
+      await compare(inNode, 'http://127.0.0.1:1/check', freshReference(engineApp, Authenticator), (request) => bundled.fetch(request))
+    })
     for (const date of [current, OLD_COMPAT_DATE]) {
-      for (const [bundler, bundle] of [['esbuild', plain], ['wrangler', wranglerBundle(dir, date)]]) {
+      for (const [bundler, bundle] of [['esbuild', () => plain], ['wrangler', () => wranglerBundle(dir, date)]]) {
         const port = await freePort()
-        const config = workerdConfig(dir, bundle, date, port, `${bundler}-${date}`)
-        await withServer(`workerd ${current}, compatibility date ${date}, auth-shield/js bundled by ${bundler}`, process.env.WORKERD, ['serve', config], { port }, freshReference(engineApp, Authenticator), WORKERD_KNOWN)
+        await withServer(`workerd ${current}, compatibility date ${date}, auth-shield/js bundled by ${bundler}`, process.env.WORKERD, ['serve', () => workerdConfig(dir, bundle(), date, port, `${bundler}-${date}`)], { port }, freshReference(engineApp, Authenticator), WORKERD_KNOWN)
       }
     }
   } finally {
