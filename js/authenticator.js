@@ -5,9 +5,9 @@
 // Map token bucket. The fallback without a binary, the benchmark baseline, and shadow mode's
 // other side.
 
-const { randomUUID } = require('node:crypto')
-const { performance } = require('node:perf_hooks')
-const { createPublicKey, createSecretKey } = require('node:crypto')
+const { randomUUID } = require('#node/crypto')
+const { performance } = globalThis
+const { createPublicKey, createSecretKey } = require('#node/crypto')
 const { readSettings, checkSigningKid } = require('./config')
 const { extractBearer } = require('./bearer')
 const { ClaimRules, signedWith, decodeKnownGood, grantedScopes } = require('./jwt')

@@ -4,8 +4,8 @@
 // with the same codes. The chain (js/authenticator.js) then compares the token's cnf.jkt with
 // the thumbprint and admits the proof once through the replay cache (js/dpop/replay.js).
 
-const { createHash } = require('node:crypto')
-const { isUtf8 } = require('node:buffer')
+const { createHash } = require('#node/crypto')
+const { isUtf8 } = require('#node/buffer')
 const { LIMITS, defaultOf } = require('../contract')
 const { ALGS } = require('../lib/keys/normalize')
 const { fail } = require('./error')

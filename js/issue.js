@@ -4,7 +4,7 @@
 // (src/binding/tokens.rs): the library sets iat, exp, jti, type and iss; the payload is
 // serialized with sorted keys, as the native side's serde_json map writes it.
 
-const { randomUUID } = require('node:crypto')
+const { randomUUID } = require('#node/crypto')
 const { typeError, rangeError } = require('./error')
 const { message } = require('../contract')
 const { isValidTenantId } = require('./tenant')

@@ -6,7 +6,7 @@
 // least recently used ones; a bucket that still owes tokens is folded into the sketch first, so
 // an evicted key never comes back fresher than it left.
 
-const { performance } = require('node:perf_hooks')
+const { performance } = globalThis
 const { DebtSketch, widthFor, randomSeeds } = require('./rate-limit/debt-sketch')
 const { typeError, rangeError } = require('./error')
 const { LIMITS, message } = require('../contract')

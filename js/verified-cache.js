@@ -5,7 +5,7 @@
 // it was verified under and dropped once its token's exp has passed, only successes stored,
 // at most `capacity` entries (first in, first out; a Map keeps insertion order).
 
-const crypto = require('node:crypto')
+const crypto = require('#node/crypto')
 
 const digestOf =
   typeof crypto.hash === 'function'

@@ -44,6 +44,8 @@ const JS_ONLY = {
   'index.js': 'the entry of auth-shield/js (the native package entry is index.js at the root)',
   'one-shot.js': 'authenticateRequest / Authenticator.shared: its twin is the binding (src/binding/one_shot.rs)',
   'resolve-tenant.js': 'the resolveTenant export: its twin is the binding (src/binding/tenant.rs over src/tenant.rs, whose twin is js/tenant.js)',
+  'node/crypto.js': "#node/crypto (package.json imports): node:crypto as Node requires it and bundlers import it; the core's twin is its crates (ring)",
+  'node/buffer.js': '#node/buffer (package.json imports): node:buffer as Node requires it and bundlers import it',
 }
 
 /** Rust module path (`jwt/key_set`) of a src/ file, or null for lib.rs. */

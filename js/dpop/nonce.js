@@ -4,7 +4,7 @@
 // base64url(HMAC-SHA256(secret, "auth-shield dpop-nonce <slot>")), accepted in its slot and the
 // next; every process with the secret agrees with no shared state.
 
-const { createHmac } = require('node:crypto')
+const { createHmac } = require('#node/crypto')
 
 class NonceKey {
   constructor(secret, lifetimeSec) {

@@ -3,8 +3,8 @@
 // The public key of a DPoP proof's jwk header, as src/dpop/proof_key.rs: read strictly, bound
 // to the proof's alg, never holding private members, named by its RFC 7638 SHA-256 thumbprint.
 
-const { createHash, createPublicKey } = require('node:crypto')
-const { isUtf8 } = require('node:buffer')
+const { createHash, createPublicKey } = require('#node/crypto')
+const { isUtf8 } = require('#node/buffer')
 const { ALGS } = require('../../lib/keys/normalize')
 const { VerificationKey } = require('../jwt/key-set')
 const { decodeSegment } = require('../jwt')

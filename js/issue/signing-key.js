@@ -6,7 +6,7 @@
 // `jwks()` publishes, and the token header. Only algorithms whose keys ring can sign with are
 // offered: RS256, PS256, ES256, EdDSA.
 
-const { createPrivateKey, createPublicKey, sign, constants, KeyObject } = require('node:crypto')
+const { createPrivateKey, createPublicKey, sign, constants, KeyObject } = require('#node/crypto')
 const { typeError, rangeError } = require('../error')
 const { message } = require('../../contract')
 

@@ -11,7 +11,7 @@
 // Each known claim comes back as undefined (absent), a string, a number, an array of strings
 // (the only array form `aud` may take), or OTHER (null, booleans, objects, mixed arrays).
 
-const { isUtf8 } = require('node:buffer')
+const { isUtf8 } = require('#node/buffer')
 const { Reader, MALFORMED, OTHER } = require('./json-scan')
 
 /** A known claim's value, decoded as far as validation needs. */

@@ -7,7 +7,7 @@
 //   several: unknown_key); keys are never tried one after another.
 // Every KeyObject is built once, by lib/keys/normalize.js, when the set is made.
 
-const crypto = require('node:crypto')
+const crypto = require('#node/crypto')
 const { createHmac, createSecretKey, timingSafeEqual, constants } = crypto
 const { ALGS } = require('../../lib/keys/normalize')
 const { Hs256Key } = require('./key')

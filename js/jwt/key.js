@@ -6,7 +6,7 @@
 // construction give the same MAC for less. Where crypto.hash is missing (Node before 20.12),
 // or a message is longer than the prepared buffer, createHmac with a prepared KeyObject does it.
 
-const crypto = require('node:crypto')
+const crypto = require('#node/crypto')
 
 const { createHmac, createSecretKey, timingSafeEqual } = crypto
 const hash = typeof crypto.hash === 'function' ? crypto.hash : null

@@ -5,7 +5,7 @@
 // from the earliest of its cells, so it is never fresher than it left. Same hash (two 32-bit
 // lanes over the key's UTF-8 bytes, Math.imul for the native wrapping multiply), same cells.
 
-const { createHmac, randomBytes } = require('node:crypto')
+const { createHmac, randomBytes } = require('#node/crypto')
 
 const ROWS = 4
 const MIN_WIDTH = 1 << 10

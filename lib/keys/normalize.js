@@ -7,7 +7,7 @@
 // plus the prebuilt KeyObject the JS engine verifies with and the public JWK `jwks()` lists.
 // Used by the package entry point (native.js) for the native engine and by js/config.js.
 
-const { createPublicKey, createSecretKey, KeyObject } = require('node:crypto')
+const { createPublicKey, createSecretKey, KeyObject } = require('#node/crypto')
 const { message } = require('../../contract')
 
 // RFC 7518 §3.1 and RFC 8037 §3.1 (plus RFC 9864's fully-specified `Ed25519`): each alg, the

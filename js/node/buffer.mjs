@@ -1,0 +1,2 @@
+// `#node/buffer` for bundlers (see ./crypto.js): the same module, reached by an import.
+export * from 'node:buffer'
