@@ -24,6 +24,7 @@ const { senderReader, sharedReplayCheck, dpopChallenge, challengeAlgs, addNonceH
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
 const { fixedClockOf } = require('./engine-clock')
+const { Pipeline, AuthRequest } = require('./pipeline')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by lib/options/reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -121,10 +122,10 @@ class AuthDecision {
     // The shadow engine would keep local buckets: every limited request would differ. (A
     // config's `store` is among the options by now: splitSource moves it.)
     if (store !== undefined && options.shadow === true) throw typeError('options.store cannot be combined with shadow')
-    // A remote key set (auth-shield/jwks) gives a config without keys its keys, and makes
-    // unknown_key wait for its one shared refresh.
-    const jwks = options && options.jwks !== undefined ? require('../jwks/middleware') : null
-    this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options, this.options.fence)
+    // The request pipeline's stages (lib/http/pipeline.js): the key source (the `jwks` option,
+    // the `algorithms` allow-list) gives the engine its config before it is built.
+    this.pipeline = new Pipeline(options === undefined || options === null ? {} : options)
+    this.engine = engineFor(this.pipeline.configure(source), options, this.options.fence)
     // The client certificate for certificate-bound tokens, read only when they are checked
     // (lib/http/client-cert.js); null otherwise.
     this.senderOf = clientCertReader(options || {}, this.engine.authenticator.certificateBoundTokens === true)
@@ -168,7 +169,7 @@ class AuthDecision {
     if (store !== undefined) attachStore(this.engine.authenticator, store)
     const shared = storeOf(this.engine.authenticator)
     if (shared !== undefined) this.recover(shared.pendingCode, shared.recover, STORE_WAITS)
-    if (jwks !== null) jwks.useJwksSource(this, options.jwks)
+    this.pipeline.attach(this)
     // `tracing` (lib/metrics/tracing.js): null without the option, and then traced() adds nothing.
     this.tracing = readTracing(options === undefined || options === null ? undefined : options.tracing, storeOf(this.engine.authenticator))
   }
@@ -222,7 +223,6 @@ class AuthDecision {
   decideFor(req, authorization, tries) {
     // A hand-built request (serverless adapters, tests) may have no headers at all.
     const headers = req.headers || NO_HEADERS
-    const tenant = headerValue(headers['x-tenant-id'])
     // What the request says of its sender: its DPoP proof, method and URL, its client
     // certificate; built only for the checks configured.
     let sender
@@ -231,25 +231,31 @@ class AuthDecision {
       const certificate = this.senderOf(req)
       if (certificate !== undefined) sender = sender === undefined ? certificate : { ...sender, clientCertThumbprint: certificate.clientCertThumbprint }
     }
-    const result = this.engine.authenticate(authorization, tenant, headerValue(headers.host), sender)
+    const request = new AuthRequest(req, authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host), sender, tries)
+    // The engine stage: the whole request, every field of it.
+    const result = this.engine.authenticate(request.authorization, request.tenant, request.host, request.sender)
     // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
-    if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, tries, r))
-    return this.decideWith(req, authorization, tries, result)
+    if (result instanceof Promise) return result.then((r) => this.afterEngine(request, r))
+    return this.afterEngine(request, result)
   }
 
-  decideWith(req, authorization, tries, result) {
+  afterEngine(request, result) {
+    request.engineResult = result
+    if (this.pipeline.resultStages.length !== 0) result = this.pipeline.checkResult(result, request)
+    const authorization = request.authorization
     // A route without DPoP: the scheme is refused whatever the engine said of the token (a
     // rate-limited or unavailable answer aside), before any recovery waits for its keys.
     if (this.dpopDisabled && isDpopScheme(authorization) && (result.authenticated || result.errorStatus === 401)) result = refusedResult(result, 'dpop_not_allowed')
     if (!result.authenticated && this.recoveries.size !== 0) {
       const registered = this.recoveries.get(result.errorCode)
-      if (registered !== undefined && tries < registered.attempts) {
+      if (registered !== undefined && request.tries < registered.attempts) {
         const { recover } = registered
-        const verdict = () => this.verdict(result, authorization)
+        const req = request.raw
+        const verdict = () => this.answer(request, result)
         const { getToken, cookie } = this.options
-        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, tries + 1))
+        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, request.tries + 1))
         return Promise.resolve()
-          .then(() => recover(result, req))
+          .then(() => recover(result, req, request))
           .then((repaired) => (repaired === true ? again() : verdict()), verdict)
       }
     }
@@ -257,15 +263,21 @@ class AuthDecision {
     if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
     // A proof accepted here must be new to every process sharing the replay store.
     if (this.dpopReplay !== null && result.authenticated && isDpopScheme(authorization)) {
-      return this.dpopReplay(result).then((r) => this.settled(req, authorization, r))
+      return this.dpopReplay(result).then((r) => this.settled(request, r))
     }
-    return this.settled(req, authorization, result)
+    return this.settled(request, result)
   }
 
-  settled(req, authorization, result) {
-    const d = this.verdict(result, authorization)
-    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, authorization, result, req.headers || NO_HEADERS)
-    return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
+  settled(request, result) {
+    const d = this.answer(request, result)
+    const req = request.raw
+    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, request.authorization, result, req.headers || NO_HEADERS)
+    return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, request) : d
+  }
+
+  /** The response stage for the request's final result. */
+  answer(request, result) {
+    return this.verdict(result, request.authorization)
   }
 
   verdict(result, authorization) {
@@ -304,11 +316,11 @@ class AuthDecision {
    * ERR_AUTH_SHIELD_CALLBACK error (fail closed: a forgotten `return` must not pass). Only ever
    * called with a verified payload.
    */
-  checkRevoked(pass, result, authorization, req) {
-    const answer = this.options.isRevoked(req, pass.claims)
+  checkRevoked(pass, result, request) {
+    const answer = this.options.isRevoked(request.raw, pass.claims)
     const settle = (revoked) => {
       if (revoked === false) return pass
-      if (revoked === true) return this.verdict(revokedResult(result), authorization)
+      if (revoked === true) return this.answer(request, revokedResult(result))
       throw unexpectedAnswer('options.isRevoked', revoked, 'true or false')
     }
     return answer instanceof Promise ? answer.then(settle) : settle(answer)
