@@ -25,6 +25,7 @@ const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
 const { fixedClockOf } = require('./engine-clock')
 const { Pipeline, AuthRequest } = require('./pipeline')
+const { ledgerOf } = require('../metrics/ledger')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by lib/options/reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -126,6 +127,8 @@ class AuthDecision {
     // the `algorithms` allow-list) gives the engine its config before it is built.
     this.pipeline = new Pipeline(options === undefined || options === null ? {} : options)
     this.engine = engineFor(this.pipeline.configure(source), options, this.options.fence)
+    // Refusals decided after the engine, for its counters (lib/metrics/ledger.js).
+    this.ledger = ledgerOf(this.engine.authenticator)
     // The client certificate for certificate-bound tokens, read only when they are checked
     // (lib/http/client-cert.js); null otherwise.
     this.senderOf = clientCertReader(options || {}, this.engine.authenticator.certificateBoundTokens === true)
@@ -204,6 +207,17 @@ class AuthDecision {
    * a real Error (lib/http/callback-fence.js): the adapters hand that error to the framework.
    */
   decide(req, path) {
+    let d
+    try {
+      d = this.decideUnobserved(req, path)
+    } catch (err) {
+      throw this.callbackRefused(err, undefined)
+    }
+    // Only the asynchronous paths (recoveries, asynchronous callbacks) pay for the catch.
+    return d.action === undefined ? d.then(undefined, (err) => Promise.reject(this.callbackRefused(err, undefined))) : d
+  }
+
+  decideUnobserved(req, path) {
     const skip = this.options.skip
     if (skip === null) return this.authenticateUnskipped(req)
     const skipped = skip(req, path)
@@ -275,8 +289,14 @@ class AuthDecision {
     return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, request) : d
   }
 
-  /** The response stage for the request's final result. */
+  /**
+   * The response stage for the request's final result, after the observation stage: a refusal
+   * decided after the engine (a key source, the DPoP route mode, the replay store, isRevoked) is
+   * recorded against the engine's own count, so every refusal is counted with its code.
+   */
   answer(request, result) {
+    const first = request.engineResult
+    if (first !== result && first !== undefined && (first.authenticated !== result.authenticated || first.errorCode !== result.errorCode)) this.ledger.replaced(first, result)
     return this.verdict(result, request.authorization)
   }
 
@@ -317,13 +337,34 @@ class AuthDecision {
    * called with a verified payload.
    */
   checkRevoked(pass, result, request) {
-    const answer = this.options.isRevoked(request.raw, pass.claims)
+    let answer
+    try {
+      answer = this.options.isRevoked(request.raw, pass.claims)
+    } catch (err) {
+      throw this.callbackRefused(err, result)
+    }
     const settle = (revoked) => {
       if (revoked === false) return pass
       if (revoked === true) return this.answer(request, revokedResult(result))
-      throw unexpectedAnswer('options.isRevoked', revoked, 'true or false')
+      throw this.callbackRefused(unexpectedAnswer('options.isRevoked', revoked, 'true or false'), result)
     }
-    return answer instanceof Promise ? answer.then(settle) : settle(answer)
+    return answer instanceof Promise ? answer.then(settle, (err) => Promise.reject(this.callbackRefused(err, result))) : settle(answer)
+  }
+
+  /**
+   * A refusal by a failing callback (lib/http/callback-fence.js), observed as every other one:
+   * `err` (returned, to throw), counted with its code against the engine's `result` (undefined
+   * when the engine did not run).
+   */
+  callbackRefused(err, result) {
+    this.ledger.callbackFailed(err, result)
+    return err
+  }
+
+  /** A route requirement's refusal `d` of a request the engine passed (observation stage). */
+  routeRefused(d, pass) {
+    if (pass.result !== undefined && pass.result.authenticated) this.ledger.replaced(pass.result, d.result)
+    if (this.tracing !== null) this.tracing.refusedLater(d)
   }
 
   /**

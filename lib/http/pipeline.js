@@ -13,7 +13,7 @@
 //                for it, then the request runs again (AuthDecision#recover)
 //   route        per-route requirements after the adapter (lib/http/route-requirements.js)
 //   observation  every refusal, wherever decided, counted, traced and evented with its code
-//                (lib/metrics/)
+//                (lib/metrics/ledger.js, lib/metrics/tracing.js)
 //   response     the HTTP answer (AuthDecision#verdict)
 //
 // The stages of this list are the ones an option adds; each is one file exporting
