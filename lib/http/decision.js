@@ -35,7 +35,7 @@ const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
  * adapter reading them where the schema lists other values for it (`valuesFor` of `errors`:
  * Koa throws, the Fetch entry only answers).
  */
-function readOptions(options, ignored = new Set(), adapter = undefined) {
+function readOptions(options, ignored = new Set(), adapter = undefined, subjectOf = undefined) {
   // Unknown names, kinds, enums and bounds: the schema's. The checks below are the ones the
   // schema cannot state (two options together, the realm's characters, the rule forms).
   const read = readOptionBag(options, 'middlewareOptions', { ignored, variant: adapter })
@@ -54,14 +54,14 @@ function readOptions(options, ignored = new Set(), adapter = undefined) {
   const cookie = readCookieOption(options.cookie)
   return {
     credentialsRequired,
-    getToken: fenced(fence, 'getToken', getToken),
+    getToken: takingSubject(subjectOf, fenced(fence, 'getToken', getToken)),
     onError: fenced(fence, 'onError', onError),
     realm,
-    skip,
+    skip: skip === null ? null : takingSubject(subjectOf, skip),
     cookie,
     errors,
     skipPreflight,
-    isRevoked: fenced(fence, 'isRevoked', isRevoked),
+    isRevoked: takingSubject(subjectOf, fenced(fence, 'isRevoked', isRevoked)),
     rateLimitHeaders,
     fence,
   }
@@ -69,6 +69,15 @@ function readOptions(options, ignored = new Set(), adapter = undefined) {
 
 function fenced(fence, name, fn) {
   return fn === undefined ? undefined : fence.wrap(`options.${name}`, fn)
+}
+
+/**
+ * `fn`, called with `subjectOf(view)` in place of the decision's view of a request (its first
+ * argument; the others as given): `fn` itself without a `subjectOf`.
+ */
+function takingSubject(subjectOf, fn) {
+  if (subjectOf === undefined || fn === undefined) return fn
+  return (view, more) => fn(subjectOf(view), more)
 }
 
 /** The path of a request URL, without the query string. */
@@ -90,6 +99,8 @@ function engineFor(source, options, fence) {
 }
 
 const NO_HEADERS = Object.freeze({})
+// An adapter whose requests the callbacks see as they are (all but Fetch).
+const NO_FORM = Object.freeze({ subjectOf: undefined, senderOf: undefined })
 
 // A skipped request: the adapter leaves it and the response untouched.
 const SKIP = Object.freeze({ action: 'skip' })
@@ -112,9 +123,17 @@ const SKIP = Object.freeze({ action: 'skip' })
  * lib/http/express-jwt-options.js splits it into the config and the middleware options.
  */
 class AuthDecision {
-  constructor(source, options, ignoredOptions, adapter) {
+  /**
+   * `form` is for an adapter whose decision reads a Node-style view of each request (`method`,
+   * `headers` by lowercase name) while its users know the request in another form (a Fetch
+   * `Request`): `subjectOf(view)` is what the application's callbacks that take the request
+   * (getToken, isRevoked, skip / unless and their rules, dpopUrl) are given; `senderOf(view)` the
+   * request's client-certificate sender context, for an adapter without a socket.
+   */
+  constructor(source, options, ignoredOptions, adapter, form = NO_FORM) {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
-    this.options = readOptions(options, ignoredOptions, adapter)
+    const { subjectOf, senderOf } = form
+    this.options = readOptions(options, ignoredOptions, adapter, subjectOf)
     this.adapterOptions = options
     // The config (or Authenticator) after the split: lib/http/express-jwt-compat.js reads its claim rules.
     this.source = source
@@ -132,6 +151,7 @@ class AuthDecision {
     // The client certificate for certificate-bound tokens, read only when they are checked
     // (lib/http/client-cert.js); null otherwise.
     this.senderOf = clientCertReader(options || {}, this.engine.authenticator.certificateBoundTokens === true)
+    if (this.senderOf !== null && senderOf !== undefined) this.senderOf = senderOf
     this.refillPerSec = this.engine.authenticator.rateLimitRefillPerSec
     // The engine's fixed test clock or null, for the route requirements' maxAgeSec (lib/http/engine-clock.js).
     this.fixedClock = fixedClockOf(this.engine.authenticator)
@@ -143,9 +163,8 @@ class AuthDecision {
     // dpopUrl only. The route's DPoP mode (dpopMode): 'disabled' reads no proof and refuses the DPoP scheme.
     this.dpopMode = dpopModeOf(options || {})
     const dpopOptions = options || {}
-    this.dpopSender = this.dpopMode === 'disabled' ? null : senderReader(dpopOptions.dpopOrigin, dpopOptions.dpopUrl)
-    // Kept for callbacksTake (the Fetch adapter hands it the Request).
-    this.dpopUrl = this.dpopSender === null || dpopOptions.dpopUrl === null ? undefined : dpopOptions.dpopUrl
+    const { dpopUrl } = dpopOptions
+    this.dpopSender = this.dpopMode === 'disabled' ? null : senderReader(dpopOptions.dpopOrigin, typeof dpopUrl === 'function' ? takingSubject(subjectOf, dpopUrl) : dpopUrl)
     if (this.dpopMode !== undefined && this.dpopMode !== 'disabled' && this.dpopSender === null) {
       throw typeError(`options.dpopMode '${this.dpopMode}' needs options.dpopOrigin or options.dpopUrl`)
     }
@@ -365,31 +384,6 @@ class AuthDecision {
   routeRefused(d, pass) {
     if (pass.result !== undefined && pass.result.authenticated) this.ledger.replaced(pass.result, d.result)
     if (this.tracing !== null) this.tracing.refusedLater(d)
-  }
-
-  /**
-   * For an adapter whose decision reads a Node-style view of each request (`method`, `headers`
-   * by lowercase name) while its users know the request in another form (a Fetch `Request`):
-   * the application's callbacks that take the request (getToken, isRevoked, skip / unless and
-   * their rules, dpopUrl) are given `subjectOf(view)` instead. Call once, before the first request.
-   */
-  callbacksTake(subjectOf) {
-    const o = this.options
-    const { getToken, isRevoked, skip } = o
-    if (getToken !== undefined) o.getToken = (view) => getToken(subjectOf(view))
-    if (isRevoked !== undefined) o.isRevoked = (view, claims) => isRevoked(subjectOf(view), claims)
-    if (skip !== null) o.skip = (view, path) => skip(subjectOf(view), path)
-    const dpopUrl = this.dpopUrl
-    if (dpopUrl !== undefined) this.dpopSender = senderReader(undefined, (view) => dpopUrl(subjectOf(view)))
-  }
-
-  /**
-   * For an adapter without a socket (Fetch): `senderOf(view)` gives the request's sender
-   * context instead. Call once, before the first request; ignored when bound tokens are not
-   * checked.
-   */
-  sendersFrom(senderOf) {
-    if (this.senderOf !== null) this.senderOf = senderOf
   }
 
   /** The error `errors: 'next'` hands to the framework for a fail decision. */
