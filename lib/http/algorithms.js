@@ -16,7 +16,7 @@ const { typeError } = require('../../js/error')
 
 // What an HMAC secret verifies (accessSecret, express-jwt's `secret`).
 const SECRET_ALGORITHMS = Object.freeze(['HS256'])
-const REMOTE_KEYS_FIX = 'For an identity provider\'s public keys (jwks-rsa\'s expressJwtSecret, a JWKS URL), use `jwks: createRemoteJwks(url)` from auth-shield/jwks (docs/migrating.md, "From jwks-rsa")'
+const REMOTE_KEYS_FIX = 'For an identity provider\'s public keys (jwks-rsa\'s expressJwtSecret, a JWKS URL), use `jwks: createRemoteJwks(url)` from auth-shield/jwks (docs/migrating.md#jwks-rsa-with-express-jwt)'
 
 /** The allow-list of `algorithms` (undefined: none), checked: a non-empty array of names. */
 function readAlgorithms(algorithms) {

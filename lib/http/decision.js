@@ -100,7 +100,7 @@ function engineFor(source, options, fence) {
 
 const NO_HEADERS = Object.freeze({})
 // An adapter whose requests the callbacks see as they are (all but Fetch).
-const NO_FORM = Object.freeze({ subjectOf: undefined, senderOf: undefined })
+const NO_FORM = Object.freeze({ subjectOf: undefined, senderOf: undefined, stages: undefined })
 
 // A skipped request: the adapter leaves it and the response untouched.
 const SKIP = Object.freeze({ action: 'skip' })
@@ -128,11 +128,12 @@ class AuthDecision {
    * `headers` by lowercase name) while its users know the request in another form (a Fetch
    * `Request`): `subjectOf(view)` is what the application's callbacks that take the request
    * (getToken, isRevoked, skip / unless and their rules, dpopUrl) are given; `senderOf(view)` the
-   * request's client-certificate sender context, for an adapter without a socket.
+   * request's client-certificate sender context, for an adapter without a socket. `stages`:
+   * the pipeline's stage list (lib/http/pipeline.js STAGES by default; another in tests).
    */
   constructor(source, options, ignoredOptions, adapter, form = NO_FORM) {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
-    const { subjectOf, senderOf } = form
+    const { subjectOf, senderOf, stages } = form
     this.options = readOptions(options, ignoredOptions, adapter, subjectOf)
     this.adapterOptions = options
     // The config (or Authenticator) after the split: lib/http/express-jwt-compat.js reads its claim rules.
@@ -144,7 +145,7 @@ class AuthDecision {
     if (store !== undefined && options.shadow === true) throw typeError('options.store cannot be combined with shadow')
     // The request pipeline's stages (lib/http/pipeline.js): the key source (the `jwks` option,
     // the `algorithms` allow-list) gives the engine its config before it is built.
-    this.pipeline = new Pipeline(options === undefined || options === null ? {} : options)
+    this.pipeline = new Pipeline(options === undefined || options === null ? {} : options, stages)
     this.engine = engineFor(this.pipeline.configure(source), options, this.options.fence)
     // Refusals decided after the engine, for its counters (lib/metrics/ledger.js).
     this.ledger = ledgerOf(this.engine.authenticator)
@@ -265,10 +266,28 @@ class AuthDecision {
       if (certificate !== undefined) sender = sender === undefined ? certificate : { ...sender, clientCertThumbprint: certificate.clientCertThumbprint }
     }
     const request = new AuthRequest(req, authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host), sender, tries)
+    // A stage that answers some requests in place of the engine (lib/http/pipeline.js).
+    if (this.pipeline.engineStages.length !== 0) {
+      const answered = this.pipeline.beforeEngine(request)
+      if (answered !== undefined) return answered instanceof Promise ? answered.then((r) => this.answeredByStage(request, r)) : this.answeredByStage(request, answered)
+    }
     // The engine stage: the whole request, every field of it.
     const result = this.engine.authenticate(request.authorization, request.tenant, request.host, request.sender)
     // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
     if (result instanceof Promise) return result.then((r) => this.afterEngine(request, r))
+    return this.afterEngine(request, result)
+  }
+
+  /**
+   * A stage's answer in place of the engine's (undefined: the engine decides after all): counted
+   * as the engine counts its own, then on through the stages after the engine.
+   */
+  answeredByStage(request, result) {
+    if (result === undefined) {
+      const engineResult = this.engine.authenticate(request.authorization, request.tenant, request.host, request.sender)
+      return engineResult instanceof Promise ? engineResult.then((r) => this.afterEngine(request, r)) : this.afterEngine(request, engineResult)
+    }
+    this.ledger.counted(result)
     return this.afterEngine(request, result)
   }
 

@@ -10,16 +10,23 @@
 //   engine       the Authenticator (lib/http/engine.js; shadow mode there), called with the whole
 //                request: authorization, tenant header, host, sender context
 //   recovery     failures background state can repair (a refreshed key set, a store lease) wait
-//                for it, then the request runs again (AuthDecision#recover)
+//                for it, then the request runs again (AuthDecision#recover); then the route's
+//                DPoP mode and the shared replay store (lib/http/dpop.js), isRevoked
 //   route        per-route requirements after the adapter (lib/http/route-requirements.js)
 //   observation  every refusal, wherever decided, counted, traced and evented with its code
-//                (lib/metrics/ledger.js, lib/metrics/tracing.js)
+//                (AuthDecision#answer, #routeRefused, #callbackRefused; the counts in
+//                lib/metrics/ledger.js, the spans in lib/metrics/tracing.js)
 //   response     the HTTP answer (AuthDecision#verdict)
 //
 // The stages of this list are the ones an option adds; each is one file exporting
 // `create(options, pipeline)` (null when its option is absent) whose instance may have:
 //   configure(config)            -> config, before the engine is built
 //   attach(decision)             after it is built: authenticators to feed, recoveries to register
+//   beforeEngine(request)        -> undefined (the engine decides), or a result (or a Promise of
+//                                one, or of undefined) given in place of the engine's: a token
+//                                the engine cannot read (token introspection of opaque tokens;
+//                                a pass's `claims` are still read as a JWT's payload today: such
+//                                a stage brings its claims along with the request)
 //   checkResult(result, request) -> result, on every engine result (the request whole)
 // Adding a stage (token introspection) is its file and one line in STAGES. A stage never
 // re-assigns another's methods, and reads the request object it is given without copying
@@ -61,8 +68,19 @@ class Pipeline {
       const made = stage.create(options, this)
       if (made !== null) this.stages.push(made)
     }
-    // Only the stages that read results are called per request (none: no loop at all).
+    // Only the stages that have a say are called per request (none: no loop at all).
+    this.engineStages = this.stages.filter((s) => typeof s.beforeEngine === 'function')
     this.resultStages = this.stages.filter((s) => typeof s.checkResult === 'function')
+  }
+
+  /** The first answer a stage gives in place of the engine, or undefined. */
+  beforeEngine(request) {
+    const stages = this.engineStages
+    for (let i = 0; i < stages.length; i++) {
+      const answered = stages[i].beforeEngine(request)
+      if (answered !== undefined) return answered
+    }
+    return undefined
   }
 
   /** The engine's config: the allow-list on the config's own keys first, then each stage's. */

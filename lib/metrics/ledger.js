@@ -15,9 +15,15 @@ const counted = new WeakSet()
 
 class Ledger {
   constructor() {
-    // The change to `authentication.succeeded` (never positive) and to each failure code's count.
+    // The change to `authentication.succeeded` and to each failure code's count.
     this.succeeded = 0
     this.failures = Object.create(null)
+  }
+
+  /** A verdict a stage gave in place of the engine (lib/http/pipeline.js `beforeEngine`). */
+  counted(result) {
+    if (result.authenticated) this.succeeded++
+    else this.add(result.errorCode, 1)
   }
 
   /** The engine counted `first`; the request was answered `final` (a failure) instead. */
