@@ -138,6 +138,19 @@ describe('algorithms conflicts are refused with the fix named', () => {
     )
   })
 
+  it('a name no key can have is refused (a typo would allow nothing it names)', () => {
+    for (const algorithms of [['RS265'], ['HS512'], ['none']]) {
+      assert.throws(() => authShield({ accessSecret: SECRET }, { algorithms: ['HS256', ...algorithms] }), (err) => err instanceof TypeError && /is not one of HS256, RS256/.test(err.message))
+    }
+  })
+
+  it("a signing key whose algorithm the list leaves out is refused (its public half verifies)", () => {
+    const { privateKey } = require('node:crypto').generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    const keys = [{ kid: rs.kid, alg: 'RS256', publicKey: rs.publicKey }]
+    assert.throws(() => authShield({ keys, signingKey: { kid: 's', alg: 'ES256', privateKey } }, { algorithms: ['RS256'] }), (err) => err instanceof TypeError && /signingKey's ES256/.test(err.message))
+    assert.doesNotThrow(() => authShield({ keys, signingKey: { kid: 's', alg: 'ES256', privateKey } }, { algorithms: ['RS256', 'ES256'] }))
+  })
+
   it('an issuer whose own algorithms the list excludes is refused at construction', () => {
     const issuers = createTrustedIssuers([{ issuer: provider.issuer, algorithms: ['RS256'] }])
     try {

@@ -16,6 +16,9 @@ const { typeError } = require('../../js/error')
 
 // What an HMAC secret verifies (accessSecret, express-jwt's `secret`).
 const SECRET_ALGORITHMS = Object.freeze(['HS256'])
+// Every algorithm a verification key can be bound to: the HMAC secret's and a public key's (read
+// when a list is given: an app without one loads no JWKS module).
+const tokenAlgorithms = () => [...SECRET_ALGORITHMS, ...require('../jwks/document').SUPPORTED_ALGORITHMS]
 const REMOTE_KEYS_FIX = 'For an identity provider\'s public keys (jwks-rsa\'s expressJwtSecret, a JWKS URL), use `jwks: createRemoteJwks(url)` from auth-shield/jwks (docs/migrating.md#jwks-rsa-with-express-jwt)'
 
 /** The allow-list of `algorithms` (undefined: none), checked: a non-empty array of names. */
@@ -23,6 +26,11 @@ function readAlgorithms(algorithms) {
   if (algorithms === undefined || algorithms === null) return null
   if (!Array.isArray(algorithms) || algorithms.length === 0 || !algorithms.every((a) => typeof a === 'string' && a.length > 0)) {
     throw typeError('options.algorithms must be a non-empty array of algorithm names')
+  }
+  // A name no key can have (a typo, HS512) would silently allow nothing it names.
+  const known = tokenAlgorithms()
+  for (const alg of algorithms) {
+    if (!known.includes(alg)) throw typeError(`options.algorithms: ${JSON.stringify(alg)} is not one of ${known.join(', ')}`)
   }
   return new AllowList(algorithms)
 }
@@ -59,6 +67,11 @@ class AllowList {
     if (typeof config.authenticate === 'function') {
       if (hasKeySource) return config
       throw typeError('options.algorithms applies to the configured keys: pass the config object, not an Authenticator (whose keys cannot be read here)')
+    }
+    // The signing key's public half verifies too (docs/options.md): its tokens would pass.
+    const signing = config.signingKey
+    if (signing !== null && typeof signing === 'object' && typeof signing.alg === 'string' && !this.allows(signing.alg)) {
+      throw typeError(`options.algorithms ${JSON.stringify(this.names)} leaves out config.signingKey's ${signing.alg}, whose public half verifies the tokens it signs: list it, or sign with a key of a listed algorithm`)
     }
     if (Array.isArray(config.keys)) return { ...config, keys: this.staticKeys(config.keys, 'config.keys') }
     if (config.accessSecret != null) {
