@@ -41,9 +41,9 @@ function keySourceStage(options, allowList) {
 }
 
 /**
- * A config with neither `keys` nor `accessSecret` gets the source's key set (filtered by the
- * allow-list), or the placeholder while it has none; anything else (an Authenticator, a config
- * with its own keys) as is.
+ * True for what a remote key source leaves as it is (an Authenticator, a config with `keys` or
+ * `accessSecret` of its own); any other config gets the source's key set (filtered by the
+ * allow-list), or the placeholder while it has none.
  */
 function ownsKeys(config) {
   return typeof config !== 'object' || config === null || typeof config.authenticate === 'function' || config.keys != null || config.accessSecret != null
