@@ -61,11 +61,11 @@ class Ledger {
     if (this.succeeded === 0 && isEmpty(this.failures)) return m
     const failures = { ...m.authentication.failures }
     for (const code in this.failures) {
-      const n = (failures[code] || 0) + this.failures[code]
-      if (n > 0) failures[code] = n
-      else delete failures[code]
+      failures[code] = Math.max(0, (failures[code] || 0) + this.failures[code])
     }
-    return { ...m, authentication: { ...m.authentication, succeeded: Math.max(0, m.authentication.succeeded + this.succeeded), failures } }
+    let failed = 0
+    for (const code in failures) failed += failures[code]
+    return { ...m, authentication: { ...m.authentication, succeeded: Math.max(0, m.authentication.succeeded + this.succeeded), failed, failures } }
   }
 }
 
