@@ -206,9 +206,10 @@ class AuthDecision {
   }
 
   /**
-   * Registers `recover(result, req)` for failures with `code`: instead of failing at once, the
-   * decision waits for the Promise it returns and, when it resolves to true, authenticates the
-   * request once more, reading its credentials again; one request waits at most `attempts`
+   * Registers `recover(result, req, request)` for failures with `code` (`request`: the
+   * AuthRequest of lib/http/pipeline.js): instead of failing at once, the decision waits for
+   * the Promise it returns and, when it resolves to true, authenticates the request once more,
+   * reading its credentials again; one request waits at most `attempts`
    * times (default 1) in all. For failures that background state can repair: a
    * key set refreshed on an unknown `kid`, a rate-limit lease fetched from a shared store. A
    * throw, a rejection, any answer but `true`, or no answer within `callbackTimeoutMs` keeps the
