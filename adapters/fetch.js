@@ -33,15 +33,13 @@ const JSON_TYPE = 'application/json; charset=utf-8'
  * skip / unless) receive the `Request`.
  */
 function createVerifier(configOrAuthenticator, options) {
-  const decision = new AuthDecision(configOrAuthenticator, options, undefined, 'fetch')
+  // The callbacks get the Request; no socket here: the caller hands the client certificate to verifyRequest.
+  const decision = new AuthDecision(configOrAuthenticator, options, undefined, 'fetch', { subjectOf: requestOf, senderOf: (view) => view.sender })
   if (decision.options.onError !== undefined) {
     throw typeError('options.onError is not an option of auth-shield/fetch: answer the refusal (its response) yourself')
   }
-  decision.callbacksTake(requestOf)
   // With the tracing option, the decision's span attributes (lib/metrics/tracing.js).
   const decide = decision.traced((view, path) => decision.decide(view, path))
-  // No socket here: the caller hands the client certificate to verifyRequest.
-  decision.sendersFrom((view) => view.sender)
 
   /**
    * The decision for `request`, always a Promise: a `Verified` (`ok` true: `action` 'pass' or

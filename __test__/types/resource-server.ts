@@ -25,8 +25,12 @@ const trustedList: readonly string[] = trusted.issuers
 const firstUri: string | null | undefined = trusted.status()[0]?.jwksUri
 trusted.on('error', (err) => void (err.code satisfies jwksEntry.JwksErrorCode))
 const maxIssuers: number = jwksEntry.MAX_ISSUERS
+// Key-set health per issuer, as a RemoteJwks's (prometheusHandler({ jwks: { idp: trusted } })).
+const issuerAge: number | null | undefined = trusted.metrics().issuers['https://tenant-a.idp.example/']?.keyAgeSeconds
+const allKeys: boolean = trusted.metrics().keysAvailable
+authShield({ audience: 'https://api.example/' }, { jwks: trusted, algorithms: ['RS256'] })
 jwksEntry.createTrustedIssuers(['https://a.example/', { issuer: 'https://b.example/', audience: ['api'], algorithms: ['RS256'], jwksUri: 'https://b.example/keys' }])
-void [trustedList, firstUri, maxIssuers]
+void [trustedList, firstUri, maxIssuers, issuerAge, allKeys]
 
 // Per-route requirements in every adapter.
 const readOrders: authShield.RouteRequirement = authShield.requireScopes('read:orders', 'write:orders')

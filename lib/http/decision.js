@@ -24,6 +24,8 @@ const { senderReader, sharedReplayCheck, dpopChallenge, challengeAlgs, addNonceH
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
 const { fixedClockOf } = require('./engine-clock')
+const { Pipeline, AuthRequest } = require('./pipeline')
+const { ledgerOf } = require('../metrics/ledger')
 
 // The middleware options (`middlewareOptions` of js/schema.json, read by lib/options/reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
@@ -33,7 +35,7 @@ const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
  * adapter reading them where the schema lists other values for it (`valuesFor` of `errors`:
  * Koa throws, the Fetch entry only answers).
  */
-function readOptions(options, ignored = new Set(), adapter = undefined) {
+function readOptions(options, ignored = new Set(), adapter = undefined, subjectOf = undefined) {
   // Unknown names, kinds, enums and bounds: the schema's. The checks below are the ones the
   // schema cannot state (two options together, the realm's characters, the rule forms).
   const read = readOptionBag(options, 'middlewareOptions', { ignored, variant: adapter })
@@ -52,14 +54,14 @@ function readOptions(options, ignored = new Set(), adapter = undefined) {
   const cookie = readCookieOption(options.cookie)
   return {
     credentialsRequired,
-    getToken: fenced(fence, 'getToken', getToken),
+    getToken: takingSubject(subjectOf, fenced(fence, 'getToken', getToken)),
     onError: fenced(fence, 'onError', onError),
     realm,
-    skip,
+    skip: skip === null ? null : takingSubject(subjectOf, skip),
     cookie,
     errors,
     skipPreflight,
-    isRevoked: fenced(fence, 'isRevoked', isRevoked),
+    isRevoked: takingSubject(subjectOf, fenced(fence, 'isRevoked', isRevoked)),
     rateLimitHeaders,
     fence,
   }
@@ -67,6 +69,15 @@ function readOptions(options, ignored = new Set(), adapter = undefined) {
 
 function fenced(fence, name, fn) {
   return fn === undefined ? undefined : fence.wrap(`options.${name}`, fn)
+}
+
+/**
+ * `fn`, called with `subjectOf(view)` in place of the decision's view of a request (its first
+ * argument; the others as given): `fn` itself without a `subjectOf`.
+ */
+function takingSubject(subjectOf, fn) {
+  if (subjectOf === undefined || fn === undefined) return fn
+  return (view, more) => fn(subjectOf(view), more)
 }
 
 /** The path of a request URL, without the query string. */
@@ -88,6 +99,8 @@ function engineFor(source, options, fence) {
 }
 
 const NO_HEADERS = Object.freeze({})
+// An adapter whose requests the callbacks see as they are (all but Fetch).
+const NO_FORM = Object.freeze({ subjectOf: undefined, senderOf: undefined, stages: undefined })
 
 // A skipped request: the adapter leaves it and the response untouched.
 const SKIP = Object.freeze({ action: 'skip' })
@@ -110,9 +123,18 @@ const SKIP = Object.freeze({ action: 'skip' })
  * lib/http/express-jwt-options.js splits it into the config and the middleware options.
  */
 class AuthDecision {
-  constructor(source, options, ignoredOptions, adapter) {
+  /**
+   * `form` is for an adapter whose decision reads a Node-style view of each request (`method`,
+   * `headers` by lowercase name) while its users know the request in another form (a Fetch
+   * `Request`): `subjectOf(view)` is what the application's callbacks that take the request
+   * (getToken, isRevoked, skip / unless and their rules, dpopUrl) are given; `senderOf(view)` the
+   * request's client-certificate sender context, for an adapter without a socket. `stages`:
+   * the pipeline's stage list (lib/http/pipeline.js STAGES by default; another in tests).
+   */
+  constructor(source, options, ignoredOptions, adapter, form = NO_FORM) {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
-    this.options = readOptions(options, ignoredOptions, adapter)
+    const { subjectOf, senderOf, stages } = form
+    this.options = readOptions(options, ignoredOptions, adapter, subjectOf)
     this.adapterOptions = options
     // The config (or Authenticator) after the split: lib/http/express-jwt-compat.js reads its claim rules.
     this.source = source
@@ -121,13 +143,16 @@ class AuthDecision {
     // The shadow engine would keep local buckets: every limited request would differ. (A
     // config's `store` is among the options by now: splitSource moves it.)
     if (store !== undefined && options.shadow === true) throw typeError('options.store cannot be combined with shadow')
-    // A remote key set (auth-shield/jwks) gives a config without keys its keys, and makes
-    // unknown_key wait for its one shared refresh.
-    const jwks = options && options.jwks !== undefined ? require('../jwks/middleware') : null
-    this.engine = engineFor(jwks === null ? source : jwks.withSourceKeys(source, options.jwks), options, this.options.fence)
+    // The request pipeline's stages (lib/http/pipeline.js): the key source (the `jwks` option,
+    // the `algorithms` allow-list) gives the engine its config before it is built.
+    this.pipeline = new Pipeline(options === undefined || options === null ? {} : options, stages)
+    this.engine = engineFor(this.pipeline.configure(source), options, this.options.fence)
+    // Refusals decided after the engine, for its counters (lib/metrics/ledger.js).
+    this.ledger = ledgerOf(this.engine.authenticator)
     // The client certificate for certificate-bound tokens, read only when they are checked
     // (lib/http/client-cert.js); null otherwise.
     this.senderOf = clientCertReader(options || {}, this.engine.authenticator.certificateBoundTokens === true)
+    if (this.senderOf !== null && senderOf !== undefined) this.senderOf = senderOf
     this.refillPerSec = this.engine.authenticator.rateLimitRefillPerSec
     // The engine's fixed test clock or null, for the route requirements' maxAgeSec (lib/http/engine-clock.js).
     this.fixedClock = fixedClockOf(this.engine.authenticator)
@@ -139,9 +164,8 @@ class AuthDecision {
     // dpopUrl only. The route's DPoP mode (dpopMode): 'disabled' reads no proof and refuses the DPoP scheme.
     this.dpopMode = dpopModeOf(options || {})
     const dpopOptions = options || {}
-    this.dpopSender = this.dpopMode === 'disabled' ? null : senderReader(dpopOptions.dpopOrigin, dpopOptions.dpopUrl)
-    // Kept for callbacksTake (the Fetch adapter hands it the Request).
-    this.dpopUrl = this.dpopSender === null || dpopOptions.dpopUrl === null ? undefined : dpopOptions.dpopUrl
+    const { dpopUrl } = dpopOptions
+    this.dpopSender = this.dpopMode === 'disabled' ? null : senderReader(dpopOptions.dpopOrigin, typeof dpopUrl === 'function' ? takingSubject(subjectOf, dpopUrl) : dpopUrl)
     if (this.dpopMode !== undefined && this.dpopMode !== 'disabled' && this.dpopSender === null) {
       throw typeError(`options.dpopMode '${this.dpopMode}' needs options.dpopOrigin or options.dpopUrl`)
     }
@@ -168,7 +192,7 @@ class AuthDecision {
     if (store !== undefined) attachStore(this.engine.authenticator, store)
     const shared = storeOf(this.engine.authenticator)
     if (shared !== undefined) this.recover(shared.pendingCode, shared.recover, STORE_WAITS)
-    if (jwks !== null) jwks.useJwksSource(this, options.jwks)
+    this.pipeline.attach(this)
     // `tracing` (lib/metrics/tracing.js): null without the option, and then traced() adds nothing.
     this.tracing = readTracing(options === undefined || options === null ? undefined : options.tracing, storeOf(this.engine.authenticator))
   }
@@ -182,9 +206,10 @@ class AuthDecision {
   }
 
   /**
-   * Registers `recover(result, req)` for failures with `code`: instead of failing at once, the
-   * decision waits for the Promise it returns and, when it resolves to true, authenticates the
-   * request once more, reading its credentials again; one request waits at most `attempts`
+   * Registers `recover(result, req, request)` for failures with `code` (`request`: the
+   * AuthRequest of lib/http/pipeline.js): instead of failing at once, the decision waits for
+   * the Promise it returns and, when it resolves to true, authenticates the request once more,
+   * reading its credentials again; one request waits at most `attempts`
    * times (default 1) in all. For failures that background state can repair: a
    * key set refreshed on an unknown `kid`, a rate-limit lease fetched from a shared store. A
    * throw, a rejection, any answer but `true`, or no answer within `callbackTimeoutMs` keeps the
@@ -203,6 +228,17 @@ class AuthDecision {
    * a real Error (lib/http/callback-fence.js): the adapters hand that error to the framework.
    */
   decide(req, path) {
+    let d
+    try {
+      d = this.decideUnobserved(req, path)
+    } catch (err) {
+      throw this.callbackRefused(err, undefined)
+    }
+    // Only the asynchronous paths (recoveries, asynchronous callbacks) pay for the catch.
+    return d.action === undefined ? d.then(undefined, (err) => Promise.reject(this.callbackRefused(err, undefined))) : d
+  }
+
+  decideUnobserved(req, path) {
     const skip = this.options.skip
     if (skip === null) return this.authenticateUnskipped(req)
     const skipped = skip(req, path)
@@ -222,7 +258,6 @@ class AuthDecision {
   decideFor(req, authorization, tries) {
     // A hand-built request (serverless adapters, tests) may have no headers at all.
     const headers = req.headers || NO_HEADERS
-    const tenant = headerValue(headers['x-tenant-id'])
     // What the request says of its sender: its DPoP proof, method and URL, its client
     // certificate; built only for the checks configured.
     let sender
@@ -231,25 +266,49 @@ class AuthDecision {
       const certificate = this.senderOf(req)
       if (certificate !== undefined) sender = sender === undefined ? certificate : { ...sender, clientCertThumbprint: certificate.clientCertThumbprint }
     }
-    const result = this.engine.authenticate(authorization, tenant, headerValue(headers.host), sender)
+    const request = new AuthRequest(req, authorization, headerValue(headers['x-tenant-id']), headerValue(headers.host), sender, tries)
+    // A stage that answers some requests in place of the engine (lib/http/pipeline.js).
+    if (this.pipeline.engineStages.length !== 0) {
+      const answered = this.pipeline.beforeEngine(request)
+      if (answered !== undefined) return answered instanceof Promise ? answered.then((r) => this.answeredByStage(request, r)) : this.answeredByStage(request, answered)
+    }
+    // The engine stage: the whole request, every field of it.
+    const result = this.engine.authenticate(request.authorization, request.tenant, request.host, request.sender)
     // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
-    if (result instanceof Promise) return result.then((r) => this.decideWith(req, authorization, tries, r))
-    return this.decideWith(req, authorization, tries, result)
+    if (result instanceof Promise) return result.then((r) => this.afterEngine(request, r))
+    return this.afterEngine(request, result)
   }
 
-  decideWith(req, authorization, tries, result) {
+  /**
+   * A stage's answer in place of the engine's (undefined: the engine decides after all): counted
+   * as the engine counts its own, then on through the stages after the engine.
+   */
+  answeredByStage(request, result) {
+    if (result === undefined) {
+      const engineResult = this.engine.authenticate(request.authorization, request.tenant, request.host, request.sender)
+      return engineResult instanceof Promise ? engineResult.then((r) => this.afterEngine(request, r)) : this.afterEngine(request, engineResult)
+    }
+    this.ledger.counted(result)
+    return this.afterEngine(request, result)
+  }
+
+  afterEngine(request, result) {
+    request.engineResult = result
+    if (this.pipeline.resultStages.length !== 0) result = this.pipeline.checkResult(result, request)
+    const authorization = request.authorization
     // A route without DPoP: the scheme is refused whatever the engine said of the token (a
     // rate-limited or unavailable answer aside), before any recovery waits for its keys.
     if (this.dpopDisabled && isDpopScheme(authorization) && (result.authenticated || result.errorStatus === 401)) result = refusedResult(result, 'dpop_not_allowed')
     if (!result.authenticated && this.recoveries.size !== 0) {
       const registered = this.recoveries.get(result.errorCode)
-      if (registered !== undefined && tries < registered.attempts) {
+      if (registered !== undefined && request.tries < registered.attempts) {
         const { recover } = registered
-        const verdict = () => this.verdict(result, authorization)
+        const req = request.raw
+        const verdict = () => this.answer(request, result)
         const { getToken, cookie } = this.options
-        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, tries + 1))
+        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, request.tries + 1))
         return Promise.resolve()
-          .then(() => recover(result, req))
+          .then(() => recover(result, req, request))
           .then((repaired) => (repaired === true ? again() : verdict()), verdict)
       }
     }
@@ -257,15 +316,27 @@ class AuthDecision {
     if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
     // A proof accepted here must be new to every process sharing the replay store.
     if (this.dpopReplay !== null && result.authenticated && isDpopScheme(authorization)) {
-      return this.dpopReplay(result).then((r) => this.settled(req, authorization, r))
+      return this.dpopReplay(result).then((r) => this.settled(request, r))
     }
-    return this.settled(req, authorization, result)
+    return this.settled(request, result)
   }
 
-  settled(req, authorization, result) {
-    const d = this.verdict(result, authorization)
-    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, authorization, result, req.headers || NO_HEADERS)
-    return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
+  settled(request, result) {
+    const d = this.answer(request, result)
+    const req = request.raw
+    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, request.authorization, result, req.headers || NO_HEADERS)
+    return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, request) : d
+  }
+
+  /**
+   * The response stage for the request's final result, after the observation stage: a refusal
+   * decided after the engine (a key source, the DPoP route mode, the replay store, isRevoked) is
+   * recorded against the engine's own count, so every refusal is counted with its code.
+   */
+  answer(request, result) {
+    const first = request.engineResult
+    if (first !== result && first !== undefined && (first.authenticated !== result.authenticated || first.errorCode !== result.errorCode)) this.ledger.replaced(first, result)
+    return this.verdict(result, request.authorization)
   }
 
   verdict(result, authorization) {
@@ -304,39 +375,35 @@ class AuthDecision {
    * ERR_AUTH_SHIELD_CALLBACK error (fail closed: a forgotten `return` must not pass). Only ever
    * called with a verified payload.
    */
-  checkRevoked(pass, result, authorization, req) {
-    const answer = this.options.isRevoked(req, pass.claims)
+  checkRevoked(pass, result, request) {
+    let answer
+    try {
+      answer = this.options.isRevoked(request.raw, pass.claims)
+    } catch (err) {
+      throw this.callbackRefused(err, result)
+    }
     const settle = (revoked) => {
       if (revoked === false) return pass
-      if (revoked === true) return this.verdict(revokedResult(result), authorization)
-      throw unexpectedAnswer('options.isRevoked', revoked, 'true or false')
+      if (revoked === true) return this.answer(request, revokedResult(result))
+      throw this.callbackRefused(unexpectedAnswer('options.isRevoked', revoked, 'true or false'), result)
     }
-    return answer instanceof Promise ? answer.then(settle) : settle(answer)
+    return answer instanceof Promise ? answer.then(settle, (err) => Promise.reject(this.callbackRefused(err, result))) : settle(answer)
   }
 
   /**
-   * For an adapter whose decision reads a Node-style view of each request (`method`, `headers`
-   * by lowercase name) while its users know the request in another form (a Fetch `Request`):
-   * the application's callbacks that take the request (getToken, isRevoked, skip / unless and
-   * their rules, dpopUrl) are given `subjectOf(view)` instead. Call once, before the first request.
+   * A refusal by a failing callback (lib/http/callback-fence.js), observed as every other one:
+   * `err` (returned, to throw), counted with its code against the engine's `result` (undefined
+   * when the engine did not run).
    */
-  callbacksTake(subjectOf) {
-    const o = this.options
-    const { getToken, isRevoked, skip } = o
-    if (getToken !== undefined) o.getToken = (view) => getToken(subjectOf(view))
-    if (isRevoked !== undefined) o.isRevoked = (view, claims) => isRevoked(subjectOf(view), claims)
-    if (skip !== null) o.skip = (view, path) => skip(subjectOf(view), path)
-    const dpopUrl = this.dpopUrl
-    if (dpopUrl !== undefined) this.dpopSender = senderReader(undefined, (view) => dpopUrl(subjectOf(view)))
+  callbackRefused(err, result) {
+    this.ledger.callbackFailed(err, result)
+    return err
   }
 
-  /**
-   * For an adapter without a socket (Fetch): `senderOf(view)` gives the request's sender
-   * context instead. Call once, before the first request; ignored when bound tokens are not
-   * checked.
-   */
-  sendersFrom(senderOf) {
-    if (this.senderOf !== null) this.senderOf = senderOf
+  /** A route requirement's refusal `d` of a request the engine passed (observation stage). */
+  routeRefused(d, pass) {
+    if (pass.result !== undefined && pass.result.authenticated) this.ledger.replaced(pass.result, d.result)
+    if (this.tracing !== null) this.tracing.refusedLater(d)
   }
 
   /** The error `errors: 'next'` hands to the framework for a fail decision. */

@@ -189,7 +189,9 @@ function createEngine(source, options = {}) {
     return primary.authenticate(authorization, tenantHeader, host, sender)
   }
 
-  return {
+  // Frozen: a stage of the request pipeline reads the engine's answer, it never replaces the
+  // engine's methods (lib/http/pipeline.js); an attempt throws in strict code.
+  return Object.freeze({
     name,
     authenticator: primary,
     shadowAuthenticator: shadow,
@@ -205,7 +207,7 @@ function createEngine(source, options = {}) {
         onMismatchErrors: counts.onMismatchErrors,
       }
     },
-  }
+  })
 }
 
 /** The AuthResult fields on which two results differ; requestId is fresh per call by design. */

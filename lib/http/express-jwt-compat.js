@@ -103,8 +103,22 @@ function compatMiddleware(adapter, source, options) {
     skipPreflight,
     getToken,
   }
-  const decide = (req) => decideCompat(compat, req, pathOf(adapter.urlOf(req)))
+  const decide = (req) => observed(base, () => decideCompat(compat, req, pathOf(adapter.urlOf(req))))
   return adapter.middlewareOf(base, decide, { nextError: (d) => nextError(d, rules) })
+}
+
+/**
+ * `decideOne()`, its failures observed by `decision` as the middleware's own are (counted and
+ * traced with their code: lib/metrics/ledger.js).
+ */
+function observed(decision, decideOne) {
+  let d
+  try {
+    d = decideOne()
+  } catch (err) {
+    throw decision.callbackRefused(err, undefined)
+  }
+  return isPending(d) ? d.then(undefined, (err) => Promise.reject(decision.callbackRefused(err, undefined))) : d
 }
 
 /** express-jwt's start-up errors (RangeError, its messages), for express-jwt's single object. */
@@ -255,11 +269,17 @@ function checkRevoked(compat, decision, req, d) {
       // forgotten `return` is an error, not "not revoked").
       (revoked) => {
         if (revoked === false) return d
-        if (revoked === true) return decision.verdict(failedResult('token_revoked', d.requestId, decision), d.authorization)
-        throw unexpectedAnswer('options.isRevoked', revoked, 'true or false')
+        if (revoked === true) return refusedAfter(decision, d, failedResult('token_revoked', d.requestId, decision))
+        throw decision.callbackRefused(unexpectedAnswer('options.isRevoked', revoked, 'true or false'), d.result)
       },
-      (thrown) => Promise.reject(asError(thrown, 'isRevoked')),
+      (thrown) => Promise.reject(decision.callbackRefused(asError(thrown, 'isRevoked'), d.result)),
     )
+}
+
+/** The fail decision for `result`, refusing the pass `d`: counted in place of the engine's success. */
+function refusedAfter(decision, d, result) {
+  if (d.result !== undefined && d.result.authenticated) decision.ledger.replaced(d.result, result)
+  return decision.verdict(result, d.authorization)
 }
 
 /** A failure AuthResult for `code`, with the request id already given to the request. */

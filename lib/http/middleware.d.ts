@@ -176,8 +176,9 @@ export interface CommonOptions<Req> {
    */
   rateLimitHeaders?: 'draft' | 'legacy' | 'both' | false | undefined
   /**
-   * express-jwt's allow-list: must name exactly the configured keys' algorithms (today
-   * `['HS256']`), else a TypeError when the middleware is made.
+   * express-jwt's allow-list of token algorithms, applied to the keys of every key source
+   * (static keys, `accessSecret` as HS256, a remote JWKS, trusted issuers): a token of another
+   * `alg` is refused; a list no static key meets is a TypeError when the middleware is made.
    */
   algorithms?: string[] | undefined
   /**

@@ -70,7 +70,11 @@ class Requirement {
   /** null when `pass` meets the requirement, else the fail decision to answer. */
   refusal(pass) {
     const code = pass.authorization === undefined ? 'missing_authorization' : this.test(pass)
-    return code === null ? null : this.fail(pass, code)
+    if (code === null) return null
+    const d = this.fail(pass, code)
+    // The observation stage: counted, traced and evented as every refusal (lib/metrics/ledger.js).
+    if (pass.decision !== undefined) pass.decision.routeRefused(d, pass)
+    return d
   }
 
   fail(pass, code) {

@@ -60,6 +60,15 @@ export interface RemoteJwksMetrics {
   keysAvailable: boolean
 }
 
+/**
+ * What `TrustedIssuers#metrics()` returns: the four counters of RemoteJwksMetrics over every issuer
+ * (discovery documents and key sets both count as fetches; `keyAgeSeconds` of the oldest key set
+ * in force; `keysAvailable` when every issuer has keys), and each configured issuer's own.
+ */
+export interface TrustedIssuersMetrics extends RemoteJwksMetrics {
+  issuers: Record<string, RemoteJwksMetrics>
+}
+
 /** Error codes of `lastError`, of a `ready()` rejection and of the source's events. */
 export type JwksErrorCode =
   | 'ERR_AUTH_SHIELD_JWKS_INVALID'
@@ -163,6 +172,8 @@ export declare class TrustedIssuers extends EventEmitter {
   engineIssuers(): Array<{ issuer: string; keys?: readonly JwksKey[]; audience?: readonly string[]; algorithms?: readonly string[]; tenant?: string }>
   /** Each issuer's state, in the configured order. */
   status(): TrustedIssuerStatus[]
+  /** Counters read now, over every issuer and per issuer (docs/observability.md). */
+  metrics(): TrustedIssuersMetrics
   /**
    * Feeds an Authenticator built with `engineIssuers()` each issuer's key set now and every later
    * one (`setKeys(keys, { issuer })`); returns a detach function.

@@ -62,7 +62,7 @@ class TrustedIssuers extends EventEmitter {
       readOptionBag(sourceOptions, 'jwksOptions')
       readAlgorithms(sourceOptions === undefined ? undefined : sourceOptions.algorithms)
       const algorithms = spec.algorithms === undefined ? null : spec.algorithms
-      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, tenant, algorithms, sourceOptions, source: null, keys: null, discovering: null, failures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
+      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, tenant, algorithms, sourceOptions, source: null, keys: null, discovering: null, failures: 0, discoveries: 0, discoveryFailures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
     }
     this.#list = Object.freeze([...this.#entries.keys()])
     for (const entry of this.#entries.values()) {
@@ -109,6 +109,36 @@ class TrustedIssuers extends EventEmitter {
   /** Per issuer: `{ issuer, jwksUri, keys, lastError }` (jwksUri null before discovery). */
   status() {
     return [...this.#entries.values()].map((e) => ({ issuer: e.issuer, jwksUri: e.source === null ? null : e.source.url, keys: e.keys, lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError }))
+  }
+
+  /**
+   * Counters read now, as RemoteJwks#metrics (docs/observability.md), over every issuer, and per
+   * issuer under `issuers` (keyed by the configured identifier: a bounded set, at most
+   * MAX_ISSUERS): `fetches` and `failures` count discovery documents and key sets alike;
+   * `keyAgeSeconds` is the age of the oldest key set in force (null while none is);
+   * `keysAvailable` is true when every issuer has keys in force.
+   */
+  metrics() {
+    const issuers = {}
+    let fetches = 0
+    let failures = 0
+    let oldest = null
+    let available = true
+    for (const e of this.#entries.values()) {
+      const m = e.source === null ? null : e.source.metrics()
+      const one = {
+        fetches: e.discoveries + (m === null ? 0 : m.fetches),
+        failures: e.discoveryFailures + (m === null ? 0 : m.failures),
+        keyAgeSeconds: e.keys === null || m === null ? null : m.keyAgeSeconds,
+        keysAvailable: e.keys !== null,
+      }
+      issuers[e.issuer] = one
+      fetches += one.fetches
+      failures += one.failures
+      if (!one.keysAvailable) available = false
+      else if (one.keyAgeSeconds !== null) oldest = oldest === null ? one.keyAgeSeconds : Math.max(oldest, one.keyAgeSeconds)
+    }
+    return { fetches, failures, keyAgeSeconds: oldest, keysAvailable: available, issuers }
   }
 
   /** The issuer entry a token's `iss` names, or undefined (exact comparison). */
@@ -189,6 +219,7 @@ class TrustedIssuers extends EventEmitter {
     entry.discovering = discoverJwksUri(entry.issuer, entry.url, this.#read, this.#closing.signal).then(
       (jwksUri) => {
         entry.discovering = null
+        entry.discoveries++
         if (this.#closed) return false
         entry.failures = 0
         entry.lastError = null
@@ -199,6 +230,8 @@ class TrustedIssuers extends EventEmitter {
       },
       (err) => {
         entry.discovering = null
+        entry.discoveries++
+        entry.discoveryFailures++
         if (this.#closed) return false
         entry.failures++
         entry.lastError = err

@@ -1,7 +1,9 @@
 'use strict'
 
-// The adapters' `jwks` option (lib/http/decision.js): a remote key set (lib/jwks/source.js) behind the
-// middleware of either framework and either engine.
+// The adapters' `jwks` option: the key-source stage of the request pipeline (lib/http/pipeline.js),
+// a remote key set (lib/jwks/source.js) or trusted issuers (lib/jwks/issuers.js) behind every
+// adapter and either engine. A stage, not a wrapper: the engine is called by the decision with
+// the whole request (its sender context included), and this stage only reads the result.
 //
 // - The middleware can be built before the source has any key: the Authenticator is then built
 //   with the source's placeholder key (nothing verifies under it), and the source installs its
@@ -27,82 +29,146 @@ const UNAVAILABLE = 'keys_unavailable'
 const ISSUERS_OWN_KEYS = 'with trusted issuers (createTrustedIssuers), config is a plain config without keys or accessSecret: the keys come from the issuers'
 const ISSUERS_OWN_ISSUER = 'with trusted issuers (createTrustedIssuers), leave config.issuer unset: the trusted list is the issuers'
 /**
- * The config the middleware's engine is built from: a config with neither `keys` nor
- * `accessSecret` gets the source's key set, or the placeholder while it has none; anything
- * else (an Authenticator, a config with its own keys) as is.
+ * The key-source stage of the request pipeline (lib/http/pipeline.js) for the `jwks` option, or
+ * null without it. It never touches the engine's methods: the decision hands it each engine
+ * result with the whole request (`checkResult`), and it registers its recoveries.
  */
-function withSourceKeys(config, source) {
+function keySourceStage(options, allowList) {
+  const source = options.jwks
+  if (source === undefined) return null
   if (!isJwksSource(source)) throw typeError(NOT_A_SOURCE)
-  const issuers = isTrustedIssuers(source)
-  if (typeof config !== 'object' || config === null || typeof config.authenticate === 'function' || config.keys != null || config.accessSecret != null || (issuers && config.issuers != null)) {
-    // Keys of its own would verify tokens of any trusted issuer: no key-to-issuer binding left.
-    if (issuers) throw typeError(ISSUERS_OWN_KEYS)
-    return config
-  }
-  if (issuers && config.issuer != null) throw typeError(ISSUERS_OWN_ISSUER)
+  return isTrustedIssuers(source) ? new TrustedIssuersStage(source, allowList) : new RemoteJwksStage(source, allowList)
+}
+
+/**
+ * True for what a remote key source leaves as it is (an Authenticator, a config with `keys` or
+ * `accessSecret` of its own); any other config gets the source's key set (filtered by the
+ * allow-list), or the placeholder while it has none.
+ */
+function ownsKeys(config) {
+  return typeof config !== 'object' || config === null || typeof config.authenticate === 'function' || config.keys != null || config.accessSecret != null
+}
+
+/** Every enumerable key, inherited ones too, as the config readers see them. */
+function copyOf(config) {
   const copy = {}
-  // Every enumerable key, inherited ones too, as the config readers see them.
   for (const name in config) copy[name] = config[name]
-  // Trusted issuers: the engine's own registry (config `issuers`), one key set per issuer.
-  if (issuers) copy.issuers = source.engineIssuers()
-  else copy.keys = source.keys === null ? placeholderKeys() : source.keys
   return copy
 }
 
 /**
- * Attaches the decision's Authenticator(s) to `source`, answers key failures with
- * `keys_unavailable` while the source has no keys in force, and makes `unknown_key` and
- * `keys_unavailable` wait for the source's shared refresh.
+ * An Authenticator fed through the allow-list: each set the source installs is filtered (none
+ * left: the placeholder, which verifies nothing).
  */
-function useJwksSource(decision, source) {
-  if (!isJwksSource(source)) throw typeError(NOT_A_SOURCE)
-  if (isTrustedIssuers(source)) return useTrustedIssuers(decision, source)
-  const { engine } = decision
-  source.attach(engine.authenticator)
-  if (engine.shadowAuthenticator) source.attach(engine.shadowAuthenticator)
-  const authenticate = engine.authenticate
-  // Only a failure pays for the check; a request that passes never reads the source.
-  engine.authenticate = function authenticateWithSource(authorization, tenantHeader, host) {
-    const result = authenticate(authorization, tenantHeader, host)
-    if (result.authenticated || source.keys !== null || !KEY_FAILURES.has(result.errorCode)) return result
-    return keysUnavailable(result, retryInMs(source))
+function filteredTarget(authenticator, allowList) {
+  if (allowList === null) return authenticator
+  const placeholder = placeholderKeys()
+  const filter = (set) => {
+    if (set === placeholder) return set
+    const kept = allowList.filter(set)
+    return kept.length === 0 ? placeholder : kept
   }
-  const refresh = () => source.refresh()
-  decision.recover('unknown_key', refresh)
-  decision.recover(UNAVAILABLE, refresh)
+  return { setKeys: (set, where) => (where === undefined ? authenticator.setKeys(filter(set)) : authenticator.setKeys(filter(set), where)) }
 }
 
 /**
- * The trusted-issuer form of useJwksSource (lib/jwks/issuers.js). The engine selected the
- * issuer by `iss` before any key and verified the token with that issuer's own keys, audiences
- * and algorithms (an `iss` not trusted is `untrusted_issuer`, which asks no fetch): a success
- * passes as it is, nothing decoded here. Only a key failure reads the token's `iss` (the
- * engine's result does not carry it): of a trusted issuer without keys in force, it becomes
- * `keys_unavailable`; an `unknown_key` refreshes only the issuer the token names.
+ * A remote key set: while it has no keys in force (none fetched yet, or past its maximum age), a
+ * key failure is answered `keys_unavailable`; `unknown_key` and `keys_unavailable` wait for its
+ * one shared refresh.
  */
-function useTrustedIssuers(decision, registry) {
-  const { engine } = decision
-  registry.attach(engine.authenticator)
-  if (engine.shadowAuthenticator) registry.attach(engine.shadowAuthenticator)
-  const authenticate = engine.authenticate
-  // The issuer an `unknown_key` result named, for its recovery (results are fresh objects).
-  const named = new WeakMap()
-  engine.authenticate = function authenticateWithIssuers(authorization, tenantHeader, host) {
-    const result = authenticate(authorization, tenantHeader, host)
+class RemoteJwksStage {
+  constructor(source, allowList) {
+    this.name = 'key source'
+    this.source = source
+    this.allowList = allowList
+  }
+
+  configure(config) {
+    if (ownsKeys(config)) return config
+    const copy = copyOf(config)
+    const keys = this.source.keys
+    const kept = keys === null ? null : this.allowList === null ? keys : this.allowList.filter(keys)
+    copy.keys = kept === null || kept.length === 0 ? placeholderKeys() : kept
+    return copy
+  }
+
+  attach(decision) {
+    const { engine } = decision
+    this.source.attach(filteredTarget(engine.authenticator, this.allowList))
+    if (engine.shadowAuthenticator) this.source.attach(filteredTarget(engine.shadowAuthenticator, this.allowList))
+    const refresh = () => this.source.refresh()
+    decision.recover('unknown_key', refresh)
+    decision.recover(UNAVAILABLE, refresh)
+  }
+
+  /** Only a failure pays for the check; a request that passes never reads the source. */
+  checkResult(result) {
+    if (result.authenticated || this.source.keys !== null || !KEY_FAILURES.has(result.errorCode)) return result
+    return refused(result, UNAVAILABLE, retryInMs(this.source))
+  }
+}
+
+/**
+ * Trusted issuers (lib/jwks/issuers.js). The engine selected the issuer by `iss` before any key
+ * and verified the token with that issuer's own keys, audiences and algorithms (an `iss` not
+ * trusted is `untrusted_issuer`, which asks no fetch): a success passes as it is, nothing
+ * decoded here. Only a key failure reads the token's `iss` (the engine's result does not carry
+ * it): of a trusted issuer without keys in force, it becomes `keys_unavailable`; an `unknown_key`
+ * refreshes only the issuer the token names.
+ */
+class TrustedIssuersStage {
+  constructor(registry, allowList) {
+    this.name = 'key source'
+    this.registry = registry
+    this.allowList = allowList
+    // The issuer a key failure named, for its recovery (results are fresh objects).
+    this.named = new WeakMap()
+  }
+
+  configure(config) {
+    // Keys of its own would verify tokens of any trusted issuer: no key-to-issuer binding left.
+    if (ownsKeys(config) || config.issuers != null) throw typeError(ISSUERS_OWN_KEYS)
+    if (config.issuer != null) throw typeError(ISSUERS_OWN_ISSUER)
+    const copy = copyOf(config)
+    // The engine's own registry (config `issuers`), one key set per issuer.
+    const issuers = this.registry.engineIssuers()
+    copy.issuers = this.allowList === null ? issuers : issuers.map((item) => this.limited(item))
+    return copy
+  }
+
+  /**
+   * An issuer's engine item under the allow-list: its algorithms limited (none left: a
+   * TypeError), its remote keys in force filtered (none left: none yet, as before discovery).
+   */
+  limited(item) {
+    const { keys, ...rest } = item
+    const [limited] = this.allowList.issuers([rest])
+    const kept = keys === undefined ? [] : this.allowList.filter(keys)
+    if (kept.length !== 0) limited.keys = kept
+    return limited
+  }
+
+  attach(decision) {
+    const { engine } = decision
+    this.registry.attach(filteredTarget(engine.authenticator, this.allowList))
+    if (engine.shadowAuthenticator) this.registry.attach(filteredTarget(engine.shadowAuthenticator, this.allowList))
+    const refresh = (result) => {
+      const entry = this.named.get(result)
+      return entry === undefined ? false : this.registry.refresh(entry)
+    }
+    decision.recover('unknown_key', refresh)
+    decision.recover(UNAVAILABLE, refresh)
+  }
+
+  checkResult(result, request) {
     if (result.authenticated || !KEY_FAILURES.has(result.errorCode)) return result
-    const iss = issuerOf(authorization)
-    const entry = iss === null ? undefined : registry.entry(iss)
+    const iss = issuerOf(request.authorization)
+    const entry = iss === null ? undefined : this.registry.entry(iss)
     // The engine chose a trusted issuer before the key failed; fail closed all the same.
     if (entry === undefined) return result
-    if (entry.keys === null) return remember(named, refused(result, UNAVAILABLE, retryInMs(registry, entry)), entry)
-    return remember(named, result, entry)
+    if (entry.keys === null) return remember(this.named, refused(result, UNAVAILABLE, retryInMs(this.registry, entry)), entry)
+    return remember(this.named, result, entry)
   }
-  const refresh = (result) => {
-    const entry = named.get(result)
-    return entry === undefined ? false : registry.refresh(entry)
-  }
-  decision.recover('unknown_key', refresh)
-  decision.recover(UNAVAILABLE, refresh)
 }
 
 function remember(named, result, entry) {
@@ -133,11 +199,6 @@ function issuerOf(authorization) {
 
 const { failure: FAILURE } = resultTemplates()
 
-/** The `keys_unavailable` result for a key failure, with its request id and limit. */
-function keysUnavailable(result, retryAfterMs) {
-  return refused(result, UNAVAILABLE, retryAfterMs)
-}
-
 /** The failure `code` in place of `result`, with its request id and limit. */
 function refused(result, code, retryAfterMs) {
   const { status, message } = TABLE[code]
@@ -151,4 +212,4 @@ function refused(result, code, retryAfterMs) {
   return failure
 }
 
-module.exports = { withSourceKeys, useJwksSource }
+module.exports = { keySourceStage }

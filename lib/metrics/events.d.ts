@@ -13,7 +13,7 @@ export interface MetricsHooks {
   /** A store is back; `fallbackSeconds` is its total time on the fallback. */
   onStoreRecovery?: ((event: { store: string; fallbackSeconds: number }) => unknown) | undefined
   /** A key set became older than `staleKeysAfterSeconds`, or none is in force (once per episode). */
-  onStaleKeys?: ((event: { jwks: string; keyAgeSeconds: number | null; keysAvailable: boolean; failures: number }) => unknown) | undefined
+  onStaleKeys?: ((event: { jwks: string; issuer?: string | undefined; keyAgeSeconds: number | null; keysAvailable: boolean; failures: number }) => unknown) | undefined
   /** What a hook threw or rejected with. */
   onError?: ((err: Error) => unknown) | undefined
 }

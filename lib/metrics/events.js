@@ -9,7 +9,7 @@
 // the counts it missed are carried into the next call.
 
 const { CallbackFence } = require('../http/callback-fence')
-const { readAllSources, readSnapshot } = require('./instruments')
+const { readAllSources, readSnapshot, readAuthenticatorSnapshot } = require('./instruments')
 const { typeError, rangeError } = require('../../js/error')
 const { message } = require('../../contract')
 
@@ -24,8 +24,9 @@ const DEFAULT_INTERVAL_MS = 1000
  *   since the last call, by code;
  * - `onRateLimited({ authenticator, limited, pending })`;
  * - `onStoreOutage({ store })` / `onStoreRecovery({ store, fallbackSeconds })`: on each change;
- * - `onStaleKeys({ jwks, keyAgeSeconds, keysAvailable, failures })`: when a key set becomes
- *   older than `staleKeysAfterSeconds` or unavailable (once per episode);
+ * - `onStaleKeys({ jwks, issuer?, keyAgeSeconds, keysAvailable, failures })`: when a key set
+ *   becomes older than `staleKeysAfterSeconds` or unavailable (once per episode; with trusted
+ *   issuers, per issuer, named by `issuer`);
  * - `onError(err)`: what a hook threw or rejected with.
  * Options: `intervalMs` (100 to 3600000, default 1000), `staleKeysAfterSeconds` (default 3600),
  * `callbackTimeoutMs`. Returns `{ check(), close() }`; `check()` runs a round now (tests, shutdown).
@@ -89,7 +90,7 @@ function watchMetrics(sources, hooks, options = {}) {
 
   function check() {
     for (const [name, auth] of lists.authenticators) {
-      const m = readSnapshot(auth)
+      const m = readAuthenticatorSnapshot(auth)
       if (m === null) continue
       const last = state(`a\0${name}`, { failures: {}, limited: 0, pending: 0 })
       const failures = {}
@@ -125,13 +126,25 @@ function watchMetrics(sources, hooks, options = {}) {
     for (const [name, source] of lists.jwks) {
       const m = readSnapshot(source)
       if (m === null) continue
-      const last = state(`j\0${name}`, { stale: false })
-      const stale = !m.keysAvailable || (m.keyAgeSeconds !== null && m.keyAgeSeconds > staleAfter)
-      if (stale && !last.stale) {
-        if (call('onStaleKeys', name, { jwks: name, keyAgeSeconds: m.keyAgeSeconds, keysAvailable: m.keysAvailable, failures: m.failures }) || typeof hooks.onStaleKeys !== 'function') last.stale = true
-      } else if (!stale) {
-        last.stale = false
+      // Trusted issuers: each issuer's key set is watched on its own (the event names it).
+      if (m.issuers !== null && typeof m.issuers === 'object') {
+        for (const issuer in m.issuers) staleKeys(name, issuer, m.issuers[issuer])
+      } else {
+        staleKeys(name, undefined, m)
       }
+    }
+  }
+
+  function staleKeys(name, issuer, m) {
+    const key = issuer === undefined ? name : `${name}\0${issuer}`
+    const last = state(`j\0${key}`, { stale: false })
+    const stale = !m.keysAvailable || (m.keyAgeSeconds !== null && m.keyAgeSeconds > staleAfter)
+    if (stale && !last.stale) {
+      const event = { jwks: name, keyAgeSeconds: m.keyAgeSeconds, keysAvailable: m.keysAvailable, failures: m.failures }
+      if (issuer !== undefined) event.issuer = issuer
+      if (call('onStaleKeys', key, event) || typeof hooks.onStaleKeys !== 'function') last.stale = true
+    } else if (!stale) {
+      last.stale = false
     }
   }
 

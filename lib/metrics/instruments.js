@@ -8,6 +8,7 @@
 
 const { typeError, rangeError } = require('../../js/error')
 const { message } = require('../../contract')
+const { authenticatorMetrics } = require('./ledger')
 
 const MAX_NAME_LENGTH = 64
 const MAX_SOURCES = 256
@@ -22,6 +23,7 @@ const A = Object.freeze({
   storeResult: 'auth_shield.store.result',
   jwks: 'auth_shield.jwks',
   jwksResult: 'auth_shield.jwks.result',
+  jwksIssuer: 'auth_shield.jwks.issuer',
   feed: 'auth_shield.revocation_feed',
   feedOperation: 'auth_shield.revocation_feed.operation',
   le: 'le',
@@ -50,6 +52,16 @@ function readSnapshot(source) {
   } catch {
     return null
   }
+}
+
+/**
+ * An Authenticator's snapshot with the refusals decided after its engine (lib/metrics/ledger.js):
+ * every refusal counted with the code it was answered with.
+ */
+function readAuthenticatorSnapshot(authenticator) {
+  const m = readSnapshot(authenticator)
+  if (m === null || m.authentication === null || typeof m.authentication !== 'object') return m
+  return authenticatorMetrics(authenticator, m)
 }
 
 /** Instrument key -> { name (OpenTelemetry), kind (counter | gauge), unit (UCUM), description }. */
@@ -93,7 +105,7 @@ function observe(lists, emit) {
   // MAX_SOURCES), the error codes and the fixed bounds.
   if (lists.authenticatorAttributes === undefined) lists.authenticatorAttributes = authenticators.map(([name]) => new AuthenticatorAttributes(name))
   for (let i = 0; i < authenticators.length; i++) {
-    const m = readSnapshot(authenticators[i][1])
+    const m = readAuthenticatorSnapshot(authenticators[i][1])
     if (m === null) continue
     const at = lists.authenticatorAttributes[i]
     const who = at.who
@@ -134,10 +146,13 @@ function observe(lists, emit) {
   for (const [name, source] of jwks) {
     const m = readSnapshot(source)
     if (m === null) continue
-    const who = { [A.jwks]: name }
-    emit('jwksFetches', m.fetches - m.failures, { ...who, [A.jwksResult]: 'success' })
-    emit('jwksFetches', m.failures, { ...who, [A.jwksResult]: 'failure' })
-    if (m.keyAgeSeconds !== null) emit('jwksKeyAge', m.keyAgeSeconds, who)
+    // Trusted issuers (lib/jwks/issuers.js): one set of points per issuer, its identifier an
+    // attribute (configured, at most 50); a remote JWKS: one set.
+    if (m.issuers !== null && typeof m.issuers === 'object') {
+      for (const issuer in m.issuers) jwksPoints(emit, m.issuers[issuer], { [A.jwks]: name, [A.jwksIssuer]: issuer })
+    } else {
+      jwksPoints(emit, m, { [A.jwks]: name })
+    }
   }
   for (const [name, feed] of feeds) {
     const m = readSnapshot(feed)
@@ -148,6 +163,13 @@ function observe(lists, emit) {
     emit('feedErrors', m.readErrors, { ...who, [A.feedOperation]: 'read' })
     emit('feedErrors', m.writeErrors, { ...who, [A.feedOperation]: 'write' })
   }
+}
+
+/** The points of one key source's (or one trusted issuer's) snapshot `m`. */
+function jwksPoints(emit, m, who) {
+  emit('jwksFetches', m.fetches - m.failures, { ...who, [A.jwksResult]: 'success' })
+  emit('jwksFetches', m.failures, { ...who, [A.jwksResult]: 'failure' })
+  if (m.keyAgeSeconds !== null) emit('jwksKeyAge', m.keyAgeSeconds, who)
 }
 
 /** The attribute sets of one authenticator's points, each made once. */
@@ -178,4 +200,4 @@ class AuthenticatorAttributes {
   }
 }
 
-module.exports = { INSTRUMENTS, ATTRIBUTES: A, readAllSources, readSnapshot, observe }
+module.exports = { INSTRUMENTS, ATTRIBUTES: A, readAllSources, readSnapshot, readAuthenticatorSnapshot, observe }

@@ -25,6 +25,8 @@ const RATE_LIMIT = 'auth_shield.rate_limiting.result'
 const STORE_FALLBACK = 'auth_shield.store.fallback'
 // Our own span (spans: true) when asked: low-cardinality, named for the operation.
 const SPAN_NAME = 'auth_shield.authenticate'
+// The span of a route requirement's refusal (spans: true).
+const ROUTE_SPAN_NAME = 'auth_shield.route_requirement'
 // SpanStatusCode.ERROR of @opentelemetry/api (a stable enum of the specification).
 const STATUS_ERROR = 2
 
@@ -159,6 +161,40 @@ class DecisionTracing {
     if (own) end(span)
   }
 
+  /**
+   * A refusal decided after the decision was traced (a route requirement): its attributes on the
+   * active span (the HTTP server span), or with `spans: true` on a span of its own.
+   */
+  refusedLater(d) {
+    if (this.tracer === null) {
+      let span
+      try {
+        span = this.trace.getActiveSpan()
+      } catch {
+        return
+      }
+      if (span !== undefined && span !== null) this.refusedOn(span, d)
+      return
+    }
+    try {
+      this.tracer.startActiveSpan(ROUTE_SPAN_NAME, (span) => {
+        this.refusedOn(span, d)
+        end(span)
+      })
+    } catch {
+      // A tracer that fails: the refusal stands.
+    }
+  }
+
+  refusedOn(span, d) {
+    try {
+      span.setAttribute(RESULT, 'failure')
+      span.setAttribute(ERROR_TYPE, d.result.errorCode)
+    } catch {
+      // A span that cannot take attributes: the refusal stands.
+    }
+  }
+
   /** A decision that threw (a callback fenced, a recovery failed): the error's code. */
   failed(span, own, err) {
     try {
@@ -196,4 +232,4 @@ function rateLimitResult(result) {
   return result.rateLimitRemaining !== undefined ? 'acquired' : undefined
 }
 
-module.exports = { readTracing, DecisionTracing, SPAN_NAME, ATTRIBUTES: Object.freeze({ RESULT, ERROR_TYPE, RATE_LIMIT, STORE_FALLBACK }) }
+module.exports = { readTracing, DecisionTracing, SPAN_NAME, ROUTE_SPAN_NAME, ATTRIBUTES: Object.freeze({ RESULT, ERROR_TYPE, RATE_LIMIT, STORE_FALLBACK }) }
