@@ -343,6 +343,27 @@ test('falls back to the JS engine, with one clear warning, when the binary canno
   assert.match(child.stderr, /native binary could not be loaded .*using the pure-JS engine/)
 })
 
+test('when the native package fails with a JavaScript error (not a missing binary), the fallback warning says so', () => {
+  // A fault injected into one module the native package loads: a TypeError thrown at require time.
+  const inject = `
+    const Module = require('node:module')
+    const load = Module._load
+    Module._load = function (request, parent, isMain) {
+      if (request === './lib/options/deprecation.js' && parent && parent.filename.endsWith('native.js')) throw new TypeError('injected fault')
+      return load.apply(this, arguments)
+    }`
+  const script = `
+    ${inject}
+    const authShield = require(${JSON.stringify(path.join(__dirname, '..', '..', 'adapters', 'express.js'))})
+    console.log(authShield({ accessSecret: ${JSON.stringify(SECRET)} }).engine)`
+  const child = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, USE_RUST_AUTH: '' }, encoding: 'utf8' })
+  assert.equal(child.status, 0, child.stderr)
+  assert.equal(child.stdout.trim(), 'js')
+  assert.equal(child.stderr.match(/AUTH_SHIELD_NATIVE_UNAVAILABLE/g).length, 1)
+  assert.match(child.stderr, /failed to load with a JavaScript error, not a missing binary \(TypeError: injected fault; please report it\)/)
+  assert.doesNotMatch(child.stderr, /native binary could not be loaded/)
+})
+
 test('refuses bad options with a TypeError naming them', () => {
   for (const [options, message] of [
     [{ credentialRequired: false }, /options\.credentialRequired is not a known option/],

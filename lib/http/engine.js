@@ -47,8 +47,14 @@ function loadNative() {
   if (nativeBinding === null && !warnedUnavailable) {
     warnedUnavailable = true
     const reason = String((nativeLoadError && nativeLoadError.message) || nativeLoadError).split('\n')[0].replace(/\.$/, '')
+    // No binary for this platform is expected on some machines; any other failure is a bug in
+    // the package (or a file changed under it), and the warning says which it is.
+    const noBinary = nativeLoadError !== null && typeof nativeLoadError === 'object' && nativeLoadError.code === 'ERR_AUTH_SHIELD_NO_BINARY'
+    const what = noBinary
+      ? `the native binary could not be loaded (${reason})`
+      : `the native package failed to load with a JavaScript error, not a missing binary (${(nativeLoadError && nativeLoadError.name) || 'Error'}: ${reason}; please report it)`
     process.emitWarning(
-      `auth-shield: the native binary could not be loaded (${reason}); using the pure-JS engine, ` +
+      `auth-shield: ${what}; using the pure-JS engine, ` +
         'which gives the same results more slowly. Install the platform package or build the addon to use the native engine.',
       { code: 'AUTH_SHIELD_NATIVE_UNAVAILABLE' },
     )

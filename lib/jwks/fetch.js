@@ -19,7 +19,7 @@ async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
   const failed = (err) => {
     if (closing.aborted) return jwksError('ERR_AUTH_SHIELD_JWKS_CLOSED', 'the JWKS source was closed during the fetch')
     if (signal.aborted) return jwksError('ERR_AUTH_SHIELD_JWKS_TIMEOUT', `fetching ${url.href} took over ${timeoutMs} ms`)
-    return jwksError('ERR_AUTH_SHIELD_JWKS_FETCH', `fetching ${url.href} failed: ${err.message}`, err)
+    return jwksError('ERR_AUTH_SHIELD_JWKS_FETCH', `fetching ${url.href} failed: ${causeText(err)}`, err)
   }
   let res
   try {
@@ -64,6 +64,21 @@ async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
     throw err.code === 'ERR_AUTH_SHIELD_JWKS_TOO_LARGE' ? err : failed(err)
   }
   return Buffer.concat(chunks, total)
+}
+
+/**
+ * `err`'s message with the causes under it: undici says only "fetch failed" and keeps the reason
+ * (`connect ECONNREFUSED 127.0.0.1:8443`, a certificate error, a DNS failure) in `cause`, which
+ * an operator reading a log line needs. At most four levels; each message once.
+ */
+function causeText(err) {
+  const parts = []
+  for (let e = err, depth = 0; e != null && depth < 4; e = e.cause, depth++) {
+    const text = e instanceof Error ? (e.code && !String(e.message).includes(e.code) ? `${e.message} (${e.code})` : e.message) : String(e)
+    if (text && !parts.includes(text)) parts.push(text)
+    if (!(e instanceof Error)) break
+  }
+  return parts.join(': ') || 'unknown error'
 }
 
 function discard(res) {

@@ -141,14 +141,28 @@ export interface TrustedIssuerOptions {
   tenant?: string | undefined
 }
 
+/** One key in force, as `TrustedIssuers#status()` describes it. */
+export interface TrustedIssuerKeySummary {
+  kid: string | null
+  alg: string
+  /** The key type: 'rsa', 'rsa-pss', 'ec', 'ed25519', … */
+  type: string
+  /** RSA modulus length. */
+  bits?: number
+  /** EC or OKP curve. */
+  curve?: string
+  /** RFC 7638 SHA-256 JWK thumbprint, base64url: compare it with the provider's JWKS. */
+  thumbprint: string
+}
+
 /** One trusted issuer's state (`TrustedIssuers#status()`). */
 export interface TrustedIssuerStatus {
   /** The issuer identifier, as configured. */
   issuer: string
   /** The `jwks_uri` its metadata named, or null before a discovery succeeded. */
   jwksUri: string | null
-  /** Its key set in force, or null. */
-  keys: readonly JwksKey[] | null
+  /** Its key set in force, described (a KeyObject prints as `{}`), or null while none is. */
+  keys: readonly TrustedIssuerKeySummary[] | null
   /** Why its last discovery or fetch failed, or null. */
   lastError: JwksError | null
 }

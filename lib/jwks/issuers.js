@@ -19,6 +19,7 @@
 // `maxKeys` keys, and never more than the Authenticator's 100 per issuer) and one discovery in
 // flight.
 
+const { createHash } = require('node:crypto')
 const EventEmitter = require('node:events')
 const { typeError, rangeError } = require('../../js/error')
 const { readOptionBag } = require('../options/reader')
@@ -106,9 +107,19 @@ class TrustedIssuers extends EventEmitter {
     })
   }
 
-  /** Per issuer: `{ issuer, jwksUri, keys, lastError }` (jwksUri null before discovery). */
+  /**
+   * Per issuer: `{ issuer, jwksUri, keys, lastError }` (jwksUri null before discovery; keys null
+   * while none is in force). Each key is described, not handed out: `{ kid, alg, type, bits |
+   * curve, thumbprint }` (the RFC 7638 SHA-256 thumbprint), what an operator compares with the
+   * provider's JWKS; a KeyObject would print as `{}`.
+   */
   status() {
-    return [...this.#entries.values()].map((e) => ({ issuer: e.issuer, jwksUri: e.source === null ? null : e.source.url, keys: e.keys, lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError }))
+    return [...this.#entries.values()].map((e) => ({
+      issuer: e.issuer,
+      jwksUri: e.source === null ? null : e.source.url,
+      keys: e.keys === null ? null : e.keys.map(describeKey),
+      lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError,
+    }))
   }
 
   /**
@@ -343,6 +354,23 @@ function createTrustedIssuers(issuers, options) {
 
 function isTrustedIssuers(value) {
   return typeof value === 'object' && value !== null && value[ISSUERS] === true
+}
+
+// RFC 7638 §3.2: the required members of each key type, in lexicographic order.
+const THUMBPRINT_MEMBERS = { RSA: ['e', 'kty', 'n'], EC: ['crv', 'kty', 'x', 'y'], OKP: ['crv', 'kty', 'x'] }
+
+/** A key in force, for status(): `{ kid, alg, type, bits | curve, thumbprint }`. */
+function describeKey({ kid, alg, publicKey }) {
+  const details = publicKey.asymmetricKeyDetails || {}
+  const jwk = publicKey.export({ format: 'jwk' })
+  const members = THUMBPRINT_MEMBERS[jwk.kty] || []
+  const canonical = `{${members.map((m) => `${JSON.stringify(m)}:${JSON.stringify(jwk[m])}`).join(',')}}`
+  const summary = { kid: kid === undefined ? null : kid, alg, type: publicKey.asymmetricKeyType }
+  if (details.modulusLength !== undefined) summary.bits = details.modulusLength
+  if (details.namedCurve !== undefined) summary.curve = details.namedCurve
+  else if (jwk.crv !== undefined) summary.curve = jwk.crv
+  summary.thumbprint = createHash('sha256').update(canonical).digest('base64url')
+  return summary
 }
 
 module.exports = { createTrustedIssuers, TrustedIssuers, isTrustedIssuers, MAX_ISSUERS }
