@@ -16,6 +16,7 @@
 // Hono is not a dependency: the middleware only calls `c.req.raw`, `c.set`, `c.res` and `next`.
 
 const fetchEntry = require('./fetch')
+const { typeError } = require('../js/error')
 
 // What a pass puts on the context, under these names (c.get(name)).
 const CONTEXT_KEYS = ['user', 'tenantId', 'tenantSource', 'requestId', 'claims']
@@ -23,14 +24,23 @@ const CONTEXT_KEYS = ['user', 'tenantId', 'tenantSource', 'requestId', 'claims']
 /**
  * Middleware for `configOrAuthenticator` (an authenticator config, or an Authenticator of
  * either engine) and the shared middleware options of auth-shield/fetch (its callbacks
- * receive the `Request`). Certificate-bound tokens need the TLS client certificate, which Hono
- * does not give: use auth-shield/fetch's `verifyRequest(request, { clientCertificate })` there.
+ * receive the `Request`), plus `clientCertificate(c)`: the TLS client certificate of the
+ * request (DER bytes or an X509Certificate, or undefined) for certificate-bound tokens, which
+ * Hono does not expose itself (on @hono/node-server: `c.env.incoming.socket`); give only a
+ * certificate whose handshake your server verified.
  */
 function authShield(configOrAuthenticator, options) {
+  let certificateOf
+  if (options !== null && typeof options === 'object' && options.clientCertificate !== undefined) {
+    certificateOf = options.clientCertificate
+    if (typeof certificateOf !== 'function') throw typeError('options.clientCertificate must be a function (c) => certificate')
+    options = { ...options }
+    delete options.clientCertificate
+  }
   const verifyRequest = fetchEntry.createVerifier(configOrAuthenticator, options)
 
   async function authShieldMiddleware(c, next) {
-    const auth = await verifyRequest(c.req.raw)
+    const auth = certificateOf === undefined ? await verifyRequest(c.req.raw) : await verifyRequest(c.req.raw, { clientCertificate: certificateOf(c) })
     // A refusal is answered here: the route never runs.
     if (!auth.ok) return auth.response
     if (auth.action === 'skip') return next()

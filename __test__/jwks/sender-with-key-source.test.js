@@ -10,7 +10,7 @@ const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const jose = require('jose')
 const { request } = require('../support/http')
-const { ADAPTER_STARTS, expressServer, fetchServer, seen } = require('../support/adapter-servers')
+const { ADAPTER_STARTS, expressServer, fetchServer, honoServer, seen } = require('../support/adapter-servers')
 const { clientKey, proof } = require('../support/dpop')
 const { makeCertificates, derOf } = require('../support/certificates')
 const { startJwksServer } = require('../support/jwks-server')
@@ -35,9 +35,19 @@ function fetchWithCertificate(config, options) {
   })
 }
 
+/** The Hono adapter, its clientCertificate option reading the proxy header. */
+function honoWithCertificate(config, options) {
+  const clientCertificate = (c) => {
+    const header = c.req.header('client-cert')
+    return header === undefined ? undefined : Buffer.from(header.slice(1, -1), 'base64')
+  }
+  return honoServer(require('../../adapters/hono')(config, { ...options, clientCertificate }))
+}
+
 const ADAPTERS = [
-  ...ADAPTER_STARTS.filter(([name]) => name !== 'fetch'),
+  ...ADAPTER_STARTS.filter(([name]) => name !== 'fetch' && name !== 'hono'),
   ['fetch', fetchWithCertificate],
+  ['hono', honoWithCertificate],
   // express-jwt's one options object: the key source and the middleware options together.
   ['expressjwt', (config, options) => expressServer(require('../../adapters/express').expressjwt({ ...config, ...options, algorithms: options.algorithms }))],
 ]
