@@ -55,9 +55,15 @@ function authShield(configOrAuthenticator, options) {
   }
 
   // Also a route requirement's refusal: answered as this middleware answers its own.
-  function refuse(d, ctx) {
+  async function refuse(d, ctx) {
     if (errors === 'throw') throw thrownError(decision.unauthorizedError(d))
-    if (onError !== undefined) return onError(new AuthShieldError(d.result), ctx)
+    // onError comes fenced. A handler that set nothing (a log-only one) would leave Koa's 404:
+    // the middleware answers the refusal itself then.
+    if (onError !== undefined) {
+      const answered = onError(new AuthShieldError(d.result), ctx)
+      if (answered instanceof Promise) await answered
+      if (!untouched(ctx)) return
+    }
     ctx.status = d.status
     ctx.type = 'application/json; charset=utf-8'
     ctx.body = d.body
@@ -69,6 +75,11 @@ function authShield(configOrAuthenticator, options) {
   }
 
   return described(authShieldKoa, decision)
+}
+
+/** Nothing answered yet: Koa's default 404 without a body, the response not taken over. */
+function untouched(ctx) {
+  return ctx.body == null && ctx.status === 404 && ctx.respond !== false && !ctx.headerSent
 }
 
 /** `middleware` with the members every Koa middleware of ours has (`engine`, `stats`, `unless`…). */

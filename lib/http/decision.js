@@ -16,7 +16,7 @@ const { AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavail
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
-const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
+const { CallbackFence } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
 const { clientCertReader } = require('./client-cert')
@@ -59,7 +59,8 @@ function readOptions(options, ignored = new Set(), adapter = undefined) {
     cookie,
     errors,
     skipPreflight,
-    isRevoked: fenced(fence, 'isRevoked', isRevoked),
+    // A yes or a no: anything else refuses (CallbackFence#predicate).
+    isRevoked: isRevoked === undefined ? undefined : fence.predicate('options.isRevoked', isRevoked),
     rateLimitHeaders,
     fence,
   }
@@ -306,11 +307,8 @@ class AuthDecision {
    */
   checkRevoked(pass, result, authorization, req) {
     const answer = this.options.isRevoked(req, pass.claims)
-    const settle = (revoked) => {
-      if (revoked === false) return pass
-      if (revoked === true) return this.verdict(revokedResult(result), authorization)
-      throw unexpectedAnswer('options.isRevoked', revoked, 'true or false')
-    }
+    // Fenced as a predicate: `true`, `false` or a Promise of one, nothing else.
+    const settle = (revoked) => (revoked ? this.verdict(revokedResult(result), authorization) : pass)
     return answer instanceof Promise ? answer.then(settle) : settle(answer)
   }
 

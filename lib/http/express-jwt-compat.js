@@ -20,7 +20,6 @@ const { authorizationOf } = require('./token-source')
 const { jsonwebtokenError, decodeComplete, tokenOf } = require('./jsonwebtoken-errors')
 const { Failure, TABLE, typeError, codedError } = require('../../js/error')
 const { resultTemplates } = require('../../js/schema')
-const { unexpectedAnswer } = require('./callback-fence')
 
 // Distinct keys a secret getter may return: one prepared Authenticator (native or JS) each, so
 // every request after the first of a key stays one engine call. At the bound a new key is
@@ -98,7 +97,8 @@ function compatMiddleware(adapter, source, options) {
     keyed,
     getKey: wrap('secret', getKey),
     onExpired: wrap('onExpired', onExpired),
-    isRevoked: wrap('isRevoked', isRevoked),
+    // A yes or a no, as the middleware's own isRevoked: anything else refuses.
+    isRevoked: isRevoked === undefined ? undefined : fence.predicate('options.isRevoked', isRevoked),
     rules,
     skipPreflight,
     getToken,
@@ -185,10 +185,20 @@ class KeyedDecisions {
 }
 
 function decideCompat(compat, req, path) {
+  const { skip } = compat.base.options
+  if (skip === null) return decideUnskipped(compat, req)
+  // The fenced predicate answers true, false or a Promise of one: a Promise is awaited, never
+  // read as truthy (an `async () => false` would skip authentication).
+  const skipped = skip(req, path)
+  if (skipped === true) return SKIP
+  if (skipped === false) return decideUnskipped(compat, req)
+  return skipped.then((s) => (s ? SKIP : decideUnskipped(compat, req)))
+}
+
+function decideUnskipped(compat, req) {
   const { base, skipPreflight } = compat
-  const { skip, cookie } = base.options
+  const { cookie } = base.options
   const getToken = compat.getToken
-  if (skip !== null && skip(req, path)) return SKIP
   if (skipPreflight && isExpressJwtPreflight(req)) return SKIP
   const authorization = authorizationOf(req, getToken, cookie)
   if (typeof authorization === 'object') return authorization.then((a) => decideFor(compat, req, a))
@@ -251,13 +261,8 @@ function checkRevoked(compat, decision, req, d) {
   return Promise.resolve()
     .then(() => compat.isRevoked(req, { header: token.header, payload: d.claims, signature: token.signature }))
     .then(
-      // Fail closed, as the middleware's own isRevoked: `true` or `false`, nothing else (a
-      // forgotten `return` is an error, not "not revoked").
-      (revoked) => {
-        if (revoked === false) return d
-        if (revoked === true) return decision.verdict(failedResult('token_revoked', d.requestId, decision), d.authorization)
-        throw unexpectedAnswer('options.isRevoked', revoked, 'true or false')
-      },
+      // Fenced as a predicate: `true` or `false` (a forgotten `return` is an error, not "not revoked").
+      (revoked) => (revoked ? decision.verdict(failedResult('token_revoked', d.requestId, decision), d.authorization) : d),
       (thrown) => Promise.reject(asError(thrown, 'isRevoked')),
     )
 }
