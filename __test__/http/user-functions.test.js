@@ -364,3 +364,45 @@ for (const adapter of ALL_ADAPTERS) {
     })
   }
 }
+
+// The issue's own example: `onError: (err, req) => req.log.warn(err)` in Fastify let requests
+// without credentials, with a forged and with an expired token reach the route (200); Express
+// hung and Koa answered 404. A handler that answers nothing gets the adapter's own refusal: the
+// status and body the adapter sends without onError.
+describe('a log-only onError: the adapter answers its own refusal', () => {
+  const logOnly = (err, req) => void (req && req.log && req.log.warn ? req.log.warn(err) : err)
+  const drivers = {
+    'log-only onError': { options: () => ({ onError: logOnly }) },
+    'no onError': { options: () => ({ errors: 'respond' }) },
+  }
+  for (const adapter of ALL_ADAPTERS.filter((a) => a !== 'fetch')) {
+    for (const engine of ['native', 'js']) {
+      it(`${adapter}, ${engine} engine`, async () => {
+        const mounts = []
+        for (const [name, driver] of Object.entries(drivers)) {
+          for (const authorization of [undefined, FORGED, EXPIRED]) {
+            const headers = authorization === undefined ? {} : { authorization }
+            mounts.push({ path: `/m${mounts.length}`, name, driver: { ...driver, headers }, guard: guardFor(adapter, engine, driver, undefined) })
+          }
+        }
+        const seen = { ran: new Set() }
+        const server = await appFor(adapter, engine, mounts, seen)
+        try {
+          const answers = {}
+          for (const m of mounts) {
+            const res = await fetch(`${server.base}${m.path}`, { headers: m.driver.headers, signal: AbortSignal.timeout(10_000) })
+            ;(answers[m.name] ??= []).push([res.status, await res.text()])
+          }
+          assert.equal(seen.ran.size, 0, 'the route ran')
+          assert.deepEqual(answers['log-only onError'], answers['no onError'])
+          assert.deepEqual(
+            answers['no onError'].map(([status]) => status),
+            [401, 401, 401],
+          )
+        } finally {
+          await server.close()
+        }
+      })
+    }
+  }
+})
