@@ -7,11 +7,11 @@
 //   const authShield = require('auth-shield/express')
 //   app.use('/api', authShield({ accessSecret: process.env.JWT_SECRET }))
 
+const { types } = require('node:util')
 const { AuthDecision, isPending, pathOf, defineClaims, AuthShieldError, UnauthorizedError } = require('../lib/http/decision')
 const { TooManyRequestsError, ServiceUnavailableError } = require('../lib/http/unauthorized-error')
 const { compileSkip } = require('../lib/http/request-match')
 const { callbackError } = require('../lib/http/callback-fence')
-const { types } = require('node:util')
 const { typeError } = require('../js/error')
 const { expressJwtOn } = require('../lib/http/express-jwt-compat')
 const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
