@@ -86,7 +86,8 @@ function compatMiddleware(adapter, source, options) {
   if (onExpired !== undefined && config === null) throw typeError('options.onExpired needs a config, not an Authenticator')
   const rules = config === null ? null : lazyRules(config)
 
-  const getToken = fenced(base.options.getToken, 'getToken')
+  // Fenced already, as every callback of the middleware (lib/http/callback-fence.js).
+  const getToken = base.options.getToken
   // The callbacks of this layer go through the middleware's fence as every other one
   // (lib/http/callback-fence.js): a throw or rejection of any value is a real Error, a Promise that
   // does not settle within callbackTimeoutMs refuses the request.
@@ -290,26 +291,6 @@ function nextError(d, rules) {
   const { result, authorization, headers } = d
   if (result.errorStatus !== 401) return errorForNext(result, authorization, headers)
   return unauthorizedErrorOf(result, authorization, headers, jsonwebtokenError(result, authorization, rules))
-}
-
-/**
- * `fn` whose throw or rejection is always a real Error (asError): Express treats
- * `next(undefined)` as "continue", so a `throw undefined` must never reach it as is.
- */
-function fenced(fn, name) {
-  if (fn === undefined) return undefined
-  return function (req) {
-    let value
-    try {
-      value = fn(req)
-    } catch (err) {
-      throw asError(err, name)
-    }
-    if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
-      return Promise.resolve(value).then(null, (err) => Promise.reject(asError(err, name)))
-    }
-    return value
-  }
 }
 
 /** A callback's throw or rejection as a real Error: an Error as is, anything else in `cause`. */
