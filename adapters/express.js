@@ -7,6 +7,7 @@
 //   const authShield = require('auth-shield/express')
 //   app.use('/api', authShield({ accessSecret: process.env.JWT_SECRET }))
 
+const { types } = require('node:util')
 const { AuthDecision, isPending, pathOf, defineClaims, AuthShieldError, UnauthorizedError } = require('../lib/http/decision')
 const { TooManyRequestsError, ServiceUnavailableError } = require('../lib/http/unauthorized-error')
 const { compileSkip } = require('../lib/http/request-match')
@@ -87,22 +88,36 @@ function middlewareOf(decision, decide, hooks) {
     }
     if (errors === 'next' || !settable) return next(nextError(d))
     if (onError !== undefined) return callOnError(d, req, res, next)
-    res.statusCode = d.status
-    res.setHeader('Content-Type', 'application/json; charset=utf-8')
-    res.setHeader('Content-Length', Buffer.byteLength(d.body))
-    res.end(d.body)
+    answer(d, res)
   }
 
   // onError is fenced (lib/http/callback-fence.js): a throw, a rejection or a Promise that does not
-  // settle reaches next() as a real Error, never as `next(undefined)`, which would continue.
+  // settle reaches next() as a real Error, never as `next(undefined)`, which would continue. A
+  // handler that answered nothing by the time it returned (or its Promise resolved) leaves the
+  // answer to this middleware: a log-only onError must neither hang the request nor let it
+  // through. The `next` it is given hands an Error on; `next()`, `next('route')` or any other
+  // value cannot continue a refused request: it is answered as onError had sent nothing.
   function callOnError(d, req, res, next) {
-    let answer
-    try {
-      answer = onError(new AuthShieldError(d.result), req, res, next)
-    } catch (err) {
-      return next(err)
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      if (!res.headersSent) answer(d, res)
     }
-    if (answer instanceof Promise) answer.then(undefined, next)
+    const handOn = (err) => {
+      if (done) return
+      done = true
+      next(refusal(err))
+    }
+    const onErrorNext = (err) => (types.isNativeError(err) ? handOn(err) : finish())
+    let answered
+    try {
+      answered = onError(new AuthShieldError(d.result), req, res, onErrorNext)
+    } catch (err) {
+      return handOn(err)
+    }
+    if (answered instanceof Promise) answered.then(finish, handOn)
+    else finish()
   }
 
   // A route requirement's refusal is answered as this middleware answers its own.
@@ -115,6 +130,14 @@ function middlewareOf(decision, decide, hooks) {
   Object.defineProperty(authShieldMiddleware, 'decision', { value: decision })
   Object.defineProperty(authShieldMiddleware, 'unless', { value: unlessOf(authShieldMiddleware) })
   return authShieldMiddleware
+}
+
+/** The middleware's own answer to a refusal: the result's status and `{ error, code }`. */
+function answer(d, res) {
+  res.statusCode = d.status
+  res.setHeader('Content-Type', 'application/json; charset=utf-8')
+  res.setHeader('Content-Length', Buffer.byteLength(d.body))
+  res.end(d.body)
 }
 
 // Express 5 sets the prototype of every request object (app.handle's Object.setPrototypeOf),

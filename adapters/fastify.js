@@ -110,7 +110,14 @@ async function authShieldPlugin(fastify, pluginOptions) {
     request.requestId = d.requestId
     setHeaders(d, reply)
     if (errors === 'next' && !isDefaultErrorHandler(routeErrorHandler(request))) throw decision.unauthorizedError(d)
-    if (onError !== undefined) return onError(new AuthShieldError(d.result), request, reply)
+    // onError comes fenced; whatever it returns, a refused request goes no further: a handler
+    // that replied nothing (a log-only one) leaves the reply to the plugin, and the hook returns
+    // the reply, so Fastify stops there instead of running the route.
+    if (onError !== undefined) {
+      const answered = onError(new AuthShieldError(d.result), request, reply)
+      if (answered instanceof Promise) await answered
+      if (reply.sent) return reply
+    }
     reply.code(d.status).type('application/json; charset=utf-8')
     return reply.send(d.body)
   }

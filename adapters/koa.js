@@ -57,10 +57,16 @@ function authShield(configOrAuthenticator, options) {
   // Also a route requirement's refusal: answered as this middleware answers its own.
   function refuse(d, ctx) {
     if (errors === 'throw') throw thrownError(decision.unauthorizedError(d))
-    if (onError !== undefined) return onError(new AuthShieldError(d.result), ctx)
-    ctx.status = d.status
-    ctx.type = 'application/json; charset=utf-8'
-    ctx.body = d.body
+    if (onError !== undefined) return callOnError(d, ctx)
+    answer(d, ctx)
+  }
+
+  // onError comes fenced. A handler that set nothing (a log-only one) would leave Koa's 404:
+  // the middleware answers the refusal itself then.
+  async function callOnError(d, ctx) {
+    const answered = onError(new AuthShieldError(d.result), ctx)
+    if (answered instanceof Promise) await answered
+    if (untouched(ctx)) answer(d, ctx)
   }
   decision.routeRefusal = (d, ctx) => {
     ctx.state.requestId = d.requestId
@@ -69,6 +75,18 @@ function authShield(configOrAuthenticator, options) {
   }
 
   return described(authShieldKoa, decision)
+}
+
+/** The middleware's own answer to a refusal: the result's status and `{ error, code }`. */
+function answer(d, ctx) {
+  ctx.status = d.status
+  ctx.type = 'application/json; charset=utf-8'
+  ctx.body = d.body
+}
+
+/** Nothing answered yet: Koa's default 404 without a body, the response not taken over. */
+function untouched(ctx) {
+  return ctx.body == null && ctx.status === 404 && ctx.respond !== false && !ctx.headerSent
 }
 
 /** `middleware` with the members every Koa middleware of ours has (`engine`, `stats`, `unless`…). */

@@ -42,8 +42,8 @@ const THROWN = [
   ['an Error', new Error('x')],
 ]
 
-// What a callback answers that it may not: for isRevoked an error, for a skip predicate "do
-// not skip" (only `true` skips).
+// What a callback answers that it may not: isRevoked and the skip predicates answer a yes or a
+// no (true or false, or a Promise of one); any other answer is an error, never a guess.
 const ANSWERS = [
   ['undefined', undefined],
   ['null', null],
@@ -119,29 +119,29 @@ const CALLBACKS = {
   },
   skip: {
     options: (f) => ({ skip: f }),
-    rows: rows({ answers: () => REFUSED }),
+    rows: rows({ answers: (value) => ({ error: value }) }),
     control: { behave: async () => true, status: 200 },
   },
   'unless (a function)': {
     options: (f) => ({ unless: f }),
-    rows: rows({ answers: () => REFUSED }),
+    rows: rows({ answers: (value) => ({ error: value }) }),
     control: { behave: () => true, status: 200 },
   },
   'unless.custom': {
     options: (f) => ({ unless: { path: ['/elsewhere'], custom: f } }),
-    rows: rows({ answers: () => REFUSED }),
+    rows: rows({ answers: (value) => ({ error: value }) }),
     control: { behave: async () => true, status: 200 },
   },
   '.unless(fn)': {
     only: 'express',
     chain: (mw, f) => mw.unless(f),
-    rows: rows({ answers: () => REFUSED }),
+    rows: rows({ answers: (value) => ({ error: value }) }),
     control: { behave: () => true, status: 200 },
   },
   '.unless({ custom })': {
     only: 'express',
     chain: (mw, f) => mw.unless({ custom: f }),
-    rows: rows({ answers: () => REFUSED }),
+    rows: rows({ answers: (value) => ({ error: value }) }),
     control: { behave: async () => true, status: 200 },
   },
   onError: {

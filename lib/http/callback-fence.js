@@ -52,6 +52,27 @@ class CallbackFence {
     }
   }
 
+  /**
+   * `fn` fenced where its answer is a yes or a no (a skip predicate, isRevoked): `(...args)`
+   * gives `true` or `false`, or a Promise of one (a Promise fn answered is awaited within
+   * `timeoutMs`, never read as truthy). Any other answer (`undefined`, `1`, `'yes'`, a Promise
+   * of one) is an ERR_AUTH_SHIELD_CALLBACK error, as a throw or a rejection is: the request is
+   * refused, never let through on a guess.
+   */
+  predicate(name, fn) {
+    const fenced = this.wrap(name, fn)
+    const check = (answer) => {
+      if (answer === true || answer === false) return answer
+      throw unexpectedAnswer(name, answer, 'true or false')
+    }
+    return function fencedPredicate() {
+      const answer = fenced.apply(undefined, arguments)
+      if (answer === true || answer === false) return answer
+      // wrap() turned any thenable into a Promise of its own.
+      return answer instanceof Promise ? answer.then(check) : check(answer)
+    }
+  }
+
   settle(name, thenable) {
     return new Promise((resolve, reject) => {
       // Not unref'd: a request still waiting is work in progress, answered within timeoutMs.

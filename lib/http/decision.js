@@ -16,7 +16,7 @@ const { AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavail
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
 const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
-const { CallbackFence, unexpectedAnswer } = require('./callback-fence')
+const { CallbackFence } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
 const { clientCertReader } = require('./client-cert')
@@ -61,7 +61,8 @@ function readOptions(options, ignored = new Set(), adapter = undefined, subjectO
     cookie,
     errors,
     skipPreflight,
-    isRevoked: takingSubject(subjectOf, fenced(fence, 'isRevoked', isRevoked)),
+    // A yes or a no: anything else refuses (CallbackFence#predicate).
+    isRevoked: takingSubject(subjectOf, isRevoked === undefined ? undefined : fence.predicate('options.isRevoked', isRevoked)),
     rateLimitHeaders,
     fence,
   }

@@ -20,7 +20,6 @@ const { authorizationOf } = require('./token-source')
 const { jsonwebtokenError, decodeComplete, tokenOf } = require('./jsonwebtoken-errors')
 const { Failure, TABLE, typeError, codedError } = require('../../js/error')
 const { resultTemplates } = require('../../js/schema')
-const { unexpectedAnswer } = require('./callback-fence')
 
 // Distinct keys a secret getter may return: one prepared Authenticator (native or JS) each, so
 // every request after the first of a key stays one engine call. At the bound a new key is
@@ -87,7 +86,8 @@ function compatMiddleware(adapter, source, options) {
   if (onExpired !== undefined && config === null) throw typeError('options.onExpired needs a config, not an Authenticator')
   const rules = config === null ? null : lazyRules(config)
 
-  const getToken = fenced(base.options.getToken, 'getToken')
+  // Fenced already, as every callback of the middleware (lib/http/callback-fence.js).
+  const getToken = base.options.getToken
   // The callbacks of this layer go through the middleware's fence as every other one
   // (lib/http/callback-fence.js): a throw or rejection of any value is a real Error, a Promise that
   // does not settle within callbackTimeoutMs refuses the request.
@@ -98,7 +98,8 @@ function compatMiddleware(adapter, source, options) {
     keyed,
     getKey: wrap('secret', getKey),
     onExpired: wrap('onExpired', onExpired),
-    isRevoked: wrap('isRevoked', isRevoked),
+    // A yes or a no, as the middleware's own isRevoked: anything else refuses.
+    isRevoked: isRevoked === undefined ? undefined : fence.predicate('options.isRevoked', isRevoked),
     rules,
     skipPreflight,
     getToken,
@@ -199,10 +200,20 @@ class KeyedDecisions {
 }
 
 function decideCompat(compat, req, path) {
+  const { skip } = compat.base.options
+  if (skip === null) return decideUnskipped(compat, req)
+  // The fenced predicate answers true, false or a Promise of one: a Promise is awaited, never
+  // read as truthy (an `async () => false` would skip authentication).
+  const skipped = skip(req, path)
+  if (skipped === true) return SKIP
+  if (skipped === false) return decideUnskipped(compat, req)
+  return skipped.then((s) => (s ? SKIP : decideUnskipped(compat, req)))
+}
+
+function decideUnskipped(compat, req) {
   const { base, skipPreflight } = compat
-  const { skip, cookie } = base.options
+  const { cookie } = base.options
   const getToken = compat.getToken
-  if (skip !== null && skip(req, path)) return SKIP
   if (skipPreflight && isExpressJwtPreflight(req)) return SKIP
   const authorization = authorizationOf(req, getToken, cookie)
   if (typeof authorization === 'object') return authorization.then((a) => decideFor(compat, req, a))
@@ -305,26 +316,6 @@ function nextError(d, rules) {
   const { result, authorization, headers } = d
   if (result.errorStatus !== 401) return errorForNext(result, authorization, headers)
   return unauthorizedErrorOf(result, authorization, headers, jsonwebtokenError(result, authorization, rules))
-}
-
-/**
- * `fn` whose throw or rejection is always a real Error (asError): Express treats
- * `next(undefined)` as "continue", so a `throw undefined` must never reach it as is.
- */
-function fenced(fn, name) {
-  if (fn === undefined) return undefined
-  return function (req) {
-    let value
-    try {
-      value = fn(req)
-    } catch (err) {
-      throw asError(err, name)
-    }
-    if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
-      return Promise.resolve(value).then(null, (err) => Promise.reject(asError(err, name)))
-    }
-    return value
-  }
 }
 
 /** A callback's throw or rejection as a real Error: an Error as is, anything else in `cause`. */

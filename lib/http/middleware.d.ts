@@ -113,7 +113,7 @@ export interface UnlessRules<Req> {
 
 /**
  * Requests not to authenticate: paths, patterns, express-unless rules, or a predicate (which
- * skips only when it answers `true`, or a Promise of `true`).
+ * answers `true` to skip or `false`, or a Promise of one; any other answer refuses the request).
  */
 export type SkipRule<Req> = PathRule | PathRule[] | UnlessRules<Req> | ((req: Req, path: string) => boolean | Promise<boolean>)
 

@@ -13,12 +13,14 @@ const SHAPES = 'a path, a RegExp, { url, methods }, an array of them, { path, me
 /**
  * `(req, path) => boolean | Promise<boolean>` for a `skip` / `unless` value, or null without
  * one. `name` is the option's name, for error messages; the application's predicates (a
- * function, `custom`) are called through `fence` (lib/http/callback-fence.js), and only `true` (or a
- * Promise of it, as express-unless awaits `custom`) skips: any other answer authenticates.
+ * function, `custom`) are called through `fence.predicate` (lib/http/callback-fence.js): `true`
+ * (or a Promise of it, as express-unless awaits `custom`) skips, `false` authenticates, and any
+ * other answer, a throw, a rejection or a Promise past callbackTimeoutMs refuses the request.
+ * A caller reads the answer as `true`, `false` or a Promise: never as truthy.
  */
 function compileSkip(rule, name, fence) {
   if (rule === undefined || rule === null) return null
-  if (typeof rule === 'function') return predicate(fence.wrap(`options.${name}`, rule))
+  if (typeof rule === 'function') return fence.predicate(`options.${name}`, rule)
   if (typeof rule === 'string' || rule instanceof RegExp || Array.isArray(rule)) return compilePaths(rule, name)
   if (typeof rule !== 'object') throw typeError(`options.${name} must be ${SHAPES}`)
   if ('url' in rule) return compilePaths(rule, name)
@@ -41,23 +43,13 @@ function compileSkip(rule, name, fence) {
   let custom = null
   if (rule.custom !== undefined) {
     if (typeof rule.custom !== 'function') throw typeError(`options.${name}.custom must be a function`)
-    custom = predicate(fence.wrap(`options.${name}.custom`, rule.custom))
+    custom = fence.predicate(`options.${name}.custom`, rule.custom)
   }
   if (tests.length === 0) return custom
   // express-unless skips when any rule matches; the application's own predicate runs last.
   if (custom === null) return (req, path) => tests.some((t) => t(req, path))
   return (req, path) => tests.some((t) => t(req, path)) || custom(req, path)
 }
-
-/** A fenced predicate whose answer skips only when it is `true` (or resolves to `true`). */
-function predicate(fenced) {
-  return (req, path) => {
-    const answer = fenced(req, path)
-    return answer instanceof Promise ? answer.then(isTrue) : answer === true
-  }
-}
-
-const isTrue = (answer) => answer === true
 
 // useOriginalUrl is express-unless's switch between req.originalUrl and req.url: the adapters
 // always match the path the client asked for (originalUrl), so only `true` is accepted.
