@@ -53,6 +53,8 @@ function authShield(configOrAuthenticator, options) {
   authShieldMiddleware.engine = verifyRequest.engine
   authShieldMiddleware.authenticator = verifyRequest.authenticator
   authShieldMiddleware.stats = verifyRequest.stats
+  // Internal, as on auth-shield/fetch's verifyRequest: where adapter options register their recoveries.
+  Object.defineProperty(authShieldMiddleware, 'decision', { value: verifyRequest.decision })
   return authShieldMiddleware
 }
 

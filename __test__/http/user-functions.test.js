@@ -20,9 +20,12 @@ const authShield = require('../../adapters/express')
 const authShieldPlugin = require('../../adapters/fastify')
 const authShieldKoa = require('../../adapters/koa')
 const { createVerifier } = require('../../adapters/fetch')
+const honoShield = require('../../adapters/hono')
+const { Hono } = require('hono')
 const contract = require('../../contract/options.json')
 const { token } = require('../support/tokens')
 const { listen } = require('../support/http')
+const { fetchServer } = require('../support/adapter-servers')
 
 const NOW = Math.floor(Date.now() / 1000)
 const SECRET = 'user-functions-test-secret-0123456789'
@@ -78,7 +81,9 @@ const SETTLES = new Set(['async false', 'resolves to undefined', 'returns undefi
 
 const EXPRESS_ADAPTERS = ['express 5', 'express 4']
 const COMPAT_ADAPTERS = ['expressjwt (express 5)', 'expressjwt (express 4)']
-const ALL_ADAPTERS = [...EXPRESS_ADAPTERS, 'fastify', 'koa', 'fetch', ...COMPAT_ADAPTERS]
+const ALL_ADAPTERS = [...EXPRESS_ADAPTERS, 'fastify', 'koa', 'fetch', 'hono', ...COMPAT_ADAPTERS]
+// The Fetch entry and Hono (built on it) answer every refusal themselves: no onError.
+const ANSWERING_ADAPTERS = ['fetch', 'hono']
 
 /**
  * One driver per user function: `options(f)` the middleware options giving it (or `chain(mw, f)`
@@ -94,9 +99,9 @@ const DRIVERS = {
   'unless.custom': { options: (f) => ({ unless: { path: ['/elsewhere'], custom: f } }) },
   '.unless(fn)': { chain: (mw, f) => mw.unless(f), adapters: [...EXPRESS_ADAPTERS, 'koa', ...COMPAT_ADAPTERS] },
   '.unless({ custom })': { chain: (mw, f) => mw.unless({ custom: f }), adapters: [...EXPRESS_ADAPTERS, 'koa', ...COMPAT_ADAPTERS] },
-  onError: { refusal: 401, options: (f) => ({ onError: f }), adapters: ALL_ADAPTERS.filter((a) => a !== 'fetch') },
-  'onError (a forged token)': { refusal: 401, options: (f) => ({ onError: f }), headers: { authorization: FORGED }, adapters: ALL_ADAPTERS.filter((a) => a !== 'fetch') },
-  'onError (an expired token)': { refusal: 401, options: (f) => ({ onError: f }), headers: { authorization: EXPIRED }, adapters: ALL_ADAPTERS.filter((a) => a !== 'fetch') },
+  onError: { refusal: 401, options: (f) => ({ onError: f }), adapters: ALL_ADAPTERS.filter((a) => !ANSWERING_ADAPTERS.includes(a)) },
+  'onError (a forged token)': { refusal: 401, options: (f) => ({ onError: f }), headers: { authorization: FORGED }, adapters: ALL_ADAPTERS.filter((a) => !ANSWERING_ADAPTERS.includes(a)) },
+  'onError (an expired token)': { refusal: 401, options: (f) => ({ onError: f }), headers: { authorization: EXPIRED }, adapters: ALL_ADAPTERS.filter((a) => !ANSWERING_ADAPTERS.includes(a)) },
   isRevoked: {
     options: (f) => ({ isRevoked: f }),
     headers: { authorization: VALID },
@@ -191,6 +196,10 @@ function guardFor(adapter, engine, driver, f) {
   } else if (EXPRESS_ADAPTERS.includes(adapter)) mw = authShield(config, options)
   else if (adapter === 'koa') mw = authShieldKoa(config, options)
   else if (adapter === 'fetch') mw = createVerifier(config, options)
+  else if (adapter === 'hono') {
+    if (driver.chain) throw new TypeError('Hono middleware has no .unless()')
+    mw = honoShield(config, options)
+  }
   // A plugin, not a middleware: nothing to chain `.unless()` on.
   else if (driver.chain) throw new TypeError('the Fastify plugin has no .unless()')
   else return { fastify: { config, ...options } }
@@ -261,6 +270,17 @@ async function appFor(adapter, engine, mounts, seen) {
       res.end()
     })
     return listen(server)
+  }
+  if (adapter === 'hono') {
+    const app = new Hono()
+    app.onError((err, c) => c.json({ handled: true }, 500))
+    for (const m of mounts) {
+      app.all(m.path, m.guard, (c) => {
+        route(m.path)
+        return c.json({ ran: true })
+      })
+    }
+    return fetchServer((request) => app.fetch(request))
   }
   const express = adapter.endsWith('4)') || adapter === 'express 4' ? express4 : express5
   const app = express()
@@ -375,7 +395,7 @@ describe('a log-only onError: the adapter answers its own refusal', () => {
     'log-only onError': { options: () => ({ onError: logOnly }) },
     'no onError': { options: () => ({ errors: 'respond' }) },
   }
-  for (const adapter of ALL_ADAPTERS.filter((a) => a !== 'fetch')) {
+  for (const adapter of ALL_ADAPTERS.filter((a) => !ANSWERING_ADAPTERS.includes(a))) {
     for (const engine of ['native', 'js']) {
       it(`${adapter}, ${engine} engine`, async () => {
         const mounts = []
