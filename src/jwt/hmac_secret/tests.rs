@@ -46,7 +46,10 @@ fn refuses_key_material_with_a_message_that_names_the_fix() {
     let Err(ArgError::Value(m)) = check_hmac_secret(pem, "config.accessSecret") else {
         panic!("a PEM passed");
     };
-    assert!(m.starts_with("config.accessSecret holds a PEM block"), "{m}");
+    assert!(
+        m.starts_with("config.accessSecret holds a PEM block"),
+        "{m}"
+    );
     assert!(m.contains("keys: [{ alg: 'RS256', publicKey }]"), "{m}");
     assert!(m.contains("createRemoteJwks"), "{m}");
     let Err(ArgError::Value(m)) = check_hmac_secret(br#"{"kty":"EC"}"#, "keys[0]") else {
