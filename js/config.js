@@ -9,6 +9,7 @@ const { OPTIONS, OPTION_BY_NAME } = require('./schema')
 const { typeError, rangeError } = require('./error')
 const { message, SCOPE_TOKEN } = require('../contract')
 const { normalizeKeys } = require('../lib/keys/normalize')
+const { checkHmacSecret } = require('../lib/keys/hmac-secret')
 const { readSigningKey } = require('./issue/signing-key')
 const { renameDeprecated } = require('../lib/options/deprecation')
 const { readIssuers } = require('./issuers')
@@ -119,6 +120,8 @@ function readSecret(v, { name }, allowShort) {
   if (bytes.length < MIN_SECRET_BYTES && !allowShort) {
     throw rangeError(message('secretTooShort', { name: `config.${name}`, min: MIN_SECRET_BYTES }))
   }
+  // A public key's PEM or JWK as an HMAC secret lets anyone holding it sign tokens.
+  checkHmacSecret(bytes, `config.${name}`)
   return bytes
 }
 

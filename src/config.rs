@@ -416,6 +416,8 @@ fn secret(bytes: Secret, name: &str, allow_short: bool) -> Checked<Setting> {
             MIN_SECRET_BYTES as f64,
         )));
     }
+    // A public key's PEM or JWK as an HMAC secret lets anyone holding it sign tokens.
+    crate::jwt::hmac_secret::check_hmac_secret(bytes.expose(), &format!("config.{name}"))?;
     Ok(Setting::Secret(bytes))
 }
 

@@ -24,6 +24,7 @@ const TWIN_ELSEWHERE = {
   request_id: ['js/authenticator.js', 'node:crypto randomUUID, one call'],
   'jwt/alg': ['lib/keys/normalize.js', 'ALGS, shared by both engines (keys are normalised once in JS)'],
   'jwt/public_key': ['lib/keys/normalize.js', 'public keys are read with node:crypto for both engines'],
+  'jwt/hmac_secret': ['lib/keys/hmac-secret.js', 'the HMAC-secret rule, called by the key normalisation both engines share (lib/keys/normalize.js)'],
   'jwt/base64url': ['js/jwt.js', 'strict base64url decoding, beside the structural checks'],
   'jwt/header': ['js/jwt/claims.js', 'parseHeader reads the header with the payload reader'],
   'jwt/kind': ['js/jwt.js', 'the token type is a string checked by ClaimRules'],

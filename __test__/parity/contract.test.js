@@ -250,6 +250,8 @@ const callers = {
   tooManyBytes: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).revokeToken('j'.repeat(1 << 20), NOW + 60)),
   notNumericDate: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).revokeToken('j', -1)),
   signingKidInKeys: ({ Authenticator }) => thrown(() => new Authenticator({ keys: [{ kid: 'own', alg: 'HS256', secret: SECRET }], signingKey: { kid: 'own', alg: 'ES256', privateKey: EC_KEY } })),
+  secretIsPem: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: `-----BEGIN PUBLIC KEY-----\n${SECRET}\n-----END PUBLIC KEY-----\n` })),
+  secretIsJwk: ({ Authenticator }) => thrown(() => new Authenticator({ keys: [{ kid: 'k', alg: 'HS256', secret: `{"kty":"oct","k":"${SECRET}"}` }] })),
   senderNotContext: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, certificateBoundTokens: true }).authenticate('Bearer x', undefined, undefined, 5)),
   // Last: it fills each engine's table of shared configs for the rest of this process.
   sharedConfigLimit: ({ authenticateRequest }) => {

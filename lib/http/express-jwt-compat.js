@@ -12,7 +12,7 @@
 // The security defaults stay ours (32-byte secrets, `exp` and `sub` required): those differences
 // are documented with the option that restores express-jwt's behaviour.
 
-const { randomBytes } = require('node:crypto')
+const { randomBytes, KeyObject } = require('node:crypto')
 const { AuthDecision, isPending, pathOf } = require('./decision')
 const { UnauthorizedError, errorForNext, unauthorizedErrorOf } = require('./unauthorized-error')
 const { isExpressJwtPreflight } = require('./request-match')
@@ -20,6 +20,8 @@ const { authorizationOf } = require('./token-source')
 const { jsonwebtokenError, decodeComplete, tokenOf } = require('./jsonwebtoken-errors')
 const { Failure, TABLE, typeError, codedError } = require('../../js/error')
 const { resultTemplates } = require('../../js/schema')
+const { keyMaterial } = require('../keys/hmac-secret')
+const { unexpectedAnswer } = require('./callback-fence')
 
 // Distinct keys a secret getter may return: one prepared Authenticator (native or JS) each, so
 // every request after the first of a key stays one engine call. At the bound a new key is
@@ -184,11 +186,20 @@ class KeyedDecisions {
   }
 
   get(key) {
-    if (typeof key !== 'string' && !Buffer.isBuffer(key)) return null
+    if (typeof key !== 'string' && !Buffer.isBuffer(key)) {
+      // jwks-rsa's getters answer a public key: never an HMAC secret, and the fix is a key source.
+      if (isAsymmetricKey(key)) throw getterReturnedKey(`a ${key.type} key object`)
+      return null
+    }
     // Keyed on the bytes: a string and a Buffer of the same bytes are one key.
-    const id = Buffer.from(key).toString('base64')
+    const bytes = Buffer.from(key)
+    const id = bytes.toString('base64')
     let decision = this.decisions.get(id)
     if (decision !== undefined) return decision
+    // A new key only (a kept one passed already): a PEM or JWK the getter answered (jwks-rsa's
+    // expressJwtSecret gives a PEM string) is refused with the getter's fix, not accessSecret's.
+    const material = keyMaterial(bytes)
+    if (material !== null) throw getterReturnedKey(material === 'pem' ? 'a PEM block (-----BEGIN)' : 'a JWK or JWK Set')
     if (this.decisions.size >= MAX_GETTER_KEYS) {
       throw codedError('ERR_AUTH_SHIELD_KEY_LIMIT', `the secret getter returned more than ${MAX_GETTER_KEYS} distinct keys; this one is refused`)
     }
@@ -197,6 +208,22 @@ class KeyedDecisions {
     this.decisions.set(id, decision)
     return decision
   }
+}
+
+/** A KeyObject or WebCrypto CryptoKey of an asymmetric key (public or private). */
+function isAsymmetricKey(key) {
+  if (key instanceof KeyObject) return key.type !== 'secret'
+  return typeof CryptoKey === 'function' && key instanceof CryptoKey && key.type !== 'secret'
+}
+
+/** What a secret getter answered instead of an HMAC secret, as the TypeError that names the fix. */
+function getterReturnedKey(what) {
+  // The middleware's message (no engine throws it), so not in contract/messages.json.
+  const err = new TypeError(
+    `options.secret: the secret getter returned ${what}; a getter gives an HMAC secret only (a string or Buffer): for an identity provider's keys (jwks-rsa's expressJwtSecret) use jwks: createRemoteJwks(url), for a fixed public key keys: [{ alg: 'RS256', publicKey }]`,
+  )
+  err.code = 'ERR_INVALID_ARG_VALUE'
+  return err
 }
 
 function decideCompat(compat, req, path) {

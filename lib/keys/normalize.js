@@ -9,6 +9,7 @@
 
 const { createPublicKey, createSecretKey, KeyObject } = require('#node/crypto')
 const { message } = require('../../contract')
+const { checkHmacSecret } = require('./hmac-secret')
 
 // RFC 7518 §3.1 and RFC 8037 §3.1 (plus RFC 9864's fully-specified `Ed25519`): each alg, the
 // key it takes and the size rule. Anything else (ES512, none, any other spelling) is refused.
@@ -126,6 +127,8 @@ function hmacKey(input, name, kid, alg, spec, allowShortSecret) {
       message('keySecretTooShort', { name, alg, min: spec.bytes }),
     )
   }
+  // The same rule as the config's secrets (lib/keys/hmac-secret.js): never a key's text.
+  checkHmacSecret(key, name)
   return { kid, alg, key, keyObject: createSecretKey(key), jwk: null }
 }
 

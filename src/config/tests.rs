@@ -343,3 +343,35 @@ fn profile_without_issuer_or_audience_is_refused() {
     assert!(both.access_token_profile());
     assert!(validate(base().with("requireAccessTokenProfile", false)).is_ok());
 }
+
+#[test]
+fn refuses_public_key_material_as_any_config_secret() {
+    let pem: &[u8] = b"JWT_PUBLIC_KEY=-----BEGIN PUBLIC KEY-----\r\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\r\n-----END PUBLIC KEY-----\r\n";
+    let jwk =
+        r#"{ "kty" : "EC", "crv": "P-256", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU" }"#;
+    for name in ["accessSecret", "refreshSecret", "dpopNonceSecret"] {
+        let with = |value: RawValue| {
+            let raw = RawConfig::new();
+            let raw = if name == "accessSecret" {
+                raw
+            } else {
+                raw.with("accessSecret", SECRET)
+            };
+            let mut raw = raw;
+            raw.push(name.to_owned(), value);
+            raw
+        };
+        let ArgError::Value(m) = refused(with(RawValue::from(pem))) else {
+            panic!("{name}: a PEM was not a value error");
+        };
+        assert_eq!(m, messages::secret_is_pem(&format!("config.{name}")));
+        let ArgError::Value(m) = refused(with(RawValue::from(jwk))) else {
+            panic!("{name}: a JWK was not a value error");
+        };
+        assert_eq!(m, messages::secret_is_jwk(&format!("config.{name}")));
+        assert!(validate(with(RawValue::from(
+            "correct-----horse-----battery-----staple"
+        )))
+        .is_ok());
+    }
+}

@@ -227,6 +227,8 @@ pub fn validate_specs(
                     crate::contract::messages::key_secret_too_short(&name, alg.name(), min as f64),
                 ));
             }
+            // The same rule as the config's secrets (hmac_secret.rs): never a key's text.
+            super::hmac_secret::check_hmac_secret(key.expose(), &name)?;
         } else {
             public_key::check(alg, key.expose()).map_err(|e| {
                 ArgError::Range(match e {

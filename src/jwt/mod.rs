@@ -5,6 +5,7 @@ pub mod alg;
 pub mod base64url;
 pub mod claims;
 pub mod header;
+pub mod hmac_secret;
 pub mod json_scan;
 pub mod key;
 pub mod key_set;

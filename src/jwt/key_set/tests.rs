@@ -438,3 +438,26 @@ fn jwks_lists_the_asymmetric_keys_only() {
     assert_eq!(jwks[1].x.as_deref(), ec["x"].as_str());
     assert_eq!(jwks[1].y.as_deref(), ec["y"].as_str());
 }
+
+#[test]
+fn refuses_key_material_as_an_hmac_key_naming_the_key() {
+    let spec = |alg: &str, key: &[u8]| (Some("k".to_owned()), alg.to_owned(), Secret::from(key));
+    let pem = b"-----BEGIN CERTIFICATE-----\nMIIBdzCCAR2gAwIBAgIUJ0000000000000000000000000000000000000000000\n-----END CERTIFICATE-----\n";
+    for alg in ["HS256", "HS384", "HS512"] {
+        let refused = validate_specs(vec![spec(alg, pem)], "keys", false);
+        assert_eq!(
+            refused,
+            Err(ArgError::Value(crate::contract::messages::secret_is_pem(
+                r#"keys[0] (kid "k")"#
+            ))),
+            "{alg}"
+        );
+    }
+    let jwks = br#"{"keys":[{"kty":"RSA","n":"0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw","e":"AQAB"}]}"#;
+    let refused = validate_specs(vec![spec("HS256", jwks)], "config.keys", false);
+    assert!(
+        matches!(&refused, Err(ArgError::Value(m)) if m.starts_with(r#"config.keys[0] (kid "k") holds a JWK or JWK Set"#)),
+        "{refused:?}"
+    );
+    assert!(validate_specs(vec![spec("HS256", &[0x2d; 48])], "keys", false).is_ok());
+}
