@@ -6,13 +6,15 @@
 // the clients, each with its own store prefix, all on the master that is then killed. For each
 // major: the store leaves its fallback within HEAL_MS of the promotion (the bound of
 // docs/scale-out.md, "Failover"), and a revocation its feed writes after the promotion reaches a
-// follower process of every major. node-redis 5 never healed before lib/store/commands.js asked
+// follower process of every major. One Redis (not a cluster): every major's store and feed work.
+// node-redis 5 never healed before lib/store/commands.js asked
 // for a refresh the way every major understands (its `rediscover()` wants an argument; the
 // TypeError was swallowed).
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const { startCluster, topologySkip } = require('../support/redis-topologies')
+const { startRedis } = require('../support/redis-server')
 const { CLIENT_MAJORS, connectClient } = require('../support/redis-clients')
 const { follower, untilRevokedEverywhere, sleep } = require('../support/topology-run')
 const { token } = require('../support/tokens')
@@ -46,6 +48,42 @@ describe('Redis Cluster failover with every client major', { skip: topologySkip(
     process.off('unhandledRejection', onUnhandled)
     if (cluster) await cluster.stop()
     assert.deepEqual(unhandled, [])
+  })
+
+  it('one Redis: every major\'s store grants from Redis and its feed delivers a revocation another major reads', async () => {
+    const redis = await startRedis()
+    const conns = []
+    try {
+      const feeds = []
+      for (const major of MAJORS) {
+        const conn = await connectClient(major, redis.url)
+        conns.push(conn)
+        const store = createRedisStore(conn.client, { ...STORE_OPTIONS, prefix: `one-${major}:` })
+        assert.equal(store.topology, 'single', major)
+        assert.equal((await store.consume('k', 1, { capacity: 1, refillPerSec: 1 })).allowed, true, major)
+        assert.equal((await store.consume('k', 1, { capacity: 1, refillPerSec: 1 })).allowed, false, major)
+        assert.equal(store.metrics().failedRoundTrips, 0, major)
+        await store.close()
+        const auth = new ENGINES.js.Authenticator({ accessSecret: SECRET })
+        const feed = new RevocationFeed(conn.client, { ...FEED_OPTIONS, prefix: 'one-rev' }).attach(auth)
+        await feed.start()
+        feeds.push({ major, feed, auth })
+      }
+      const exp = Math.floor(Date.now() / 1000) + 600
+      for (const { major, feed } of feeds) assert.equal(await feed.revokeToken(`one-${major}`, exp), 'delivered', major)
+      for (const { major, auth } of feeds) {
+        for (const writer of MAJORS) {
+          const t = bearer('one-user', { jti: `one-${writer}` })
+          const deadline = Date.now() + 5000
+          while (auth.authenticate(t).errorCode !== 'token_revoked' && Date.now() < deadline) await sleep(20)
+          assert.equal(auth.authenticate(t).errorCode, 'token_revoked', `${major} reads ${writer}'s revocation`)
+        }
+      }
+      for (const { feed } of feeds) await feed.close()
+    } finally {
+      for (const c of conns) await c.close()
+      await redis.stop()
+    }
   })
 
   it('slotOf (lib/store/key-layout.js) is CLUSTER KEYSLOT', async () => {
