@@ -18,7 +18,7 @@ const { startRedis } = require('../support/redis-server')
 const { CLIENT_MAJORS, connectClient } = require('../support/redis-clients')
 const { follower, untilRevokedEverywhere, sleep } = require('../support/topology-run')
 const { token } = require('../support/tokens')
-const { createRedisStore } = require('../../lib/store/index')
+const { createRedisStore, createDpopReplayStore } = require('../../lib/store/index')
 const { RevocationFeed } = require('../../lib/store/revocations')
 const { slotOf } = require('../../lib/store/key-layout')
 
@@ -110,6 +110,9 @@ describe('Redis Cluster failover with every client major', { skip: topologySkip(
       for (const [i, major] of MAJORS.entries()) {
         const conn = await connectClient(major, { cluster: cluster.rootNodes })
         const store = createRedisStore(conn.client, { ...STORE_OPTIONS, prefix: await prefixOn(major) })
+        // A DPoP replay store on a client of its own (no store refreshing its slot map for it).
+        const dpopConn = await connectClient(major, { cluster: cluster.rootNodes })
+        const dpop = createDpopReplayStore(dpopConn.client, { commandTimeoutMs: 300, prefix: await prefixOn(`dpop-${major}`) })
         const clientErrors = []
         store.on('clientError', (err) => clientErrors.push(err))
         const auth = new ENGINES[i % 2 ? 'native' : 'js'].Authenticator(CONFIG)
@@ -117,7 +120,7 @@ describe('Redis Cluster failover with every client major', { skip: topologySkip(
         const feedErrors = []
         const feed = new RevocationFeed(conn.client, { ...FEED_OPTIONS, onError: (err) => feedErrors.push(err) }).attach(auth)
         await feed.start()
-        clients.push({ major, conn, store, auth, feed, clientErrors, feedErrors })
+        clients.push({ major, conn, dpopConn, dpop, store, auth, feed, clientErrors, feedErrors })
       }
       // Traffic on every store, so each finds the outage and its end by itself.
       const traffic = Promise.all(
@@ -137,6 +140,18 @@ describe('Redis Cluster failover with every client major', { skip: topologySkip(
       const killedAt = Date.now()
       const killed = await cluster.killMasterOf(revSlot)
       const promotedAt = Date.now()
+      // The DPoP replay stores: each admits a fresh proof again within HEAL_MS of the promotion.
+      const dpopHealing = Promise.all(
+        clients.map(async (c) => {
+          const deadline = promotedAt + HEAL_MS + 2000
+          for (let i = 0; Date.now() < deadline; i++) {
+            const verdict = await c.dpop.admit(`${i}`.padStart(64, 'a'), 60_000).catch(() => 'failed')
+            if (verdict === 'fresh') return { major: c.major, ms: Date.now() - promotedAt }
+            await sleep(50)
+          }
+          return { major: c.major, ms: Infinity }
+        }),
+      )
       // Every store lost Redis and is back on it; measured from the promotion.
       const healed = await Promise.all(
         clients.map(async (c) => {
@@ -145,17 +160,19 @@ describe('Redis Cluster failover with every client major', { skip: topologySkip(
           return { major: c.major, ms: Date.now() - promotedAt, metrics: c.store.metrics() }
         }),
       )
+      const dpopHealed = await dpopHealing
       // After the promotion: each feed writes, every follower (every major) enforces.
       const after = Date.now()
       const delivered = await Promise.all(clients.map((c) => c.feed.revokeToken(`mx-after-${c.major}`, exp)))
       const reached = await Promise.allSettled(clients.map((c) => untilRevokedEverywhere(followers, bearer('mx-user', { jti: `mx-after-${c.major}` }).slice(7), 10_000, `revoked by ${c.major} after the promotion`)))
       const reachedMs = Date.now() - after
-      t.diagnostic(`killed :${killed}; replica serving after ${promotedAt - killedAt} ms; back on Redis after the promotion: ${healed.map((h) => `${h.major} ${h.metrics.fallback ? 'not' : `${h.ms} ms`}`).join(', ')}; revocations after it: ${delivered.join('/')}, ${reached.filter((r) => r.status === 'fulfilled').length} of ${clients.length} enforced by all ${followers.length} followers within ${reachedMs} ms`)
+      t.diagnostic(`killed :${killed}; replica serving after ${promotedAt - killedAt} ms; back on Redis after the promotion: ${healed.map((h) => `${h.major} ${h.metrics.fallback ? 'not' : `${h.ms} ms`}`).join(', ')}; DPoP replay admitting: ${dpopHealed.map((d) => `${d.major} ${d.ms} ms`).join(', ')}; revocations after it: ${delivered.join('/')}, ${reached.filter((r) => r.status === 'fulfilled').length} of ${clients.length} enforced by all ${followers.length} followers within ${reachedMs} ms`)
       for (const h of healed) {
         assert.ok(h.metrics.outages >= 1, `${h.major}: the store saw the outage (${JSON.stringify(h.metrics)})`)
         assert.equal(h.metrics.fallback, false, `${h.major}: still on its fallback ${h.ms} ms after the promotion (${JSON.stringify(h.metrics)})`)
         assert.ok(h.ms <= HEAL_MS, `${h.major}: back on Redis ${h.ms} ms after the promotion (bound ${HEAL_MS} ms)`)
       }
+      for (const d of dpopHealed) assert.ok(d.ms <= HEAL_MS, `${d.major}: the DPoP replay store admits again ${d.ms} ms after the promotion (bound ${HEAL_MS} ms)`)
       for (const r of reached) if (r.status === 'rejected') throw r.reason
       for (const c of clients) {
         assert.deepEqual(c.clientErrors, [], `${c.major}: no client API error`)
@@ -169,6 +186,7 @@ describe('Redis Cluster failover with every client major', { skip: topologySkip(
         await c.feed.close()
         await c.store.close()
         await c.conn.close()
+        await c.dpopConn.close()
       }
       const codes = await Promise.all(followers.map((f) => f.stop()))
       assert.deepEqual(codes, MAJORS.map(() => 0), 'every follower exits cleanly')
