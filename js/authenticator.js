@@ -19,7 +19,7 @@ const { signToken } = require('./issue')
 const { TenantRules } = require('./tenant')
 const { IssuerKeys } = require('./issuers')
 const { asciiLower } = require('./config')
-const { RateLimiter, monotonicNanos } = require('./rate-limit')
+const { RateLimiter, identityKey, monotonicNanos } = require('./rate-limit')
 const { randomSeeds, seedsFromSecret } = require('./rate-limit/debt-sketch')
 const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations, LIMIT_CODE } = require('./revocation')
@@ -168,7 +168,8 @@ class Core {
     result.scope = outcome.scope
     result.requestId = requestId
     result.rateLimitRemaining = outcome.remaining
-    result.rateLimitLimit = limit
+    // An identity without a bucket (a client-credentials token) gets no limit, so no RateLimit headers.
+    result.rateLimitLimit = outcome.remaining === undefined ? undefined : limit
     result.retryAfterMs = 0
     // A DPoP request: what a replay store shared across processes records (lib/http/dpop.js).
     if (outcome.dpopReplay !== null) {
@@ -222,12 +223,14 @@ class Core {
     if (issuerTenant !== undefined && tenant.source === 'token') tenant = { id: issuerTenant, source: 'issuer' }
     const userId = claims.sub === undefined ? '' : claims.sub
     let remaining
-    if (this.limiter !== null) {
-      // Keyed on what the signature vouches for (docs/rate-limiting.md): the token's own
-      // tenant_id claim, ':', sub. A header or Host tenant must not buy a fresh bucket; a valid
-      // tenant id has no ':', so no two (claim, sub) pairs share a key.
-      const claimTenant = issuerTenant !== undefined ? issuerTenant : typeof claims.tenant_id === 'string' ? claims.tenant_id : ''
-      const key = `${claimTenant}:${userId}`
+    // The bucket key (js/rate-limit.js identityKey, docs/rate-limiting.md): what the signature
+    // vouches for, tenant claim and subject; none for a client-credentials token unless
+    // rateLimitClientCredentials.
+    const key =
+      this.limiter === null
+        ? undefined
+        : identityKey(issuerTenant !== undefined ? issuerTenant : typeof claims.tenant_id === 'string' ? claims.tenant_id : '', userId, claims.client_id, this.settings.rateLimitClientCredentials)
+    if (key !== undefined) {
       const decision = this.leases === null ? this.limiter.take(key) : this.leases.take(key, monotonicNanos())
       if (decision === null) return fail('rate_limit_pending')
       if (!decision.allowed) return new Failure('rate_limited', decision.retryAfterMs)

@@ -25,6 +25,26 @@ const MAX_KEY_BYTES = LIMITS.rateLimiterMaxKeyBytes
 // Number.MIN_VALUE), never refills. Unclamped, Infinity <= Infinity admitted every request.
 const MAX_INTERVAL_NANOS = 1e290
 
+/**
+ * Whether a token is a client's own (RFC 9068 §2.2, the client credentials grant), as
+ * src/rate_limit.rs `is_client_credentials`: a non-empty string `client_id` claim, and a `sub`
+ * that is absent, empty or that same client id. No user is behind it.
+ */
+function isClientCredentials(sub, clientId) {
+  return typeof clientId === 'string' && clientId !== '' && (sub === '' || sub === clientId)
+}
+
+/**
+ * The bucket key of a verified identity (src/rate_limit.rs `identity_key`, docs/rate-limiting.md):
+ * the tenant the signature vouches for (`claimTenant`, '' for none), ':', the subject; a
+ * client-credentials token's subject is its client id, and unless `limitClients`
+ * (`rateLimitClientCredentials`) it takes no bucket: `undefined`.
+ */
+function identityKey(claimTenant, sub, clientId, limitClients) {
+  if (isClientCredentials(sub, clientId)) return limitClients ? `${claimTenant}:${clientId}` : undefined
+  return `${claimTenant}:${sub}`
+}
+
 function monotonicNanos() {
   return performance.now() * 1e6
 }
@@ -198,4 +218,4 @@ class PublicRateLimiter {
   }
 }
 
-module.exports = { RateLimiter, PublicRateLimiter, monotonicNanos, intervalNanos, MAX_INTERVAL_NANOS }
+module.exports = { RateLimiter, PublicRateLimiter, identityKey, isClientCredentials, monotonicNanos, intervalNanos, MAX_INTERVAL_NANOS }

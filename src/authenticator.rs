@@ -23,8 +23,8 @@ use crate::jwt::{
 };
 use crate::metrics::{Metrics, Snapshot};
 use crate::rate_limit::{
-    monotonic_nanos, random_seeds, seeds_from_secret, Decision, LeaseDecision, LeaseTable,
-    RateLimiter,
+    identity_key, monotonic_nanos, random_seeds, seeds_from_secret, Decision, LeaseDecision,
+    LeaseTable, RateLimiter,
 };
 use crate::refresh_key::RefreshKey;
 use crate::request_id::{new_request_id, REQUEST_ID_LEN};
@@ -576,16 +576,23 @@ impl Authenticator {
         // One clock read serves the expiry checks, the rate limiter and (when timed) the call
         // duration.
         let mono = monotonic_nanos();
+        let request_id = new_request_id();
+        let result = self.run_chain(
+            (authorization, tenant_header, host),
+            sender,
+            payload,
+            key,
+            mono,
+        );
         let outcome = Outcome {
-            request_id: new_request_id(),
-            rate_limit_limit: self.limiter.as_ref().map(RateLimiter::capacity),
-            result: self.run_chain(
-                (authorization, tenant_header, host),
-                sender,
-                payload,
-                key,
-                mono,
-            ),
+            request_id,
+            // An identity without a bucket (a client-credentials token, docs/rate-limiting.md)
+            // gets no limit, so no RateLimit headers.
+            rate_limit_limit: match &result {
+                Ok(identity) if identity.rate_limit_remaining.is_none() => None,
+                _ => self.limiter.as_ref().map(RateLimiter::capacity),
+            },
+            result,
         };
         self.metrics.record(
             match &outcome.result {
@@ -699,19 +706,19 @@ impl Authenticator {
             TenantSource::Host(label) => TenantId::Host(label),
         };
         let user_id = take_str(&mut claims.sub).unwrap_or_default();
+        // The bucket key (rate_limit::identity_key, docs/rate-limiting.md): what the signature
+        // vouches for, tenant claim and subject; none for a client-credentials token unless
+        // `rateLimitClientCredentials`.
+        let claim_tenant = match &tenant {
+            TenantId::Claim(_) | TenantId::Issuer(_) => Some(tenant.as_bytes()),
+            _ => None,
+        };
+        let limit_clients = self.settings.rate_limit_client_credentials();
+        let client_id = claims.client_id.as_str();
         let rate_limit_remaining = match &self.limiter {
-            None => None,
-            Some(limiter) => {
-                // Keyed on what the signature vouches for (docs/rate-limiting.md): the token's
-                // own tenant_id claim, then `:`, then `sub`. A header or Host tenant is only what
-                // the client asked for and must not buy a fresh bucket. A valid tenant id has no
-                // `:`, so the first one ends it and no two (claim, sub) pairs share a key.
-                key.clear();
-                if let TenantId::Claim(_) | TenantId::Issuer(_) = &tenant {
-                    key.extend_from_slice(tenant.as_bytes());
-                }
-                key.push(b':');
-                key.extend_from_slice(user_id.as_bytes());
+            Some(limiter)
+                if identity_key(key, claim_tenant, &user_id, client_id, limit_clients) =>
+            {
                 if let Some(leases) = self.leases.get() {
                     match leases.take(key, mono) {
                         LeaseDecision::Allowed { remaining } => Some(remaining),
@@ -735,6 +742,7 @@ impl Authenticator {
                     }
                 }
             }
+            _ => None,
         };
         Ok(Identity {
             user_id,

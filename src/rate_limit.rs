@@ -27,6 +27,45 @@ pub use self::debt_sketch::{width_for, DebtSketch, KeyHash};
 pub use self::lease::{check_grant, check_lease_options, LeaseDecision, LeaseTable};
 pub use crate::clock::monotonic_nanos;
 
+/// Whether a token is a client's own (RFC 9068 §2.2, the client credentials grant): a
+/// non-empty `client_id` claim, and a `sub` that is absent, empty or that same client id (the
+/// RFC has `sub` name the client when no resource owner is involved). No user is behind it.
+pub fn is_client_credentials(sub: &str, client_id: Option<&str>) -> bool {
+    client_id.is_some_and(|c| !c.is_empty() && (sub.is_empty() || sub == c))
+}
+
+/// The bucket key of a verified identity, written into `key` (docs/rate-limiting.md): the
+/// tenant the signature vouches for (`claim_tenant`: the token's own `tenant_id` claim or its
+/// trusted issuer's tenant; a header or Host tenant must not buy a fresh bucket), `:`, then the
+/// subject. A valid tenant id has no `:`, so no two (tenant, subject) pairs share a key. A
+/// client-credentials token's subject is its client id; unless `limit_clients`
+/// (`rateLimitClientCredentials`) it takes no bucket at all: `false`, a calling service is not
+/// throttled as one user. User tokens always take one.
+pub fn identity_key(
+    key: &mut Vec<u8>,
+    claim_tenant: Option<&[u8]>,
+    sub: &str,
+    client_id: Option<&str>,
+    limit_clients: bool,
+) -> bool {
+    let subject = match client_id {
+        Some(client) if is_client_credentials(sub, client_id) => {
+            if !limit_clients {
+                return false;
+            }
+            client
+        }
+        _ => sub,
+    };
+    key.clear();
+    if let Some(tenant) = claim_tenant {
+        key.extend_from_slice(tenant);
+    }
+    key.push(b':');
+    key.extend_from_slice(subject.as_bytes());
+    true
+}
+
 const NANOS_PER_SEC: f64 = 1e9;
 /// Longest time one token takes to come back, in nanoseconds (about 3e273 years): a refill so
 /// small that `1e9 / refill` is larger (or overflows to infinity, as `Number.MIN_VALUE` does)

@@ -36,6 +36,8 @@ pub struct Settings {
     rate_limit_max: u32,
     rate_limit_refill: f64,
     rate_limit_max_keys: usize,
+    /// `rateLimitClientCredentials`: client-credentials tokens take a bucket too.
+    rate_limit_client_credentials: bool,
     enforce_tenant_match: bool,
     base_domain: Option<String>,
     access_ttl_sec: f64,
@@ -111,6 +113,7 @@ impl Settings {
             rate_limit_max: 0,
             rate_limit_refill: 0.0,
             rate_limit_max_keys: 0,
+            rate_limit_client_credentials: false,
             enforce_tenant_match: false,
             base_domain: None,
             access_ttl_sec: 0.0,
@@ -156,6 +159,7 @@ impl Settings {
             ("rateLimitMax", Number(n)) => self.rate_limit_max = n as u32,
             ("rateLimitRefillPerSec", Number(n)) => self.rate_limit_refill = n,
             ("rateLimitMaxKeys", Number(n)) => self.rate_limit_max_keys = n as usize,
+            ("rateLimitClientCredentials", Bool(b)) => self.rate_limit_client_credentials = b,
             ("enforceTenantMatch", Bool(b)) => self.enforce_tenant_match = b,
             ("baseDomain", Text(d)) => self.base_domain = Some(d),
             ("accessTtlSec", Number(n)) => self.access_ttl_sec = n,
@@ -255,6 +259,9 @@ impl Settings {
     }
     pub fn rate_limit_max_keys(&self) -> usize {
         self.rate_limit_max_keys
+    }
+    pub fn rate_limit_client_credentials(&self) -> bool {
+        self.rate_limit_client_credentials
     }
     #[cfg(test)]
     pub fn enforce_tenant_match(&self) -> bool {
@@ -457,6 +464,7 @@ impl Settings {
         }
         field(&[
             self.enforce_tenant_match as u8,
+            self.rate_limit_client_credentials as u8,
             self.require_token_type as u8,
             self.require_expiration as u8,
             self.require_subject as u8,

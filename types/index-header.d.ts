@@ -198,6 +198,8 @@ export interface AuthConfigOptions {
   rateLimitRefill?: number | null | undefined
   /** Most buckets kept in memory: past it, full then least recently used buckets are evicted, an owing one's debt kept in a fixed-size sketch (docs/rate-limiting.md). Default 100000. */
   rateLimitMaxKeys?: number | null | undefined
+  /** Rate-limit client-credentials tokens too (RFC 9068: a `client_id` claim and a `sub` that is absent, empty or that client id), one bucket per client. Default false: a calling service is not limited per identity; user tokens always are (docs/rate-limiting.md). */
+  rateLimitClientCredentials?: boolean | null | undefined
   /** Refuse (403 `tenant_mismatch`) a token tenant that differs from the requested one. Default false. */
   enforceTenantMatch?: boolean | null | undefined
   /** When set, only direct subdomains of this domain name a tenant. */

@@ -61,6 +61,11 @@ const PROBES = {
     // explicit default must be accepted.
     assert.ok(auth.rateLimitBuckets <= 100000)
   },
+  rateLimitClientCredentials: (auth) => {
+    // Default false: a client-credentials token (RFC 9068: client_id, sub that client) takes no bucket.
+    const r = auth.authenticate(`Bearer ${token(claims({ sub: 'svc', client_id: 'svc' }), SECRET)}`)
+    assert.deepEqual([r.authenticated, r.rateLimitLimit, r.rateLimitRemaining], [true, undefined, undefined])
+  },
   enforceTenantMatch: (auth) => {
     const r = auth.authenticate(`Bearer ${token(claims({ tenant_id: 'acme' }), SECRET)}`, 'other')
     assert.deepEqual([r.authenticated, r.tenantId], [true, 'acme'])

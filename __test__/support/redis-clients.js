@@ -8,9 +8,30 @@
 
 const CLIENT_KINDS = ['node-redis', 'ioredis']
 
-async function connectClient(kind, target) {
+// Every client major docs/scale-out.md names, as `<kind>@<major>`, and the package that holds
+// it (aliased dev dependencies; `redis` and `ioredis` are the current majors). A plain kind is
+// its current major.
+const CLIENT_MAJORS = {
+  'node-redis@4': 'redis4',
+  'node-redis@5': 'redis5',
+  'node-redis@6': 'redis',
+  'ioredis@5': 'ioredis5',
+  'ioredis@6': 'ioredis',
+}
+
+/** `{ kind, pkg }` of a client name (`node-redis`, `ioredis` or one of CLIENT_MAJORS). */
+function clientPackage(name) {
+  const kind = name.split('@')[0]
+  if (name in CLIENT_MAJORS) return { kind, pkg: CLIENT_MAJORS[name] }
+  if (name === 'node-redis') return { kind, pkg: 'redis' }
+  if (name === 'ioredis') return { kind, pkg: 'ioredis' }
+  throw new Error(`unknown client kind ${name}`)
+}
+
+async function connectClient(name, target) {
+  const { kind, pkg } = clientPackage(name)
   if (kind === 'node-redis') {
-    const redis = require('redis')
+    const redis = require(pkg)
     const socket = { reconnectStrategy: () => 50 }
     let client
     if (typeof target === 'string') client = redis.createClient({ url: target })
@@ -18,10 +39,11 @@ async function connectClient(kind, target) {
     else client = redis.createSentinel({ name: target.sentinel.name, sentinelRootNodes: target.sentinel.sentinels, nodeClientOptions: { socket } })
     client.on('error', () => {})
     await client.connect()
-    return { client, close: () => client.destroy(), command: (args) => (target.cluster ? client.sendCommand(args[1], false, args) : target.sentinel ? client.sendCommand(false, args) : client.sendCommand(args)) }
+    // v4 has no destroy(): disconnect() is its immediate close.
+    return { client, close: () => (typeof client.destroy === 'function' ? client.destroy() : client.disconnect()), command: (args) => (target.cluster ? client.sendCommand(args[1], false, args) : target.sentinel ? client.sendCommand(false, args) : client.sendCommand(args)) }
   }
   if (kind === 'ioredis') {
-    const Redis = require('ioredis')
+    const Redis = require(pkg)
     let client
     if (typeof target === 'string') client = new Redis(target, { lazyConnect: true })
     else if (target.cluster) client = new Redis.Cluster(target.cluster, { lazyConnect: true, redisOptions: { retryStrategy: () => 50 } })
@@ -33,4 +55,4 @@ async function connectClient(kind, target) {
   throw new Error(`unknown client kind ${kind}`)
 }
 
-module.exports = { CLIENT_KINDS, connectClient }
+module.exports = { CLIENT_KINDS, CLIENT_MAJORS, connectClient }

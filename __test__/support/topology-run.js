@@ -83,14 +83,15 @@ async function follower({ target, kind, engine, config, feedOptions }) {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const exited = new Promise((resolve) => child.once('exit', resolve))
+  let notReady
   await new Promise((resolve, reject) => {
     exited.then((code) => reject(new Error(`follower exited (${code}) before it was ready`)))
     child.once('message', (m) => m.ready && resolve())
-    setTimeout(() => {
+    notReady = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error(`follower (${kind}, ${engine}) not ready within ${READY_MS} ms`))
     }, READY_MS).unref()
-  })
+  }).finally(() => clearTimeout(notReady)) // else a follower that was ready is killed READY_MS after its start
   const state = { applied: 0, times: [], waiters: [] }
   const answers = []
   child.on('message', (m) => {

@@ -59,6 +59,7 @@ class DpopReplayStore {
   #inFlight = 0
   // Whether a batch may be one script (not a Cluster, or every key in one tagged slot).
   #scripted
+  #warnedClient = false
 
   constructor(client, options, commands) {
     this.options = readStoreOptions(options, OPTION_NAMES)
@@ -187,7 +188,16 @@ class DpopReplayStore {
       () => this.#commands.send(args, key),
       ms,
       () => noAnswerWithin(ms),
-    )
+    ).catch((err) => {
+      // A cluster client may keep sending to a master that died: ask it for a new slot map
+      // (lib/store/commands.js); its own API failing is a process warning once, never dropped.
+      this.#commands.refresh?.(key)?.catch?.((e) => {
+        if (this.#warnedClient) return
+        this.#warnedClient = true
+        process.emitWarning(e.message, { code: e.code })
+      })
+      throw err
+    })
   }
 }
 

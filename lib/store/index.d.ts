@@ -119,6 +119,12 @@ export declare class RedisStore extends EventEmitter {
   close(): Promise<void>
   on(event: 'outage', listener: (err: unknown) => void): this
   on(event: 'recovered', listener: () => void): this
+  /**
+   * The cluster client's own API failed while asked to refresh its slot map
+   * (`ERR_AUTH_SHIELD_STORE_CLIENT`, the client's error in `cause`): a failover may not heal.
+   * Without a listener, a process warning once.
+   */
+  on(event: 'clientError', listener: (err: Error & { code: 'ERR_AUTH_SHIELD_STORE_CLIENT' }) => void): this
 }
 
 export declare function createRedisStore(client: RedisClientLike, options?: RedisStoreOptions): RedisStore

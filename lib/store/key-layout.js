@@ -27,6 +27,31 @@ function hasHashTag(s) {
   return close > open + 1
 }
 
+// CRC16-CCITT (XMODEM: polynomial 0x1021, initial 0), the hash of Redis Cluster's key slots
+// (the cluster specification, "Key distribution model"), one byte at a time from this table.
+const CRC16 = new Uint16Array(256)
+for (let b = 0; b < 256; b++) {
+  let c = b << 8
+  for (let i = 0; i < 8; i++) c = c & 0x8000 ? (c << 1) ^ 0x1021 : c << 1
+  CRC16[b] = c & 0xffff
+}
+
+/**
+ * The cluster hash slot (0-16383) of `key` (a string, hashed as UTF-8): CRC16 of its hash tag
+ * when it has one, else of the whole key, modulo 16384. The same as `CLUSTER KEYSLOT`.
+ */
+function slotOf(key) {
+  let s = key
+  const open = key.indexOf('{')
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1)
+    if (close > open + 1) s = key.slice(open + 1, close)
+  }
+  let crc = 0
+  for (const byte of Buffer.from(s, 'utf8')) crc = ((crc << 8) & 0xffff) ^ CRC16[((crc >> 8) ^ byte) & 0xff]
+  return crc & 16383
+}
+
 /** The shard of an identity: FNV-1a (32 bits) of its UTF-16 code units, modulo SHARDS. Stable across versions. */
 function shardOf(identity) {
   let h = 0x811c9dc5
@@ -61,4 +86,4 @@ function dpopReplayKey(prefix, replayKey) {
   return `${prefix}dpop:${replayKey}`
 }
 
-module.exports = { SHARDS, hasHashTag, shardOf, leaseKeys, revocationKeys, dpopReplayKey }
+module.exports = { SHARDS, hasHashTag, shardOf, slotOf, leaseKeys, revocationKeys, dpopReplayKey }

@@ -66,6 +66,7 @@ class RedisStore extends EventEmitter {
   // The key of the command that found Redis down (a cluster's unreachable slot), for the probe.
   #probeKey = null
   #closed = false
+  #warnedClient = false
   // Lease batches awaiting Redis: { lo } (the oldest sequence number among their identities).
   #batches = new Set()
   // Sequence number of the last identity taken into a `waiting` queue.
@@ -414,7 +415,7 @@ class RedisStore extends EventEmitter {
    */
   #markDown(err, key) {
     this.stats.failedRoundTrips++
-    this.#commands.refresh()
+    this.#commands.refresh(key).catch((e) => this.#clientError(e))
     if (key !== undefined && this.#commands.topology === 'cluster') this.#probeKey = key
     if (this.#down) return
     this.#down = true
@@ -422,6 +423,19 @@ class RedisStore extends EventEmitter {
     this.#downSinceMs = this.#lastProbe
     this.stats.outages++
     this.emit('outage', err)
+  }
+
+  /**
+   * The client's own API failed (ERR_AUTH_SHIELD_STORE_CLIENT, lib/store/commands.js): event
+   * `'clientError'`, or, with no listener, a process warning once per store. Never an `'error'`
+   * event (that would crash an app without a listener), never dropped.
+   */
+  #clientError(err) {
+    if (this.listenerCount('clientError') > 0) this.emit('clientError', err)
+    else if (!this.#warnedClient) {
+      this.#warnedClient = true
+      process.emitWarning(err.message, { code: err.code })
+    }
   }
 
   /** While down: a PING at most every `retryIntervalMs`; an answer ends the outage. */

@@ -82,7 +82,7 @@ export interface RevocationFeedMetrics {
 }
 
 export declare class RevocationFeed {
-  /** `client`: a connected node-redis (v4+) or ioredis client. */
+  /** `client`: a connected node-redis (4, 5 or 6) or ioredis (5 or 6) client. */
   constructor(client: object, options?: RevocationFeedOptions)
   /** Applies shared revocations to `authenticator` and makes its revoke methods write through (Promise-returning). Before `start()`. */
   attach(authenticator: RevocableAuthenticator): this

@@ -81,6 +81,7 @@ function withTimeout(promise, ms, what) {
 class RevocationFeed {
   #commands
   #reader = null
+  #warnedClient = false
   #options
   #keys
   #targets = [] // { authenticator, seam, revokeToken, revokeSubject } with the local (unwrapped) methods
@@ -400,6 +401,15 @@ class RevocationFeed {
     }
   }
 
+  /** The client's own API failed (lib/store/commands.js): `onError`, or without one a process warning once. */
+  #clientError(err) {
+    if (this.#options.onError !== undefined) this.#report(err)
+    else if (!this.#warnedClient) {
+      this.#warnedClient = true
+      process.emitWarning(err.message, { code: err.code })
+    }
+  }
+
   #report(err) {
     if (this.#options.onError === undefined) return
     try {
@@ -469,8 +479,7 @@ class RevocationFeed {
         this.#stats.readErrors++
         this.#report(err)
         // A cluster client may keep sending to a master that died: ask both for a new slot map.
-        this.#reader?.refresh?.()
-        this.#commands.refresh?.()
+        for (const c of [this.#reader, this.#commands]) c?.refresh?.(this.#keys.stream)?.catch?.((e) => this.#clientError(e))
         resume = true
         await sleep(RETRY_MS)
       }

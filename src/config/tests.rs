@@ -18,6 +18,7 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "rateLimitMax" => json!(s.rate_limit_max() as f64),
         "rateLimitRefillPerSec" => json!(s.rate_limit_refill()),
         "rateLimitMaxKeys" => json!(s.rate_limit_max_keys() as f64),
+        "rateLimitClientCredentials" => json!(s.rate_limit_client_credentials()),
         "enforceTenantMatch" => json!(s.enforce_tenant_match()),
         "accessTtlSec" => json!(s.ttl_sec(crate::jwt::TokenKind::Access)),
         "refreshTtlSec" => json!(s.ttl_sec(crate::jwt::TokenKind::Refresh)),

@@ -296,3 +296,42 @@ fn sketch_seeds_derive_from_a_secret_as_in_the_js_engine() {
         (3_886_601_657, 3_471_708_251)
     );
 }
+
+#[test]
+fn client_credentials_tokens_take_no_bucket_unless_asked() {
+    let mut key = b"stale".to_vec();
+    // RFC 9068 §2.2: sub absent (empty) or the client id itself.
+    assert!(!identity_key(&mut key, None, "svc", Some("svc"), false));
+    assert!(!identity_key(
+        &mut key,
+        Some(b"acme"),
+        "",
+        Some("svc"),
+        false
+    ));
+    assert!(identity_key(&mut key, Some(b"acme"), "", Some("svc"), true));
+    assert_eq!(key, b"acme:svc");
+    assert!(identity_key(&mut key, None, "svc", Some("svc"), true));
+    assert_eq!(key, b":svc");
+}
+
+#[test]
+fn user_tokens_are_keyed_by_tenant_claim_and_sub_whatever_their_client() {
+    let mut key = Vec::new();
+    for (sub, client) in [("alice", Some("web")), ("alice", None), ("alice", Some(""))] {
+        for limit_clients in [false, true] {
+            assert!(identity_key(
+                &mut key,
+                Some(b"t"),
+                sub,
+                client,
+                limit_clients
+            ));
+            assert_eq!(key, b"t:alice");
+        }
+    }
+    // No sub and no client: the one shared key of sub-less tokens, as before.
+    assert!(identity_key(&mut key, None, "", None, false));
+    assert_eq!(key, b":");
+    assert!(!is_client_credentials("", Some("")));
+}
