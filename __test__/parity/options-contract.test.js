@@ -25,8 +25,10 @@ const SECRET = 'options-contract-secret-0123456789abcdef'
 const OTHER = 'options-contract-other-secret-0123456789'
 const THUMB = 'Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs'
 const URL = 'https://api.example.com/orders'
-// Rate limiting stays at its default (on): its counters are part of every observation.
-const BASE = { accessSecret: SECRET, clockTimestamp: NOW }
+// Rate limiting stays on: its counters are part of every observation. The limiter refills on the
+// real clock, so at one token per 1000 s a slow machine (or a proof made between two requests)
+// cannot refill one inside a probe.
+const BASE = { accessSecret: SECRET, clockTimestamp: NOW, rateLimitRefillPerSec: 0.001 }
 const TABLE = 'PROBES in __test__/parity/options-contract.test.js'
 
 // Where the bags of options.json that no engine reads are read: one reader both engines share,
@@ -122,11 +124,13 @@ const PROBES = {
     },
   },
   verifiedTokenCacheMaxEntries: {
-    // HMAC keys: the cache is off by default; A B C A B C A A shows its size.
+    // HMAC keys: the cache is off by default; A B C A B C A A shows its size. What is not even
+    // a b64token is a format error, never a lookup (metrics().verifiedTokenCache.misses).
     values: [1, 2, 1000],
     run: (auth) => {
       const [a, b, c] = ['a', 'b', 'c'].map((sub) => bearer(claims({ sub })))
-      return [a, b, c, a, b, c, a, a].map((t) => auth.authenticate(t)).concat([auth.verifiedTokenCacheEntries])
+      const junk = ['Bearer ===', 'Bearer a=b', 'Bearer é', `${a.slice(0, 40)}~!${a.slice(42)}`, 'Bearer abc.def']
+      return [a, b, c, a, b, c, a, a, ...junk].map((t) => auth.authenticate(t)).concat([auth.verifiedTokenCacheEntries, auth.verifyAccessToken('a=b')])
     },
   },
   refreshSecret: {
@@ -158,7 +162,9 @@ const PROBES = {
     run: (auth) => [auth.authenticate(bearer(claims())), auth.authenticate(bearer(claims()))],
   },
   rateLimitRefillPerSec: {
-    context: { rateLimitMax: 1 },
+    context: { rateLimitMax: 1, rateLimitRefillPerSec: undefined },
+    // 100 s, refilled at once, 1 s to wait (10/s, the default: 100 ms).
+    values: [0.01, 1e9, 1],
     run: (auth) => [auth.authenticate(bearer(claims())), auth.authenticate(bearer(claims())), auth.authenticate(bearer(claims()))],
   },
   rateLimitMaxKeys: {
@@ -352,14 +358,25 @@ const PROBES = {
     values: ['https://b.example'],
     call: (engine, options) => revokeSubjectRun(engine, options),
   },
+  'SetKeysOptions.issuer': {
+    base: {},
+    values: ['https://b.example'],
+    call: (engine, options) => {
+      const issuers = [{ issuer: 'https://a.example', keys: [{ kid: 'a', alg: 'HS256', secret: SECRET }] }, { issuer: 'https://b.example' }]
+      const auth = new engine.Authenticator({ clockTimestamp: NOW, issuers })
+      const generation = outcome(() => auth.setKeys([{ kid: 'n', alg: 'HS256', secret: OTHER }], options))
+      const tokens = ['https://a.example', 'https://b.example'].map((iss) => bearer(claims({ iss }), OTHER, { alg: 'HS256', kid: 'n' }))
+      return [generation, ...tokens.map((t) => withoutRequestId(auth.authenticate(t)))]
+    },
+  },
 }
 
-/** A limiter of `options`: keys a, a, a, b, c, a, then its size; retry times to 100 ms. */
+/** A limiter of `options`: keys a, a, a, b, c, a, then its size. */
 function rateLimiterRun(engine, options) {
   const limiter = new engine.RateLimiter(options)
   const out = ['a', 'a', 'a', 'b', 'c', 'a'].map((key) => {
     const { allowed, remaining, retryAfterMs } = limiter.consume(key)
-    return { allowed, remaining, retryAfterMs: Math.ceil(retryAfterMs / 100) }
+    return resultOf({ allowed, remaining, retryAfterMs })
   })
   return [...out, limiter.size]
 }
@@ -401,6 +418,17 @@ function countsOf(m) {
   return { ...m, duration }
 }
 
+/**
+ * An AuthResult without its request id, and its retryAfterMs as its order of magnitude: the
+ * limiter refills on the real clock (not clockTimestamp), so a loaded machine moves it by a few
+ * milliseconds between two calls; a decade apart is what a refill rate changes.
+ */
+function resultOf(result) {
+  const r = withoutRequestId(result)
+  if (r.retryAfterMs > 0) r.retryAfterMs = `1e${Math.ceil(Math.log10(r.retryAfterMs))}`
+  return r
+}
+
 /** What `engine` shows for `config` under `probe`: `{ effect, getters }`, or the refusal. */
 async function observe(engine, probe, config, value) {
   let auth
@@ -409,7 +437,7 @@ async function observe(engine, probe, config, value) {
   } catch (err) {
     return { effect: { refused: { type: err.constructor.name, code: err.code, message: err.message } }, getters: null }
   }
-  const steps = (await probe.run(auth, value)).map((s) => (s && typeof s === 'object' && 'requestId' in s ? withoutRequestId(s) : s))
+  const steps = (await probe.run(auth, value)).map((s) => (s && typeof s === 'object' && 'requestId' in s ? resultOf(s) : s))
   const getters = Object.fromEntries(GETTERS.map((g) => [g, outcome(() => auth[g])]))
   return { effect: { steps, metrics: countsOf(auth.metrics()) }, getters }
 }
@@ -444,7 +472,7 @@ async function checkOption(name, probe) {
     try {
       assert.deepStrictEqual(j, n)
     } catch (err) {
-      failures.push(`option ${name} = ${show(value)}: native and JS engines differ\n${err.message.split('\n').slice(0, 40).join('\n')}`)
+      failures.push(`option ${name} = ${show(value)}: native and JS engines differ (+ JS, - native)\n${err.message.split('\n').slice(0, 40).join('\n')}`)
       continue
     }
     if (observable.includes(value)) {
@@ -478,4 +506,22 @@ test('every option with a non-default value changes what a request sees, the sam
     else failures.push(...(await checkOption(name, probe)))
   }
   assert.ok(failures.length === 0, `${failures.length} failures:\n${failures.join('\n\n')}`)
+})
+
+// callOptions says "any other name is a TypeError in both engines": a misspelt option must not
+// fall back to its default (setKeys(keys, { isuer }) replaced the config's keys, issue 35).
+test('a misspelt name in the options of a call both engines have is a TypeError naming it, in both', () => {
+  const { message } = require('../../contract')
+  const types = new Map(engineCallOptions().map((n) => [n.split('.')[0], n]))
+  assert.ok(types.has('SetKeysOptions'), 'callOptions lists SetKeysOptions')
+  for (const [type, name] of types) {
+    const probe = PROBES[name]
+    const bad = `${name.split('.')[1]}x`
+    const options = { ...probe.base, [bad]: probe.values[0] }
+    const [n, j] = [native, js].map((engine) => JSON.stringify(outcome(() => probe.call(engine, options))))
+    assert.equal(j, n, type)
+    // The outcome holds the refusal: thrown by the call, or by the step that passed the options.
+    const text = JSON.stringify(message('unknownOption', { name: `options.${bad}` }))
+    assert.ok(n.includes('"type":"TypeError"') && n.includes(text), `${type}: ${n.slice(0, 300)}`)
+  }
 })

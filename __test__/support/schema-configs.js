@@ -78,11 +78,12 @@ function nonDefaultValues(option) {
  * draw. Per option, the values are `values[name]` when given (the caller's requests need these;
  * [] holds the option at its default), else `nonDefaultValues`; `fixed` options take one value
  * in every config; an option of `always` takes one of its values in every config (never its
- * default). An option with neither is an Error naming it, so a new option cannot be
+ * default); `companions[name]` are options drawn with a value whenever `name` has one (the
+ * profile needs issuer and audience). An option with neither is an Error naming it, so a new option cannot be
  * skipped silently. `accept(config)` says whether a config is usable (both engines built it);
  * a refused one is redrawn.
  */
-function schemaConfigs({ seed, count, fixed = {}, values = {}, always = [], accept = () => true }) {
+function schemaConfigs({ seed, count, fixed = {}, values = {}, always = [], companions = {}, accept = () => true }) {
   const rng = random(seed)
   const domains = []
   for (const option of SCHEMA.options) {
@@ -94,7 +95,7 @@ function schemaConfigs({ seed, count, fixed = {}, values = {}, always = [], acce
     }
     domains.push({ name, list, always: always.includes(name) })
   }
-  for (const name of [...Object.keys(fixed), ...Object.keys(values), ...always]) {
+  for (const name of [...Object.keys(fixed), ...Object.keys(values), ...always, ...Object.keys(companions), ...Object.values(companions).flat()]) {
     if (optionOf(name) === undefined) throw new Error(`schemaConfigs: ${name} is not an option of contract/options.json`)
   }
   // Each value undrawn so far, by `name\0index`; a config draws them first.
@@ -106,11 +107,25 @@ function schemaConfigs({ seed, count, fixed = {}, values = {}, always = [], acce
     const drawn = []
     for (const { name, list, always } of domains) {
       const open = list.map((_, i) => i).filter((i) => pending.has(`${name}\0${i}`))
-      // An undrawn value is taken half the time, any value (or the default) otherwise.
-      const i = open.length > 0 && rng.chance(0.5) ? rng.pick(open) : rng.int(list.length + (always ? 0 : 1))
+      // Mostly the default, so the checks late in the chain are reached too: an undrawn value a
+      // quarter of the time, another value a fifth of what is left.
+      let i = list.length
+      if (open.length > 0 && rng.chance(0.25)) i = rng.pick(open)
+      else if (always || rng.chance(0.2)) i = rng.int(list.length)
       if (i < list.length) {
         config[name] = list[i]
         drawn.push(`${name}\0${i}`)
+      }
+    }
+    for (const [name, needed] of Object.entries(companions)) {
+      if (!Object.hasOwn(config, name)) continue
+      for (const other of needed) {
+        const domain = domains.find((d) => d.name === other)
+        if (!Object.hasOwn(config, other) && domain !== undefined && domain.list.length > 0) {
+          const i = rng.int(domain.list.length)
+          config[other] = domain.list[i]
+          drawn.push(`${other}\0${i}`)
+        }
       }
     }
     if (!accept(config)) continue
