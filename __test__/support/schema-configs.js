@@ -74,7 +74,8 @@ function nonDefaultValues(option) {
 
 /**
  * Authenticator configs covering every option of contract/options.json: each value of each
- * option appears in at least one accepted config, mixed with the others' values by a seeded
+ * option appears in at least `times` accepted configs (a number, or `{ [name]: n }`, 1 for the
+ * others), mixed with the others' values by a seeded
  * draw. Per option, the values are `values[name]` when given (the caller's requests need these;
  * [] holds the option at its default), else `nonDefaultValues`; `fixed` options take one value
  * in every config; an option of `always` takes one of its values in every config (never its
@@ -83,7 +84,7 @@ function nonDefaultValues(option) {
  * skipped silently. `accept(config)` says whether a config is usable (both engines built it);
  * a refused one is redrawn.
  */
-function schemaConfigs({ seed, count, fixed = {}, values = {}, always = [], companions = {}, accept = () => true }) {
+function schemaConfigs({ seed, count, times = 1, fixed = {}, values = {}, always = [], companions = {}, accept = () => true }) {
   const rng = random(seed)
   const domains = []
   for (const option of SCHEMA.options) {
@@ -95,14 +96,16 @@ function schemaConfigs({ seed, count, fixed = {}, values = {}, always = [], comp
     }
     domains.push({ name, list, always: always.includes(name) })
   }
-  for (const name of [...Object.keys(fixed), ...Object.keys(values), ...always, ...Object.keys(companions), ...Object.values(companions).flat()]) {
+  const named = [fixed, values, companions, typeof times === 'number' ? {} : times].flatMap(Object.keys)
+  for (const name of [...named, ...always, ...Object.values(companions).flat()]) {
     if (optionOf(name) === undefined) throw new Error(`schemaConfigs: ${name} is not an option of contract/options.json`)
   }
-  // Each value undrawn so far, by `name\0index`; a config draws them first.
-  const pending = new Set(domains.flatMap((d) => d.list.map((_, i) => `${d.name}\0${i}`)))
+  // How many more configs each value must be in, by `name\0index`; a config draws these first.
+  const timesOf = (name) => (typeof times === 'number' ? times : (times[name] ?? 1))
+  const pending = new Map(domains.flatMap((d) => d.list.map((_, i) => [`${d.name}\0${i}`, timesOf(d.name)])))
   const configs = []
   for (let tries = 0; configs.length < count || pending.size > 0; tries++) {
-    if (tries > count * 50) throw new Error(`schemaConfigs: no accepted config holds ${[...pending].map((p) => p.replace('\0', ' #'))}`)
+    if (tries > count * 50) throw new Error(`schemaConfigs: no accepted config holds ${[...pending.keys()].map((p) => p.replace('\0', ' #'))}`)
     const config = { ...fixed }
     const drawn = []
     for (const { name, list, always } of domains) {
@@ -129,7 +132,11 @@ function schemaConfigs({ seed, count, fixed = {}, values = {}, always = [], comp
       }
     }
     if (!accept(config)) continue
-    for (const key of drawn) pending.delete(key)
+    for (const key of drawn) {
+      const left = (pending.get(key) ?? 0) - 1
+      if (left > 0) pending.set(key, left)
+      else pending.delete(key)
+    }
     configs.push(config)
   }
   return configs
