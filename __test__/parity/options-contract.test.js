@@ -445,7 +445,7 @@ async function observe(engine, probe, config, value) {
 const show = (v) => (Buffer.isBuffer(v) ? `<Buffer ${v.toString()}>` : JSON.stringify(v)?.slice(0, 80))
 
 /** Both engines on `name`'s default and on each value; returns the failures, in words. */
-async function checkOption(name, probe) {
+async function checkOption(name, probe, engines = { native, js }) {
   const entry = optionEntry(name)
   const derived = entry === undefined ? [] : nonDefaultValues(entry)
   const observable = probe.values ?? derived
@@ -454,12 +454,12 @@ async function checkOption(name, probe) {
   const compare = async (value) => {
     if (probe.call !== undefined) {
       const options = value === undefined ? probe.base : { ...probe.base, [name.split('.')[1]]: value }
-      const [n, j] = [native, js].map((engine) => ({ effect: outcome(() => probe.call(engine, options)), getters: null }))
+      const [n, j] = [engines.native, engines.js].map((engine) => ({ effect: outcome(() => probe.call(engine, options)), getters: null }))
       return [n, j]
     }
     let config = { ...BASE, ...probe.context }
     if (value !== undefined) config = probe.config ? probe.config(config, value) : { ...config, [name]: value }
-    return [await observe(native, probe, config, value), await observe(js, probe, config, value)]
+    return [await observe(engines.native, probe, config, value), await observe(engines.js, probe, config, value)]
   }
   const [defaultN, defaultJ] = await compare(undefined)
   try {
@@ -496,6 +496,25 @@ test('every option an engine reads has a probe, and every probe an option', () =
   const bags = Object.keys(SCHEMA).filter((k) => Array.isArray(SCHEMA[k]) && SCHEMA[k].some((o) => o.kind !== undefined))
   assert.deepEqual(bags.sort(), [...ENGINE_BAGS, ...Object.keys(SHARED_READERS)].sort())
   assert.deepEqual(OPTION_BAGS.slice().sort(), bags.slice().sort())
+})
+
+// The check itself (issue 35 asks to see it fail): an engine that drops one option from its
+// config, as an engine that never learnt it would, is caught; so are two that both drop it.
+test('an option one engine ignores, or both, fails the check with its name', async () => {
+  const ignoring = (engine, name) => ({
+    ...engine,
+    Authenticator: class extends engine.Authenticator {
+      constructor(config) {
+        super({ ...config, [name]: undefined })
+      }
+    },
+  })
+  for (const name of ['requireTokenType', 'maxTokenBytes', 'requiredScope', 'dpopIatWindowSec']) {
+    const one = await checkOption(name, PROBES[name], { native, js: ignoring(js, name) })
+    assert.ok(one.length > 0 && one.every((f) => f.startsWith(`option ${name} = `) && f.includes('native and JS engines differ')), one.join('\n'))
+    const neither = await checkOption(name, PROBES[name], { native: ignoring(native, name), js: ignoring(js, name) })
+    assert.ok(neither.length > 0 && neither.every((f) => f.includes('changes nothing the probe sees')), neither.join('\n'))
+  }
 })
 
 test('every option with a non-default value changes what a request sees, the same way in both engines', async () => {
