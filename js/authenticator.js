@@ -9,7 +9,7 @@ const { randomUUID } = require('#node/crypto')
 const { performance } = globalThis
 const { createPublicKey, createSecretKey } = require('#node/crypto')
 const { readSettings, checkSigningKid } = require('./config')
-const { extractBearer } = require('./bearer')
+const { extractBearer, isB64token } = require('./bearer')
 const { ClaimRules, signedWith, decodeKnownGood, grantedScopes } = require('./jwt')
 const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
 const { Hs256Key } = require('./jwt/key')
@@ -41,7 +41,7 @@ const MAX_GRANT_KEY_BYTES = LIMITS.maxGrantKeyBytes
 // 2 ms ahead); past it the token takes the cut-off as its iat (src/authenticator.rs).
 const CUTOFF_WAIT_MS = 5
 const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys } = require('./error')
-const { resultTemplates, verificationTemplates } = require('./schema')
+const { resultTemplates, verificationTemplates, checkKnownOptions } = require('./schema')
 
 // What both engines read of each header argument (contract/limits.json says why).
 const { authorizationSlack: AUTHORIZATION_SLACK, tenantHeaderCap: TENANT_HEADER_CAP, hostCap: HOST_CAP } = LIMITS
@@ -253,6 +253,8 @@ class Core {
       return rules === null ? fail('untrusted_issuer') : rules.validate(claims, now)
     }
     const claims = this.accessRules.verify(token, keys, now)
+    // Not even a b64token: not a lookup (src/jwt/verify.rs `verify_cached`; authenticate refused it already).
+    if (!(claims instanceof Failure && claims.code === 'malformed_token') || isB64token(token)) cache.countMiss()
     // The memo holds the key that just verified it (js/jwt.js): an HMAC check costs less than
     // the digest, so HMAC tokens are remembered only when the cache was asked for by size.
     if (!(claims instanceof Failure) && (this.cacheHmac || !this.accessRules.acceptedKey.isHmac)) {
@@ -375,6 +377,8 @@ class Core {
 function readSetKeysIssuer(options) {
   if (options === undefined || options === null) return undefined
   if (typeof options !== 'object') throw typeError('options must be an object { issuer? }')
+  // `{ isuer }` must not replace the config's keys in place of one issuer's (src/binding/authenticator.rs).
+  checkKnownOptions(options, 'SetKeysOptions')
   const { issuer } = options
   if (issuer === undefined || issuer === null) return undefined
   if (typeof issuer !== 'string') throw typeError('options.issuer must be a string')

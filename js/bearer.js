@@ -24,4 +24,9 @@ function extractBearer(header, maxTokenBytes) {
   return token
 }
 
-module.exports = { extractBearer }
+/** Whether `token` is an RFC 6750 b64token. */
+function isB64token(token) {
+  return B64TOKEN.test(token)
+}
+
+module.exports = { extractBearer, isB64token }

@@ -24,7 +24,10 @@ class VerifiedCache {
     this.misses = 0
   }
 
-  /** Whether `digest` was verified under `generation` and has not expired at `now`. */
+  /**
+   * Whether `digest` was verified under `generation` and has not expired at `now`. A hit is
+   * counted here, a miss by the caller (`countMiss`), as src/verified_cache.rs.
+   */
   hit(digest, generation, now) {
     const entry = this.entries.get(digest)
     if (entry !== undefined && entry.generation === generation && now < entry.exp) {
@@ -32,8 +35,11 @@ class VerifiedCache {
       return true
     }
     if (entry !== undefined) this.entries.delete(digest)
-    this.misses++
     return false
+  }
+
+  countMiss() {
+    this.misses++
   }
 
   insert(digest, generation, exp) {

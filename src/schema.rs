@@ -192,6 +192,7 @@ mod tests {
             "ResolveTenantOptions",
             "RevokeTokenOptions",
             "RevokeSubjectOptions",
+            "SetKeysOptions",
         ] {
             assert!(
                 !schema().call_option_names(type_name).is_empty(),

@@ -11,43 +11,65 @@ const native = require('../..')
 const js = require('../../js')
 const { random, rawToken, token, HS256, withoutRequestId } = require('../support/tokens')
 const { plumbing } = require('../support/store-seam')
+const { schemaConfigs, nonDefaultValues, optionOf } = require('../support/schema-configs')
 
 const NOW = 1_700_000_000
 const ACCESS = 'differential-access-secret-0123456789'
 const REFRESH = 'differential-refresh-secret-0123456789'
 const WRONG = 'differential-wrong-secret-0123456789ab'
 
-const CONFIGS = [
-  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, rateLimitMax: 0 },
-  {
-    accessSecret: ACCESS,
-    refreshSecret: REFRESH,
-    clockTimestamp: NOW,
-    issuer: ['auth.example', 'legacy'],
-    audience: 'api',
-    clockToleranceSec: 30,
-    requireTokenType: true,
-    rateLimitMax: 1e6,
-    rateLimitRefillPerSec: 1e-6,
+// Drawn from contract/options.json (__test__/support/schema-configs.js): every value derived
+// for every option appears in at least one config, so an option added to the schema is compared
+// here too. `values` gives what these tokens are made for; [] holds an option at its default.
+const CONFIGS = schemaConfigs({
+  seed: 35,
+  count: 12,
+  always: ['accessSecret', 'clockTimestamp', 'rateLimitMax', 'rateLimitRefillPerSec'],
+  companions: { requireAccessTokenProfile: ['issuer', 'audience'] },
+  // Its refusals need tokens the others do not refuse first: missing_profile_claim >= 10 times.
+  times: { requireAccessTokenProfile: 3 },
+  values: {
+    // Tokens here are HS256 on ACCESS: other key sources have their own tests below.
+    accessSecret: [ACCESS, Buffer.from(ACCESS)],
+    keys: [],
+    signingKey: [],
+    issuers: [],
+    refreshSecret: [REFRESH, ACCESS],
+    issuer: [['auth.example', 'legacy'], 'auth.example'],
+    audience: ['api', ['api', 'web']],
+    // jsonwebtoken reads clockTimestamp 0 as "unset": the JS engine must still use it.
+    clockTimestamp: [NOW, NOW + 0.5, 0],
+    // Off or out of reach: rate_limited is reached by the sequences below, not by the generator.
+    rateLimitMax: [0, 1e6],
+    // The limiter refills on the real clock: slow enough that no request of a run sees a whole
+    // token come back between the two engines' calls (each value is compared in options-contract).
+    rateLimitRefillPerSec: [1e-6, 0.001],
+    baseDomain: ['Example.com.', 'example.com'],
+    maxTokenBytes: [400, ...nonDefaultValues(optionOf('maxTokenBytes'))],
+    // Every Bearer token without a certificate would be unbound_token: the tests at the end.
+    requireCertificateBoundTokens: [],
+    requiredScope: [['read', 'write:x'], 'read'],
+    requiredAcr: [['mfa', 'gold'], 'mfa'],
+    maxAuthAgeSec: [60, 0, 3200000000],
   },
-  {
-    accessSecret: ACCESS,
-    clockTimestamp: NOW + 0.5,
-    requireExpiration: false,
-    requireSubject: false,
-    maxTokenBytes: 400,
-    rateLimitMax: 0,
+  // A config both engines refuse (the profile without issuer or audience…) is refused alike, then redrawn.
+  accept: (config) => {
+    const refusal = (engine) => {
+      try {
+        new engine.Authenticator(config)
+        return null
+      } catch (err) {
+        return { type: err.constructor.name, message: err.message }
+      }
+    }
+    const n = refusal(native)
+    assert.deepStrictEqual(refusal(js), n, JSON.stringify(config))
+    return n === null
   },
-  { accessSecret: ACCESS, refreshSecret: ACCESS, clockTimestamp: NOW, enforceTenantMatch: true, baseDomain: 'Example.com.', rateLimitMax: 0 },
-  // jsonwebtoken reads clockTimestamp 0 as "unset": the JS engine must still use it.
-  { accessSecret: Buffer.from(ACCESS), clockTimestamp: 0, audience: ['api', 'web'], rateLimitMax: 0 },
-  // Required scopes (issue 25): scope and scp of every shape below.
-  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, requiredScope: ['read', 'write:x'], rateLimitMax: 0 },
-  // Step-up (RFC 9470, issue 25): acr and auth_time.
-  { accessSecret: ACCESS, clockTimestamp: NOW, requiredAcr: ['mfa', 'gold'], maxAuthAgeSec: 60, rateLimitMax: 0 },
-  // The RFC 9068 profile (issue 25): header typ and the profile's claims.
-  { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, issuer: ['auth.example', 'legacy'], audience: 'api', requireAccessTokenProfile: true, requireSubject: false, requireExpiration: false, rateLimitMax: 0 },
-]
+})
+
+// 600 random requests per config at least, so each reaches the checks late in the chain.
+const RANDOM_REQUESTS = Math.max(9000, 600 * CONFIGS.length)
 
 const TENANT_CLAIMS = [undefined, 'acme', 'Acme', '', 'globex', 'bad:id', 'a'.repeat(64), 7]
 const TENANT_HEADERS = [undefined, null, '', 'acme', 'ACME', 'globex', 'bad:id', 'a'.repeat(64), '-x', 'a_b-c']
@@ -310,7 +332,7 @@ test('both engines give identical results on >= 10,000 generated requests', () =
 
   // Random requests across every config (1,000 or more each, so every code is reached often).
   const rng = random(20261123)
-  for (let i = 0; i < 9000; i++) {
+  for (let i = 0; i < RANDOM_REQUESTS; i++) {
     const k = i % CONFIGS.length
     const t = tokenFor(rng, CONFIGS[k])
     const args = [authorizationFor(rng, t), rng.pick(TENANT_HEADERS), rng.pick(HOSTS)]
@@ -345,7 +367,7 @@ test('both engines give identical results on >= 10,000 generated requests', () =
     assert.equal(m.duration.count, m.authentication.succeeded + m.authentication.failed)
     counted += m.duration.count
   }
-  assert.equal(counted, 9000)
+  assert.equal(counted, RANDOM_REQUESTS)
   // The generator reaches every outcome but rate limiting and shared-limit leases (tested by
   // sequences below).
   const reached = [...checker.codes.keys()].sort()
@@ -388,7 +410,7 @@ const SURROGATE_HEADERS = [
 
 test('lone surrogates anywhere in header or payload are malformed_token in both engines, forged or not', () => {
   const checker = makeChecker()
-  const pair = pairOf({ ...CONFIGS[0] })
+  const pair = pairOf({ accessSecret: ACCESS, clockTimestamp: NOW, rateLimitMax: 0 })
   const rng = random(22)
   let lone = 0
   for (let i = 0; i < 1200; i++) {
@@ -584,7 +606,7 @@ test('shared-limit lease sequences agree: pending, grants, refusals, renewals, s
 
 test('token verification and signing agree between engines', () => {
   const rng = random(99)
-  const config = { ...CONFIGS[1], rateLimitMax: 0 }
+  const config = { accessSecret: ACCESS, refreshSecret: REFRESH, clockTimestamp: NOW, issuer: ['auth.example', 'legacy'], audience: 'api', clockToleranceSec: 30, requireTokenType: true, rateLimitMax: 0 }
   const pair = pairOf(config)
   for (let i = 0; i < 1500; i++) {
     const t = rng.chance(0.5) ? tokenFor(rng, config) : token({ ...claimsFor(rng, config), type: 'refresh' }, REFRESH)

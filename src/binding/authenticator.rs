@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::config::{read_settings, read_value, Level};
 use super::fast_call;
 use super::js_error::to_js;
-use super::js_error::{shared_keys, throw, ArgError};
+use super::js_error::{shared_keys, throw, ArgError, CallError, CallResult};
 use super::one_shot::shared_core;
 use super::request::{self, Handle};
 use super::revocation;
@@ -427,10 +427,12 @@ impl Authenticator {
 }
 
 /// `setKeys`'s `options.issuer`: `None` when options or the member are null or undefined.
-fn read_set_keys_issuer(
-    options: Option<Unknown<'_>>,
-) -> std::result::Result<Option<String>, ArgError> {
-    let wrong = || ArgError::Type("options must be an object { issuer? }".into());
+fn read_set_keys_issuer(options: Option<Unknown<'_>>) -> CallResult<Option<String>> {
+    let wrong = || {
+        CallError::from(ArgError::Type(
+            "options must be an object { issuer? }".into(),
+        ))
+    };
     let Some(options) = options else {
         return Ok(None);
     };
@@ -441,12 +443,15 @@ fn read_set_keys_issuer(
     }
     // SAFETY: the value was just checked to be an object.
     let obj: Object = unsafe { options.cast() }.map_err(|_| wrong())?;
+    // `{ isuer }` must not replace the config's keys in place of one issuer's (callOptions
+    // `SetKeysOptions`, as the JS engine checks).
+    super::args::known_options(&obj, "SetKeysOptions", "options")?;
     let issuer: Unknown = obj
         .get_named_property_unchecked("issuer")
         .map_err(|_| wrong())?;
     match read_value(issuer, Level::Member) {
         Ok(RawValue::Absent) => Ok(None),
         Ok(RawValue::Text(s)) => Ok(Some(s)),
-        _ => Err(ArgError::Type("options.issuer must be a string".into())),
+        _ => Err(ArgError::Type("options.issuer must be a string".into()).into()),
     }
 }

@@ -163,8 +163,14 @@ impl Verifier {
             keys.rules(&claims, &self.rules)?.validate(&claims, now)?;
             return Ok(claims);
         }
-        let (claims, by_hmac) =
-            decode_verified_by(token, keys, scratch, self.rules.access_token_profile)?;
+        let verified = decode_verified_by(token, keys, scratch, self.rules.access_token_profile);
+        // Not even a b64token (RFC 6750 §2.1): refused as a format error, which the JS engine
+        // settles before its cache is asked (js/bearer.js); the scan runs on this failure only.
+        if !matches!(verified, Err(AuthError::MalformedToken)) || crate::bearer::is_b64token(token)
+        {
+            cache.count_miss();
+        }
+        let (claims, by_hmac) = verified?;
         keys.rules(&claims, &self.rules)?.validate(&claims, now)?;
         // An HMAC check costs less than the digest: HMAC tokens are only remembered when the
         // cache was asked for by size (`cache_hmac`), even in a key set with asymmetric keys.
