@@ -161,6 +161,14 @@ const PROBES = {
   rateLimitMax: {
     run: (auth) => [auth.authenticate(bearer(claims())), auth.authenticate(bearer(claims()))],
   },
+  rateLimitClientCredentials: {
+    // Client-credentials tokens (client_id, sub absent or the client's): unlimited by default, one bucket per client with it.
+    context: { rateLimitMax: 1 },
+    run: (auth) => {
+      const service = (c) => bearer({ exp: NOW + 600, client_id: 'svc', ...c })
+      return [auth.authenticate(service({})), auth.authenticate(service({ sub: 'svc' })), auth.authenticate(service({ sub: '' }))]
+    },
+  },
   rateLimitRefillPerSec: {
     context: { rateLimitMax: 1, rateLimitRefillPerSec: undefined },
     // 100 s, refilled at once, 1 s to wait (10/s, the default: 100 ms).
