@@ -147,7 +147,7 @@ class AuthDecision {
     }
     this.dpopRequired = this.dpopMode === 'required'
     this.dpopDisabled = this.dpopMode === 'disabled'
-    this.dpopReplay = this.dpopDisabled ? null : sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender)
+    this.dpopReplay = this.dpopDisabled ? null : sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender, this.fixedClock)
     // Every WWW-Authenticate value this middleware can send, written now (lib/http/challenge.js).
     const { requiredScope, requiredAcr, maxAuthAgeSec } = this.engine.authenticator
     const challengeOptions = {
@@ -255,17 +255,19 @@ class AuthDecision {
     }
     // A route for DPoP only: a Bearer success is refused (lib/http/dpop.js).
     if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
-    // A proof accepted here must be new to every process sharing the replay store.
-    if (this.dpopReplay !== null && result.authenticated && isDpopScheme(authorization)) {
-      return this.dpopReplay(result).then((r) => this.settled(req, authorization, r))
-    }
     return this.settled(req, authorization, result)
   }
 
   settled(req, authorization, result) {
     const d = this.verdict(result, authorization)
     if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, authorization, result, req.headers || NO_HEADERS)
-    return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
+    const checked = result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, authorization, req) : d
+    // A proof accepted here must be new to every process sharing the replay store; recorded
+    // last, once every other check admitted the request (a refused one takes no room).
+    if (this.dpopReplay !== null && result.authenticated && isDpopScheme(authorization)) {
+      return Promise.resolve(checked).then((c) => (c.action === 'pass' ? this.dpopReplay(result).then((r) => (r === result ? c : this.verdict(r, authorization))) : c))
+    }
+    return checked
   }
 
   verdict(result, authorization) {
