@@ -25,7 +25,7 @@ const { LeaseTable, MAX_LEASE } = require('./rate-limit/lease')
 const { Revocations, LIMIT_CODE } = require('./revocation')
 const { CertificateBinding, THUMBPRINT_LEN, bindingOf, checkBinding } = require('./cert-binding')
 const { Metrics } = require('./metrics')
-const { dpopScheme, checkProof, proofAlgs } = require('./dpop')
+const { dpopScheme, readProof, proofAlgs } = require('./dpop')
 const { ReplayCache } = require('./dpop/replay')
 const { NonceKey } = require('./dpop/nonce')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
@@ -191,22 +191,25 @@ class Core {
       token = extractBearer(authorization, this.settings.maxTokenBytes)
       if (token instanceof Failure) return token
     } else {
-      // The same checks as a Bearer token's, before the proof (src/authenticator.rs).
+      // The same checks as a Bearer token's, before the proof's claims; its signature waits
+      // for the token (src/authenticator.rs).
       token = extractBearer(`Bearer ${dpopToken}`, this.settings.maxTokenBytes)
       if (token instanceof Failure) return token
-      proof = checkProof(sender, token, now, this.settings.dpopIatWindowSec, this.dpopAlgs, this.dpopNonces)
+      proof = readProof(sender, now, this.settings.dpopIatWindowSec, this.dpopAlgs, this.dpopNonces)
       if (proof instanceof Failure) return proof
     }
     const claims = this.verifyAccess(token, now)
     if (claims instanceof Failure) return this.explain('access', token, claims)
-    // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer.
+    // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer. The
+    // cheap checks first (ath, the key's thumbprint), the proof's signature last.
     if (proof === null) {
       if (claims.cnf_jkt !== undefined) return fail('dpop_bound_token_as_bearer')
     } else {
+      const refused = proof.checkAth(token)
+      if (refused !== undefined) return refused
       if (typeof claims.cnf_jkt !== 'string' || claims.cnf_jkt !== proof.thumbprint) return fail('dpop_key_mismatch')
-      const admission = this.dpopReplay.admit(proof.replayKey, proof.expiresAt, now)
-      if (admission === 'replayed') return fail('dpop_proof_replayed')
-      if (admission === 'full') return fail('dpop_replay_cache_full')
+      const forged = proof.checkSignature()
+      if (forged !== undefined) return forged
     }
     const revoked = this.revocations.check(claims)
     if (revoked !== undefined) return fail(revoked)
@@ -235,6 +238,13 @@ class Core {
       if (decision === null) return fail('rate_limit_pending')
       if (!decision.allowed) return new Failure('rate_limited', decision.retryAfterMs)
       remaining = decision.remaining
+    }
+    // State is written after the decision (src/authenticator.rs): the proof takes room only now
+    // that every other check admitted the request.
+    if (proof !== null) {
+      const admission = this.dpopReplay.admit(proof.replayKey, proof.expiresAt, now)
+      if (admission === 'replayed') return fail('dpop_proof_replayed')
+      if (admission === 'full') return fail('dpop_replay_cache_full')
     }
     return { userId, email: claims.email, role: claims.role, tenant, scope: grantedScopes(claims), remaining, dpopReplay: proof }
   }

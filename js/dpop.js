@@ -1,8 +1,10 @@
 'use strict'
 
 // DPoP proof verification (RFC 9449 §4.3), as src/dpop.rs: the same checks in the same order
-// with the same codes. The chain (js/authenticator.js) then compares the token's cnf.jkt with
-// the thumbprint and admits the proof once through the replay cache (js/dpop/replay.js).
+// with the same codes. readProof checks the header and claims; the chain (js/authenticator.js)
+// then verifies the access token, the proof's ath, the token's cnf.jkt against the thumbprint,
+// the proof's signature last (the dearest check), and admits the proof once through the replay
+// cache (js/dpop/replay.js) only when every other check admitted the request.
 
 const { createHash } = require('#node/crypto')
 const { isUtf8 } = require('#node/buffer')
@@ -15,7 +17,7 @@ const { Reader, MALFORMED } = require('./jwt/json-scan')
 const { readProofKey } = require('./dpop/proof-key')
 const { normalize } = require('./dpop/htu')
 
-const { dpopProofCap: PROOF_CAP, dpopUrlCap: URL_CAP, dpopJtiCap: JTI_CAP } = LIMITS
+const { dpopProofCap: PROOF_CAP, dpopUrlCap: URL_CAP, dpopJtiCap: JTI_CAP, dpopReplaySkewSec: SKEW_SEC } = LIMITS
 const SCHEME = /^dpop /i
 const PAYLOAD_MEMBERS = new Set(['jti', 'htm', 'htu', 'iat', 'ath', 'nonce'])
 
@@ -41,10 +43,20 @@ function dpopScheme(header) {
 }
 
 /**
- * `{ thumbprint, replayKey, expiresAt }` of the proof in `sender`, or a Failure; `algs`: the Set
- * of `proofAlgs`; `nonces`: a NonceKey or null.
+ * The second until which a proof of `iat` stays in a replay cache (src/dpop.rs `replay_until`):
+ * every process accepts it while its clock, in whole seconds, is at most iat + window; one up to
+ * the skew allowance behind the writer still does then (docs/sender-constrained.md#clock-skew).
  */
-function checkProof(sender, token, now, window, algs, nonces = null) {
+function replayUntil(iat, window) {
+  return Math.floor(iat + window) + 1 + SKEW_SEC
+}
+
+/**
+ * The UncheckedProof of `sender` (src/dpop.rs `read_proof`): every check but ath, the key match
+ * and the signature, none of them a public-key operation; or a Failure. `algs`: the Set of
+ * `proofAlgs`; `nonces`: a NonceKey or null.
+ */
+function readProof(sender, now, window, algs, nonces = null) {
   const invalid = fail('invalid_dpop_proof')
   const proof = sender.dpop
   if (proof === undefined || proof === '') return fail('missing_dpop_proof')
@@ -86,7 +98,6 @@ function checkProof(sender, token, now, window, algs, nonces = null) {
   const payload = decodeSegment(p64)
   const signature = decodeSegment(s64)
   if (payload === null || signature === null) return invalid
-  if (!key.key.verifies(proof.slice(0, h64.length + 1 + p64.length), signature)) return invalid
   if (!isUtf8(payload)) return invalid
   const c = {}
   const pr = new Reader(payload)
@@ -113,10 +124,31 @@ function checkProof(sender, token, now, window, algs, nonces = null) {
   if (nonces !== null && !(typeof c.nonce === 'string' && nonces.accepts(c.nonce, now))) return fail('use_dpop_nonce')
   // Step 11: within the window either side of now.
   if (!(iat >= now - window && iat <= now + window)) return fail('dpop_proof_stale')
-  // Step 12 (§7): for this access token.
-  if (ath !== createHash('sha256').update(token, 'latin1').digest('base64url')) return fail('dpop_proof_mismatch')
   const replayKey = createHash('sha256').update(`${key.thumbprint}.`).update(jti, 'utf8').digest('hex')
-  return { thumbprint: key.thumbprint, replayKey, expiresAt: iat + window }
+  return new UncheckedProof(key, proof.slice(0, h64.length + 1 + p64.length), signature, ath, replayKey, replayUntil(iat, window))
 }
 
-module.exports = { dpopScheme, checkProof, proofAlgs, isProofAlg, DEFAULT_ALGS }
+/** A proof whose header and claims passed, its signature not yet checked (src/dpop.rs). */
+class UncheckedProof {
+  constructor(key, signingInput, signature, ath, replayKey, expiresAt) {
+    this.key = key
+    this.signingInput = signingInput
+    this.signature = signature
+    this.ath = ath
+    this.thumbprint = key.thumbprint
+    this.replayKey = replayKey
+    this.expiresAt = expiresAt
+  }
+
+  /** Step 12 (§7): the proof is for this access token; a Failure or undefined. */
+  checkAth(token) {
+    return this.ath === createHash('sha256').update(token, 'latin1').digest('base64url') ? undefined : fail('dpop_proof_mismatch')
+  }
+
+  /** Step 6: signed by the key it carries; a Failure or undefined. */
+  checkSignature() {
+    return this.key.verifies(this.signingInput, this.signature) ? undefined : fail('invalid_dpop_proof')
+  }
+}
+
+module.exports = { dpopScheme, readProof, replayUntil, proofAlgs, isProofAlg, DEFAULT_ALGS }

@@ -12,7 +12,7 @@ use crate::cert_binding;
 use crate::clock::{unix_millis, unix_seconds_at};
 use crate::dpop::nonce::NonceKey;
 use crate::dpop::replay::{Admission, ReplayCache};
-use crate::dpop::{check_proof, dpop_scheme, ProofAlgs};
+use crate::dpop::{dpop_scheme, read_proof, ProofAlgs};
 use crate::error::AuthError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
@@ -83,7 +83,8 @@ pub struct Identity<'a> {
 pub struct ProofReplay {
     /// SHA-256(thumbprint `.` jti).
     pub key: [u8; 32],
-    /// The proof's `iat` plus `dpopIatWindowSec`, seconds since the epoch.
+    /// Until when the proof is a replay, seconds since the epoch: the second after its `iat`
+    /// plus `dpopIatWindowSec`, plus the skew allowance (src/dpop.rs `replay_until`).
     pub until_sec: f64,
 }
 
@@ -620,7 +621,8 @@ impl Authenticator {
             None => None,
         };
         let (token, proof) = match dpop_token {
-            // The same checks as a Bearer token's, in the JS engine's order, before the proof.
+            // The same checks as a Bearer token's, in the JS engine's order, before the proof's
+            // claims; its signature waits for the token (src/dpop.rs `UncheckedProof`).
             Some(token) => {
                 if token.is_empty() {
                     return Err(AuthError::InvalidAuthorizationFormat.into());
@@ -634,7 +636,7 @@ impl Authenticator {
                 let window = self.settings.dpop_iat_window_sec();
                 let now = self.now_sec_at(mono);
                 let nonces = self.dpop_nonces.as_ref();
-                let proof = check_proof(sender, token, now, window, self.dpop_algs, nonces)?;
+                let proof = read_proof(sender, now, window, self.dpop_algs, nonces)?;
                 (token, Some(proof))
             }
             None => (extract_bearer(authorization, max_token_bytes)?, None),
@@ -648,28 +650,22 @@ impl Authenticator {
                 }
                 other => self.explain(TokenKind::Access, token, other),
             })?;
-        // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer.
-        let mut dpop_replay = None;
+        // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer. The
+        // cheap checks first (ath, the key's thumbprint), the proof's signature last.
         match (&proof, &claims.cnf_jkt) {
             (None, Claim::Absent) => {}
             (None, _) => return Err(AuthError::DpopBoundTokenAsBearer.into()),
-            (Some(p), Claim::Str(jkt)) if *jkt == p.thumbprint => {
-                let cache = self
-                    .dpop_replay
-                    .as_ref()
-                    .ok_or(AuthError::DpopKeyMismatch)?;
-                match cache.admit(p.replay_key, p.expires_at, self.now_sec_at(mono)) {
-                    Admission::Fresh => {
-                        dpop_replay = Some(ProofReplay {
-                            key: p.replay_key,
-                            until_sec: p.expires_at,
-                        })
-                    }
-                    Admission::Replayed => return Err(AuthError::DpopProofReplayed.into()),
-                    Admission::Full => return Err(AuthError::DpopReplayCacheFull.into()),
+            (Some(p), Claim::Str(jkt)) => {
+                p.check_ath(token)?;
+                if *jkt != p.thumbprint() {
+                    return Err(AuthError::DpopKeyMismatch.into());
                 }
+                p.check_signature()?;
             }
-            (Some(_), _) => return Err(AuthError::DpopKeyMismatch.into()),
+            (Some(p), _) => {
+                p.check_ath(token)?;
+                return Err(AuthError::DpopKeyMismatch.into());
+            }
         }
         self.revocations.check(token_ids(&claims))?;
         cert_binding::check(
@@ -740,6 +736,22 @@ impl Authenticator {
                             })
                         }
                     }
+                }
+            }
+            _ => None,
+        };
+        // State is written after the decision: the proof takes room in the replay cache only
+        // now that every other check admitted the request, so a refused request (revoked, rate
+        // limited, waiting for its lease and retried) never makes its own proof a replay.
+        let dpop_replay = match (&proof, &self.dpop_replay) {
+            (Some(p), Some(cache)) => {
+                match cache.admit(p.replay_key, p.expires_at, self.now_sec_at(mono)) {
+                    Admission::Fresh => Some(ProofReplay {
+                        key: p.replay_key,
+                        until_sec: p.expires_at,
+                    }),
+                    Admission::Replayed => return Err(AuthError::DpopProofReplayed.into()),
+                    Admission::Full => return Err(AuthError::DpopReplayCacheFull.into()),
                 }
             }
             _ => None,

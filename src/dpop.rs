@@ -1,7 +1,8 @@
 //! DPoP proof verification (RFC 9449 §4.3), fused into the request chain: the `DPoP` header's
 //! proof is checked against the request (`htm`, `htu`), the clock (`iat`) and the access token
-//! (`ath`); the chain then checks the token's `cnf.jkt` against [`CheckedProof::thumbprint`]
-//! and admits the proof once through the replay cache ([`replay`]). Only runs for the DPoP
+//! (`ath`); the chain checks the access token first, the token's `cnf.jkt` against the proof's
+//! key, the proof's signature last (the dearest check), and admits the proof once through the
+//! replay cache ([`replay`]) only when every other check admitted the request. Only runs for the DPoP
 //! scheme, so a Bearer request pays nothing. The JS twin is js/dpop.js: same checks, same order,
 //! same codes.
 
@@ -72,15 +73,89 @@ impl ProofAlgs {
     }
 }
 
-/// A proof that passed every check of its own.
-pub struct CheckedProof {
+/// A proof whose header and claims passed (RFC 9449 §4.3 steps 1-11), its signature not yet
+/// checked: the chain checks the access token, then [`Self::check_ath`], the token's `cnf.jkt`
+/// against [`Self::thumbprint`], and only then [`Self::check_signature`], the dearest step. A
+/// forged token or a proof of another key is refused before any public-key operation of the
+/// proof (docs/sender-constrained.md#order-of-checks).
+pub struct UncheckedProof<'p> {
+    key: ProofKey,
+    signing_input: &'p [u8],
+    signature: Vec<u8>,
+    ath: String,
+    /// SHA-256(thumbprint `.` jti), the replay cache's key.
+    pub replay_key: [u8; 32],
+    /// Until when (seconds) the proof is a replay: [`replay_until`] of its `iat`.
+    pub expires_at: f64,
+}
+
+impl UncheckedProof<'_> {
     /// RFC 7638 thumbprint of the proof's key, to compare with the token's `cnf.jkt`.
+    pub fn thumbprint(&self) -> &str {
+        &self.key.thumbprint
+    }
+
+    /// Step 12 (§7): the proof is for this access token.
+    pub fn check_ath(&self, token: &[u8]) -> Result<(), AuthError> {
+        let digest = ring::digest::digest(&ring::digest::SHA256, token);
+        if self.ath != base64url::encode(digest.as_ref()) {
+            return Err(AuthError::DpopProofMismatch);
+        }
+        Ok(())
+    }
+
+    /// Step 6: the proof is signed by the key it carries.
+    pub fn check_signature(&self) -> Result<(), AuthError> {
+        if !self.key.verify(self.signing_input, &self.signature) {
+            return Err(AuthError::InvalidDpopProof);
+        }
+        Ok(())
+    }
+}
+
+/// What a proof that passed every check of its own yields.
+#[cfg(any(test, feature = "internals"))]
+pub struct CheckedProof {
+    /// RFC 7638 thumbprint of the proof's key.
     pub thumbprint: String,
     /// SHA-256(thumbprint `.` jti), the replay cache's key.
     pub replay_key: [u8; 32],
-    /// `iat` plus the window: until then the same proof is a replay.
+    /// Until when (seconds) the proof is a replay.
     pub expires_at: f64,
 }
+
+/// Every check of the proof itself for `token`, in the chain's order without the token's own:
+/// [`read_proof`], `ath`, the signature. For the fuzz targets and tests; the chain interleaves
+/// the token's checks (src/authenticator.rs).
+#[cfg(any(test, feature = "internals"))]
+pub fn check_proof(
+    sender: &SenderContext<'_>,
+    token: &[u8],
+    now: f64,
+    window: f64,
+    algs: ProofAlgs,
+    nonces: Option<&NonceKey>,
+) -> Result<CheckedProof, AuthError> {
+    let proof = read_proof(sender, now, window, algs, nonces)?;
+    proof.check_ath(token)?;
+    proof.check_signature()?;
+    Ok(CheckedProof {
+        replay_key: proof.replay_key,
+        expires_at: proof.expires_at,
+        thumbprint: proof.key.thumbprint,
+    })
+}
+
+/// The second until which a proof of `iat` must stay in a replay cache: every process accepts
+/// it while its own clock, read in whole seconds, is at most `iat + window`, i.e. before the
+/// second after it; a process whose clock is up to [`REPLAY_SKEW_SEC`] behind the writer's
+/// still does then (docs/sender-constrained.md#clock-skew).
+pub fn replay_until(iat: f64, window: f64) -> f64 {
+    (iat + window).floor() + 1.0 + REPLAY_SKEW_SEC
+}
+
+/// The clock skew allowed between processes sharing a replay store (contract/limits.json).
+pub const REPLAY_SKEW_SEC: f64 = limits::DPOP_REPLAY_SKEW_SEC as f64;
 
 /// Splits `DPoP <token>` (scheme case-insensitive, RFC 7235 §2.1), or `None` for any other scheme.
 pub fn dpop_scheme(header: Option<&[u8]>) -> Option<&[u8]> {
@@ -93,16 +168,16 @@ pub fn dpop_scheme(header: Option<&[u8]>) -> Option<&[u8]> {
     Some(&rest[rest.iter().position(|&b| b != b' ').unwrap_or(rest.len())..])
 }
 
-/// Checks the proof of `sender` for `token` at `now` (seconds), with `window` seconds either
-/// side, an `alg` among `algs`, and the server nonce when `nonces` are on.
-pub fn check_proof(
-    sender: &SenderContext<'_>,
-    token: &[u8],
+/// Reads the proof of `sender` at `now` (seconds), with `window` seconds either side, an `alg`
+/// among `algs`, and the server nonce when `nonces` are on: every check but those of
+/// [`UncheckedProof`], none of them a public-key operation.
+pub fn read_proof<'p>(
+    sender: &SenderContext<'p>,
     now: f64,
     window: f64,
     algs: ProofAlgs,
     nonces: Option<&NonceKey>,
-) -> Result<CheckedProof, AuthError> {
+) -> Result<UncheckedProof<'p>, AuthError> {
     let invalid = AuthError::InvalidDpopProof;
     let proof = match sender.dpop {
         None | Some(b"") => return Err(AuthError::MissingDpopProof),
@@ -153,9 +228,6 @@ pub fn check_proof(
     let payload = decode(p64).ok_or(invalid)?;
     let signature = decode(s64).ok_or(invalid)?;
     let signing_input = &proof[..h64.len() + 1 + p64.len()];
-    if !key.verify(signing_input, &signature) {
-        return Err(invalid);
-    }
     let payload = std::str::from_utf8(&payload).map_err(|_| invalid)?;
     let [mut jti, mut htm, mut htu, mut iat, mut ath, mut nonce] =
         [None, None, None, None, None, None];
@@ -216,27 +288,34 @@ pub fn check_proof(
     if !(iat >= now - window && iat <= now + window) {
         return Err(AuthError::DpopProofStale);
     }
-    // Step 12 (§7): the proof is for this access token.
-    let digest = ring::digest::digest(&ring::digest::SHA256, token);
-    if ath != base64url::encode(digest.as_ref()) {
-        return Err(AuthError::DpopProofMismatch);
-    }
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
     ctx.update(key.thumbprint.as_bytes());
     ctx.update(b".");
     ctx.update(jti.as_bytes());
     let mut replay_key = [0u8; 32];
     replay_key.copy_from_slice(ctx.finish().as_ref());
-    Ok(CheckedProof {
-        thumbprint: key.thumbprint,
+    Ok(UncheckedProof {
+        key,
+        signing_input,
+        signature,
+        ath,
         replay_key,
-        expires_at: iat + window,
+        expires_at: replay_until(iat, window),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replay_entry_outlives_every_process_within_the_skew_allowance() {
+        // A process reading whole seconds accepts iat 100.5 with a 60 s window until its clock
+        // reads 161.0; one 5 s behind the writer does until the writer's 166.0.
+        assert_eq!(replay_until(100.5, 60.0), 161.0 + REPLAY_SKEW_SEC);
+        assert_eq!(replay_until(100.0, 60.0), 161.0 + REPLAY_SKEW_SEC);
+        assert_eq!(REPLAY_SKEW_SEC, 5.0);
+    }
 
     #[test]
     fn the_default_algorithms_are_the_contract_default_in_its_order() {

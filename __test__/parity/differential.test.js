@@ -1203,7 +1203,8 @@ test('DPoP: both engines agree field for field on generated proofs, mutations, r
       const { jti, iat } = JSON.parse(Buffer.from(p.split('.')[1], 'base64url'))
       const jkt = JSON.parse(Buffer.from(token.split('.')[1], 'base64url')).cnf.jkt
       assert.equal(a.dpopReplayKey, require('node:crypto').createHash('sha256').update(`${jkt}.${jti}`).digest('hex'))
-      assert.equal(a.dpopReplayUntilSec, iat + 120)
+      // The second after iat + window, plus the skew allowance (docs/sender-constrained.md#clock-skew).
+      assert.equal(a.dpopReplayUntilSec, Math.floor(iat + 120) + 1 + require('../../contract').LIMITS.dpopReplaySkewSec)
       dpopSuccesses++
     } else {
       assert.equal(a.dpopReplayKey, undefined)

@@ -10,14 +10,23 @@ const { VerificationKey } = require('../jwt/key-set')
 const { decodeSegment } = require('../jwt')
 const { claimValue } = require('../jwt/claims')
 const { Reader, MALFORMED } = require('../jwt/json-scan')
+const { LIMITS } = require('../../contract')
 
 // Members of private JWKs (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2).
 const PRIVATE_MEMBERS = new Set(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'])
 const MEMBERS = new Set(['kty', 'crv', 'x', 'y', 'n', 'e'])
+// RFC 7518 §3.3's least; the most a client needs (contract/limits.json): a verification costs
+// with the modulus and the exponent's bits, so larger ones are refused before any is checked.
 const RSA_MIN_BITS = 2048
-const RSA_MAX_BITS = 8192
+const { dpopRsaMaxBits: RSA_MAX_BITS, dpopRsaMaxExponent: RSA_MAX_EXPONENT } = LIMITS
+// Base64url of the largest modulus, with a leading zero byte: no longer one is decoded.
+const RSA_MAX_N_CHARS = Math.ceil((RSA_MAX_BITS / 8 + 1) / 3) * 4
 
-/** `{ key: VerificationKey, thumbprint }` of `jwk` (the member's bytes) for `alg`, or null. */
+/**
+ * A ProofKey of `jwk` (the member's bytes) for `alg`, or null: its `thumbprint`, and
+ * `verifies(input, signature)`, which imports the key only when first asked (the signature is the
+ * chain's last DPoP check: a refused request never pays the import).
+ */
 function readProofKey(jwk, alg) {
   if (!isUtf8(jwk)) return null
   const m = {}
@@ -53,29 +62,42 @@ function readProofKey(jwk, alg) {
   } else {
     const n = text(m.n)
     const e = text(m.e)
-    if (n === null || e === null || kty !== 'RSA') return null
+    if (n === null || e === null || kty !== 'RSA' || n.length > RSA_MAX_N_CHARS) return null
     const modulus = decodeSegment(n)
     if (modulus === null || modulus.length === 0) return null
     const bits = modulus.length * 8 - (Math.clz32(modulus[0]) - 24)
     const exponent = decodeSegment(e)
     if (exponent === null) return null
-    // Minimal big-endian, odd, at least 3, at most 32 bits: what ring accepts.
+    // Minimal big-endian, odd, 3 to RSA_MAX_EXPONENT.
     const small = exponent.length >= 1 && exponent.length <= 4 && exponent[0] !== 0
     const odd = exponent.length >= 1 && (exponent[exponent.length - 1] & 1) === 1
     const value = exponent.reduce((v, b) => v * 256 + b, 0)
-    if (bits < RSA_MIN_BITS || bits > RSA_MAX_BITS || !small || !odd || value < 3) return null
+    if (bits < RSA_MIN_BITS || bits > RSA_MAX_BITS || !small || !odd || value < 3 || value > RSA_MAX_EXPONENT) return null
     members = { e, kty, n }
-  }
-  let keyObject
-  try {
-    keyObject = createPublicKey({ key: members, format: 'jwk' })
-  } catch {
-    // Not a point of the curve, or another key node:crypto refuses.
-    return null
   }
   // RFC 7638 §3.2: the required members only, in lexicographic order (as built above), no spaces.
   const thumbprint = createHash('sha256').update(JSON.stringify(members)).digest('base64url')
-  return { key: new VerificationKey({ kid: undefined, alg, key: undefined, keyObject, jwk: null }), thumbprint }
+  return new ProofKey(alg, members, thumbprint)
+}
+
+class ProofKey {
+  constructor(alg, members, thumbprint) {
+    this.alg = alg
+    this.members = members
+    this.thumbprint = thumbprint
+  }
+
+  /** Whether `signature` is this key's of `input` under its alg; false for a key node:crypto refuses. */
+  verifies(input, signature) {
+    let keyObject
+    try {
+      keyObject = createPublicKey({ key: this.members, format: 'jwk' })
+    } catch {
+      // Not a point of the curve, or another key node:crypto refuses: no signature is its.
+      return false
+    }
+    return new VerificationKey({ kid: undefined, alg: this.alg, key: undefined, keyObject, jwk: null }).verifies(input, signature)
+  }
 }
 
 function decodedLength(segment) {

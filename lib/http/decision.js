@@ -172,7 +172,7 @@ class AuthDecision {
     }
     this.dpopRequired = this.dpopMode === 'required'
     this.dpopDisabled = this.dpopMode === 'disabled'
-    this.dpopReplay = this.dpopDisabled ? null : sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender)
+    this.dpopReplay = this.dpopDisabled ? null : sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender, this.fixedClock)
     // Every WWW-Authenticate value this middleware can send, written now (lib/http/challenge.js).
     const { requiredScope, requiredAcr, maxAuthAgeSec } = this.engine.authenticator
     const challengeOptions = {
@@ -315,18 +315,24 @@ class AuthDecision {
     }
     // A route for DPoP only: a Bearer success is refused (lib/http/dpop.js).
     if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
-    // A proof accepted here must be new to every process sharing the replay store.
-    if (this.dpopReplay !== null && result.authenticated && isDpopScheme(authorization)) {
-      return this.dpopReplay(result).then((r) => this.settled(request, r))
-    }
     return this.settled(request, result)
   }
 
   settled(request, result) {
-    const d = this.answer(request, result)
-    const req = request.raw
-    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, request.authorization, result, req.headers || NO_HEADERS)
-    return result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, request) : d
+    const d = this.withNonce(request, result, this.answer(request, result))
+    const checked = result.authenticated && this.options.isRevoked !== undefined ? this.checkRevoked(d, result, request) : d
+    // A proof accepted here must be new to every process sharing the replay store; recorded
+    // last, once every other check admitted the request (a refused one takes no room).
+    if (this.dpopReplay !== null && result.authenticated && isDpopScheme(request.authorization)) {
+      return Promise.resolve(checked).then((c) => (c.action === 'pass' ? this.dpopReplay(result).then((r) => (r === result ? c : this.withNonce(request, r, this.answer(request, r)))) : c))
+    }
+    return checked
+  }
+
+  /** `d` with the DPoP-Nonce header its result calls for (lib/http/dpop.js), when DPoP is read. */
+  withNonce(request, result, d) {
+    if (this.dpopSender !== null) addNonceHeader(d.headers, this.engine.authenticator, request.authorization, result, (request.raw && request.raw.headers) || NO_HEADERS)
+    return d
   }
 
   /**

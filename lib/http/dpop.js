@@ -121,8 +121,11 @@ const { failure: FAILURE } = resultTemplates()
  * `(result) => Promise<result>`, the result kept when the proof is new across every process,
  * else refused. The engine hands over what the store records with the success itself
  * (AuthResult.dpopReplayKey and dpopReplayUntilSec): nothing of the proof is read again here.
+ * The decision calls it last, once every other check (isRevoked included) admitted the
+ * request: a refused request takes no room. `fixedClock`: the engine's fixed test clock
+ * (lib/http/engine-clock.js) or null for the system clock, read to the millisecond.
  */
-function sharedReplayCheck(store, sender) {
+function sharedReplayCheck(store, sender, fixedClock = null) {
   if (store === undefined || store === null) return null
   // Ours only: its every round trip is bounded by commandTimeoutMs, so no request waits forever.
   const { DpopReplayStore } = require('../store/dpop-replay')
@@ -137,8 +140,10 @@ function sharedReplayCheck(store, sender) {
     if (typeof key !== 'string' || typeof until !== 'number' || !Number.isFinite(until)) {
       return Promise.resolve(refusedResult(result, 'dpop_replay_unavailable'))
     }
-    // Kept until the proof's window has passed, a second more for clocks read apart.
-    const ttlMs = Math.max(1000, (until - Date.now() / 1000) * 1000 + 1000)
+    // Until the engine's dpopReplayUntilSec, which holds the skew allowance already
+    // (docs/sender-constrained.md#clock-skew), from now to the millisecond (the store rounds up).
+    const nowMs = fixedClock === null ? Date.now() : fixedClock * 1000
+    const ttlMs = until * 1000 - nowMs
     return Promise.resolve()
       .then(() => store.admit(key, ttlMs))
       .then(

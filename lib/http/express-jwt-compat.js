@@ -22,6 +22,9 @@ const { Failure, TABLE, typeError, codedError } = require('../../js/error')
 const { resultTemplates } = require('../../js/schema')
 const { keyMaterial } = require('../keys/hmac-secret')
 const { unexpectedAnswer } = require('./callback-fence')
+const { ReplayCache } = require('../../js/dpop/replay')
+const { engineNowSec } = require('./engine-clock')
+const { defaultOf } = require('../../contract')
 
 // Distinct keys a secret getter may return: one prepared Authenticator (native or JS) each, so
 // every request after the first of a key stays one engine call. At the bound a new key is
@@ -183,6 +186,20 @@ class KeyedDecisions {
     this.options = options
     this.adapterOptions = adapterOptions
     this.decisions = new Map()
+    // One DPoP replay cache for every key's decision (js/dpop/replay.js, keyed on the proof's
+    // replay key): each decision's engine keeps its own, so a key the getter spells two ways
+    // (HMAC pads a key with zero bytes, RFC 2104 §2) would take one proof once per spelling.
+    this.proofs = config.dpop === true ? new ReplayCache(config.dpopMaxReplayEntries ?? defaultOf('dpopMaxReplayEntries')) : null
+  }
+
+  /** `d` once its DPoP proof (if any) is new to this middleware, else the replay refusal; called last. */
+  admitProofOnce(decision, d) {
+    const result = d.action === 'pass' ? d.result : undefined
+    if (this.proofs === null || result === undefined || typeof result.dpopReplayKey !== 'string') return d
+    const now = engineNowSec(decision.fixedClock)
+    const admission = this.proofs.admit(result.dpopReplayKey, result.dpopReplayUntilSec, now)
+    if (admission === 'fresh') return d
+    return decision.verdict(failedResult(admission === 'replayed' ? 'dpop_proof_replayed' : 'dpop_replay_cache_full', d.requestId, decision), d.authorization)
   }
 
   get(key) {
@@ -258,7 +275,7 @@ function decideFor(compat, req, authorization) {
       const decision = compat.keyed.get(key)
       // jsonwebtoken's answer to a missing key.
       if (decision === null) throw new UnauthorizedError('invalid_token', { message: 'secret or public key must be provided' })
-      return settle(compat, decision, req, decision.decideFor(req, authorization, false))
+      return Promise.resolve(settle(compat, decision, req, decision.decideFor(req, authorization, false))).then((d) => compat.keyed.admitProofOnce(decision, d))
     })
 }
 

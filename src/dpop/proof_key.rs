@@ -4,6 +4,7 @@
 
 use ring::signature::{RsaPublicKeyComponents, UnparsedPublicKey};
 
+use crate::contract::limits;
 use crate::jwt::alg::Family;
 use crate::jwt::base64url;
 use crate::jwt::json_scan::{Scalar, Scanner};
@@ -13,9 +14,13 @@ use crate::jwt::Alg;
 /// leaks its key, and a server accepting it teaches clients to do so.
 const PRIVATE_MEMBERS: [&str; 8] = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
 
-/// RSA moduli ring verifies (RFC 7518 §3.3 asks for at least 2048 bits).
+/// RSA moduli a proof key may have: at least 2048 bits (RFC 7518 §3.3), at most
+/// contract/limits.json `dpopRsaMaxBits`, and an exponent of at most `dpopRsaMaxExponent`: a
+/// verification costs with the modulus's size and the exponent's bits, and a client never needs
+/// more (an RSA-8192 key with exponent 2^32 - 1 made one garbage proof cost 30-40 forged tokens).
 const RSA_MIN_BITS: usize = 2048;
-const RSA_MAX_BITS: usize = 8192;
+const RSA_MAX_BITS: usize = limits::DPOP_RSA_MAX_BITS as usize;
+const RSA_MAX_EXPONENT: u64 = limits::DPOP_RSA_MAX_EXPONENT;
 
 pub struct ProofKey {
     alg: Alg,
@@ -88,18 +93,24 @@ impl ProofKey {
             }
             Family::Rsa | Family::RsaPss => {
                 let (n, e) = (text(&m.n)?, text(&m.e)?);
-                if kty != "RSA" {
+                // Base64url of the largest modulus allowed, with a leading zero byte: no more
+                // is decoded.
+                if kty != "RSA" || n.len() > (RSA_MAX_BITS / 8 + 1).div_ceil(3) * 4 {
                     return None;
                 }
                 material = decode(&n)?;
                 let bits =
                     (material.len() * 8).checked_sub(material.first()?.leading_zeros() as usize)?;
                 let exponent = decode(&e)?;
-                // Minimal big-endian, odd, at least 3, at most 32 bits: what ring accepts.
+                // Minimal big-endian, odd, 3 to RSA_MAX_EXPONENT.
                 let small = exponent.len() <= 4 && exponent.first().is_some_and(|&b| b != 0);
                 let odd = exponent.last().is_some_and(|&b| b & 1 == 1);
                 let value = exponent.iter().fold(0u64, |v, &b| v << 8 | b as u64);
-                if !(RSA_MIN_BITS..=RSA_MAX_BITS).contains(&bits) || !small || !odd || value < 3 {
+                if !(RSA_MIN_BITS..=RSA_MAX_BITS).contains(&bits)
+                    || !small
+                    || !odd
+                    || !(3..=RSA_MAX_EXPONENT).contains(&value)
+                {
                     return None;
                 }
                 rsa_n_len = material.len();
