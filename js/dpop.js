@@ -122,8 +122,9 @@ function readProof(sender, now, window, algs, nonces = null) {
   if (method !== htm || url === null || proofUrl === null || url !== proofUrl) return fail('dpop_proof_mismatch')
   // Step 10 (§8): the nonce this server handed out, when it hands them out.
   if (nonces !== null && !(typeof c.nonce === 'string' && nonces.accepts(c.nonce, now))) return fail('use_dpop_nonce')
-  // Step 11: within the window either side of now.
-  if (!(iat >= now - window && iat <= now + window)) return fail('dpop_proof_stale')
+  // Step 11 (src/dpop.rs): at most the window old, at most the skew allowance (or the window,
+  // if shorter) ahead, so no replay entry outlives what its proof's window needs.
+  if (!(iat >= now - window && iat <= now + Math.min(window, SKEW_SEC))) return fail('dpop_proof_stale')
   const replayKey = createHash('sha256').update(`${key.thumbprint}.`).update(jti, 'utf8').digest('hex')
   return new UncheckedProof(key, proof.slice(0, h64.length + 1 + p64.length), signature, ath, replayKey, replayUntil(iat, window))
 }

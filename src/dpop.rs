@@ -284,8 +284,10 @@ pub fn read_proof<'p>(
             return Err(AuthError::UseDpopNonce);
         }
     }
-    // Step 11: fresh, within the window either side of now.
-    if !(iat >= now - window && iat <= now + window) {
+    // Step 11: fresh: at most the window old, and at most the clock skew allowance (or the
+    // window, if shorter) ahead. A proof dated a whole window ahead would hold its replay entry
+    // for twice the window, and no honest client's clock runs further ahead than the skew.
+    if !(iat >= now - window && iat <= now + window.min(REPLAY_SKEW_SEC)) {
         return Err(AuthError::DpopProofStale);
     }
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);

@@ -116,15 +116,22 @@ for (const [name, Authenticator] of ENGINES) {
     assert.equal(auth.dpopReplayEntries, 0)
   })
 
-  test(`${name}: iat outside the window either side is stale; at its edge it passes`, async () => {
+  test(`${name}: iat older than the window, or further ahead than the 5 s skew allowance, is stale; at each edge it passes`, async () => {
     const { iss, key, bound } = await fixtures()
     const now = Math.floor(Date.now() / 1000)
     const auth = new Authenticator(config(iss, { clockTimestamp: now, dpopIatWindowSec: 30 }))
     const at = async (iat) => code(auth.authenticate(`DPoP ${bound}`, null, null, sender(await craftedProof(key, { token: bound, payload: { iat } }))))
     assert.equal(await at(now - 31), 'dpop_proof_stale')
-    assert.equal(await at(now + 31), 'dpop_proof_stale')
+    // A proof dated a window ahead would hold its replay entry for twice the window (issue 34).
+    assert.equal(await at(now + 30), 'dpop_proof_stale')
+    assert.equal(await at(now + 5.001), 'dpop_proof_stale')
     assert.equal(await at(now - 30), 'ok')
-    assert.equal(await at(now + 30), 'ok')
+    assert.equal(await at(now + 5), 'ok')
+    // A window shorter than the allowance bounds the future too.
+    const short = new Authenticator(config(iss, { clockTimestamp: now, dpopIatWindowSec: 2 }))
+    const shortAt = async (iat) => code(short.authenticate(`DPoP ${bound}`, null, null, sender(await craftedProof(key, { token: bound, payload: { iat } }))))
+    assert.equal(await shortAt(now + 3), 'dpop_proof_stale')
+    assert.equal(await shortAt(now + 2), 'ok')
   })
 
   test(`${name}: missing, malformed, unsigned, symmetric, private-key and oversized proofs are refused`, async () => {
