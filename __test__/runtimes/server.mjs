@@ -5,10 +5,14 @@
 import { createVerifier } from '../../adapters/fetch.mjs'
 import { Authenticator as JsAuthenticator } from '../../js/index.mjs'
 import { fetchApp } from './fetch-app.mjs'
+import { createRequire } from 'node:module'
 
 const env = (name) => (globalThis.Deno ? Deno.env.get(name) : process.env[name])
 const config = JSON.parse(env('AUTH_SHIELD_CASES_CONFIG'))
 const engine = env('AUTH_SHIELD_ENGINE')
+// The native engine is the binary or nothing: auth-shield/fetch would serve the JS engine (with
+// a warning) where the binary cannot load, and the answers would still match Node's.
+if (engine === 'native') createRequire(import.meta.url)('../../index.js')
 let handler
 const serve = (request) => handler(request)
 

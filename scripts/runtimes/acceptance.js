@@ -5,15 +5,16 @@
 // __test__/runtimes/cases.js on 127.0.0.1, and each answer is compared with Node's for the same
 // request (status, code, WWW-Authenticate, RateLimit-*, Retry-After).
 //
-//   Bun and Deno run __test__/runtimes/server.mjs: auth-shield/fetch over the native engine and
-//   over auth-shield/js; Node's reference is the same fetch-app.mjs in this process.
+//   Bun, Bun's musl build (the linux-x64-musl binary) and Deno run __test__/runtimes/server.mjs:
+//   auth-shield/fetch over the native engine and over auth-shield/js; Node's reference is the
+//   same fetch-app.mjs in this process.
 //   workerd runs auth-shield/js bundled (engine-app.mjs): by plain esbuild (no plugin) and by
 //   wrangler's bundler, each at the current compatibility date and at 2024-09-23 (the first of
 //   nodejs_compat v2); Node's reference is engine-app.mjs unbundled, and Node also runs the
 //   esbuild bundle itself.
 //
 // Run by scripts/runtimes/acceptance.sh, which installs the runtimes and exports their paths
-// (BUN, DENO, WORKERD, ESBUILD, WRANGLER, NODE22). Prints one line per target and closes with
+// (BUN, BUN_MUSL with MUSL_LOADER and MUSL_LIBRARY_PATH, DENO, WORKERD, ESBUILD, WRANGLER, NODE22). Prints one line per target and closes with
 // "runtimes: N passed, N failed" (one per case and target); exits non-zero on any difference.
 
 const assert = require('node:assert/strict')
@@ -21,7 +22,7 @@ const fs = require('node:fs')
 const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
-const { spawn, execFileSync } = require('node:child_process')
+const { spawn, spawnSync, execFileSync } = require('node:child_process')
 const { pathToFileURL } = require('node:url')
 const { CONFIG, cases } = require('../../__test__/runtimes/cases.js')
 
@@ -208,23 +209,38 @@ async function attempt(target, run) {
 }
 
 // --- Bun and Deno: auth-shield/fetch, both engines ----------------------------------------------
+const MUSL_BINARY = path.join(root, 'npm', 'linux-x64-musl', 'auth-shield.linux-x64-musl.node')
+
 async function bunAndDeno(only) {
   const { fetchApp } = await import(pathToFileURL(path.join(appDir, 'fetch-app.mjs')))
   const shield = { createVerifier: require('../../adapters/fetch.js').createVerifier, JsAuthenticator: require('../../js').Authenticator }
+  const muslRun = ['--library-path', process.env.MUSL_LIBRARY_PATH, process.env.BUN_MUSL]
   const runtimes = [
-    ['Bun', process.env.BUN, ['run', 'server.mjs']],
+    { key: 'bun', name: 'Bun', command: process.env.BUN, args: ['run', 'server.mjs'] },
     // --allow-ffi: Deno loads a Node-API addon only with it; nothing else beyond reading the
     // package, its environment and the loopback socket.
-    ['Deno', process.env.DENO, ['run', '--allow-ffi', '--allow-env', '--allow-read', '--allow-net=127.0.0.1', 'server.mjs']],
+    { key: 'deno', name: 'Deno', command: process.env.DENO, args: ['run', '--allow-ffi', '--allow-env', '--allow-read', '--allow-net=127.0.0.1', 'server.mjs'] },
+    // Bun's musl build, started by musl 1.2.5's loader (scripts/runtimes/tools.sh says why that
+    // one), loading the linux-x64-musl binary: it refuses a glibc one. binding.js picks the
+    // binary from the host's /usr/bin/ldd, glibc's here: NAPI_RS_NATIVE_LIBRARY_PATH names it.
+    {
+      key: 'bun-musl',
+      name: `Bun (musl build, musl ${muslVersion()})`,
+      command: process.env.MUSL_LOADER,
+      args: [...muslRun, 'run', 'server.mjs'],
+      version: [...muslRun, '--version'],
+      env: { NAPI_RS_NATIVE_LIBRARY_PATH: MUSL_BINARY },
+    },
   ]
-  for (const [name, binary, args] of runtimes) {
-    if (only && !only.includes(name.toLowerCase())) continue
+  for (const runtime of runtimes) {
+    if (only && !only.includes(runtime.key)) continue
+    const version = runtimeVersion(runtime.command, runtime.version ?? ['--version'])
     for (const engine of ['native', 'js']) {
-      const env = { AUTH_SHIELD_CASES_CONFIG: JSON.stringify(CONFIG), AUTH_SHIELD_ENGINE: engine }
-      const fullArgs = [...args.slice(0, -1), path.join(appDir, args.at(-1))]
+      const env = { ...runtime.env, AUTH_SHIELD_CASES_CONFIG: JSON.stringify(CONFIG), AUTH_SHIELD_ENGINE: engine }
+      const args = [...runtime.args.slice(0, -1), path.join(appDir, runtime.args.at(-1))]
       // A fresh Node verifier per target: rate-limit and replay state start empty on both sides.
       let reference
-      await withServer(`${name} ${runVersion(binary)}, auth-shield/fetch, ${engine} engine`, binary, fullArgs, { env }, (request) => {
+      await withServer(`${runtime.name} ${version}, auth-shield/fetch, ${engine} engine`, runtime.command, args, { env }, (request) => {
         reference ??= fetchApp(shield, CONFIG, engine, new URL(request.url).origin)
         return reference(request)
       })
@@ -232,8 +248,19 @@ async function bunAndDeno(only) {
   }
 }
 
-function runVersion(binary) {
-  return execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim().split('\n')[0].replace(/^deno /, '')
+/** The first line `--version` prints; what went wrong if it fails (its servers then fail too). */
+function runtimeVersion(command, args) {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n')[0].replace(/^deno /, '')
+  } catch (error) {
+    return `(--version failed: ${error.signal ?? `exit ${error.status}`})`
+  }
+}
+
+/** The version musl's loader prints when run with no arguments ("Version 1.2.5"). */
+function muslVersion() {
+  const { stderr } = spawnSync(process.env.MUSL_LOADER, [], { encoding: 'utf8' })
+  return /Version (\S+)/.exec(stderr ?? '')?.[1] ?? 'unknown'
 }
 
 // --- workerd: the JS engine bundled -----------------------------------------------------------
@@ -328,10 +355,10 @@ function freshReference(engineApp, Authenticator) {
 
 async function main() {
   const only = process.argv.slice(2)
-  for (const name of ['BUN', 'DENO', 'WORKERD', 'ESBUILD', 'WRANGLER', 'NODE22']) {
+  for (const name of ['BUN', 'BUN_MUSL', 'MUSL_LOADER', 'MUSL_LIBRARY_PATH', 'DENO', 'WORKERD', 'ESBUILD', 'WRANGLER', 'NODE22']) {
     if (!process.env[name]) throw new Error(`${name} is not set: run scripts/runtimes/acceptance.sh`)
   }
-  if (only.length === 0 || only.includes('bun') || only.includes('deno')) await bunAndDeno(only.length ? only : null)
+  if (only.length === 0 || only.some((key) => ['bun', 'deno', 'bun-musl'].includes(key))) await bunAndDeno(only.length ? only : null)
   if (only.length === 0 || only.includes('workerd')) await workerd()
   console.log(`runtimes: ${passed} passed, ${failed} failed`)
   process.exitCode = failed === 0 ? 0 : 1

