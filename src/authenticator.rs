@@ -463,6 +463,29 @@ impl Authenticator {
         }
     }
 
+    /// Takes back the verified-token cache miss a header that is not even a b64token counted:
+    /// the JS engine refuses it before its cache lookup, and `metrics()` must agree. Done here,
+    /// on the refusal, so that no accepted token pays a b64token scan before its digest.
+    fn forget_cache_miss(&self) {
+        let Some(cache) = &self.cache else { return };
+        let served = match &self.trusted {
+            Some((_, ring)) => {
+                let ring = ring.read().unwrap_or_else(PoisonError::into_inner);
+                self.cache_hmac || !ring.all_hmac()
+            }
+            None => {
+                let keys = self
+                    .access_keys
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner);
+                self.cache_hmac || !keys.all_hmac()
+            }
+        };
+        if served {
+            cache.forget_miss();
+        }
+    }
+
     /// The tenant of the trusted issuer a verified token names, if it has one.
     fn issuer_tenant(&self, claims: &Claims<'_>) -> Option<&str> {
         let (issuers, _) = self.trusted.as_ref().filter(|_| self.issuer_tenants)?;
@@ -630,22 +653,14 @@ impl Authenticator {
                 let proof = check_proof(sender, token, now, window, self.dpop_algs, nonces)?;
                 (token, Some(proof))
             }
-            None => {
-                let token = extract_bearer(authorization, max_token_bytes)?;
-                // The verified-token cache counts a lookup only for what may be a token, as the
-                // JS engine does (metrics()): with the cache on, the b64token scan comes before
-                // the digest (and costs less); without it, it runs only when decoding fails.
-                if self.cache.is_some() && !is_b64token(token) {
-                    return Err(AuthError::InvalidAuthorizationFormat.into());
-                }
-                (token, None)
-            }
+            None => (extract_bearer(authorization, max_token_bytes)?, None),
         };
         let mut claims = self
             .verify_access_now(token, self.now_sec_at(mono), payload)
             .map_err(|err| match err {
                 // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
                 AuthError::MalformedToken if !is_b64token(token) => {
+                    self.forget_cache_miss();
                     AuthError::InvalidAuthorizationFormat
                 }
                 other => self.explain(TokenKind::Access, token, other),
