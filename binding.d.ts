@@ -188,7 +188,7 @@ export interface AuthConfigOptions {
   issuer?: string | string[] | null | undefined
   /** Accepted `aud` value(s); when set, a token `aud` must list one of them. */
   audience?: string | string[] | null | undefined
-  /** Seconds of leeway for `exp` and `nbf`. Default 0. */
+  /** Seconds of leeway for `exp`, `nbf`, `iat` and `auth_time` (a future `iat` or `auth_time` beyond it is refused). Default 0. */
   clockToleranceSec?: number | null | undefined
   /** Token-bucket capacity per verified identity: the token's `tenant_id` claim and `sub` (not a header or Host tenant). Default 100; 0 turns rate limiting off. */
   rateLimitMax?: number | null | undefined
@@ -230,7 +230,9 @@ export interface AuthConfigOptions {
    * Check RFC 8705 certificate-bound tokens: a token whose `cnf` carries `x5t#S256` passes only
    * with a client certificate of that thumbprint (`authenticate`'s `sender`; the adapters read
    * the TLS socket): else `certificate_required` or `certificate_mismatch`; a malformed `cnf`
-   * is `invalid_claims`. Default false: `cnf` is not looked at (docs/sender-constrained.md).
+   * is `invalid_claims`. Default false: no certificate is checked, so a token whose `cnf`
+   * carries `x5t#S256` is refused with `certificate_required`, as a DPoP-bound token sent as
+   * Bearer is (docs/sender-constrained.md).
    */
   certificateBoundTokens?: boolean | null | undefined
   /** Refuse tokens without `cnf["x5t#S256"]` (`unbound_token`); implies `certificateBoundTokens`. Default false. */

@@ -30,16 +30,18 @@ function bindingOf(settings) {
  * The error code for a verified token's cnf given the presented thumbprint, or undefined when
  * it passes. `cnf` is as js/jwt/claims.js reads it: undefined, OTHER, or `{ x5tS256 }`.
  * Order: a malformed binding (invalid_claims), an unbound token when bound ones are required,
- * then the certificate.
+ * then the certificate. OFF (the default), no certificate counts, so a bound token is
+ * certificate_required, as a DPoP-bound token sent as Bearer is refused (RFC 9449 §7.1); a cnf
+ * that is not an object names no certificate there (src/cert_binding.rs `check`).
  */
 function checkBinding(binding, cnf, presented) {
-  if (binding === CertificateBinding.OFF) return undefined
   let bound
   if (cnf === undefined || (cnf !== OTHER && cnf.x5tS256 === undefined)) bound = undefined
+  else if (cnf === OTHER && binding === CertificateBinding.OFF) bound = undefined
   else if (cnf !== OTHER && isThumbprint(cnf.x5tS256)) bound = cnf.x5tS256
   else return 'invalid_claims'
   if (bound === undefined) return binding === CertificateBinding.REQUIRED ? 'unbound_token' : undefined
-  if (presented === undefined) return 'certificate_required'
+  if (presented === undefined || binding === CertificateBinding.OFF) return 'certificate_required'
   // Thumbprints are public values: a plain comparison leaks nothing.
   return bound === presented ? undefined : 'certificate_mismatch'
 }

@@ -3,7 +3,7 @@
 // Token verification (key selection by js/jwt/key-set.js) and claim rules on node:crypto, with the structural checks that make
 // every verdict equal to the native core's (src/jwt/*.rs): strict base64url, the serde-equivalent
 // JSON reading of js/jwt/claims.js, and one fixed check order: structure, header (alg, kid), claims
-// (typ with the access-token profile), JSON, key selection, signature, claim types, nbf, exp,
+// (typ with the access-token profile), JSON, key selection, signature, claim types, nbf, iat, exp,
 // missing exp, aud, iss, sub, type, profile claims, step-up, scope.
 
 const { parseHeader, parseClaims } = require('./jwt/claims')
@@ -41,6 +41,14 @@ function base64urlValue(c) {
   if (c >= 97 && c <= 122) return c - 71
   if (c >= 48 && c <= 57) return c + 4
   return c === 45 ? 62 : 63
+}
+
+/**
+ * Whether a NumericDate lies a second or more past `now + tolerance` (src/jwt/validate.rs
+ * `is_future`): `now` is a whole second, and this library signs a millisecond iat.
+ */
+function isFuture(at, now, tolerance) {
+  return at >= now + tolerance + 1
 }
 
 /** The claim checks one token kind gets, fixed at construction. */
@@ -86,6 +94,8 @@ class ClaimRules {
     if (!hasValidTypes(claims)) return fail('invalid_claims')
     const tolerance = this.tolerance
     if (claims.nbf !== undefined && claims.nbf > now + tolerance) return fail('token_not_yet_valid')
+    // A future iat would outlive a subject revocation's cut-off (src/jwt/validate.rs).
+    if (claims.iat !== undefined && isFuture(claims.iat, now, tolerance)) return fail('token_not_yet_valid')
     if (claims.exp !== undefined && now >= claims.exp + tolerance) return fail('token_expired')
     if (claims.exp === undefined && this.requireExpiration) return fail('missing_expiration')
     if (this.audiences.length > 0 && !this.audienceMatches(claims.aud)) return fail('invalid_audience')
@@ -115,7 +125,9 @@ class ClaimRules {
   checkAuthentication({ acr, auth_time: authTime }, now) {
     if ((acr !== undefined && typeof acr !== 'string') || (authTime !== undefined && typeof authTime !== 'number')) return 'invalid_claims'
     if (this.requiredAcr.length > 0 && !this.requiredAcr.includes(acr)) return 'insufficient_user_authentication'
-    if (this.maxAuthAgeSec !== null && !(typeof authTime === 'number' && now - authTime <= this.maxAuthAgeSec)) return 'insufficient_user_authentication'
+    if (this.maxAuthAgeSec !== null && !(typeof authTime === 'number' && now - authTime <= this.maxAuthAgeSec && !isFuture(authTime, now, this.tolerance))) {
+      return 'insufficient_user_authentication'
+    }
     return null
   }
 

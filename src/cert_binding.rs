@@ -12,7 +12,9 @@ use crate::jwt::{Claim, Confirmation};
 /// `certificateBoundTokens` / `requireCertificateBoundTokens`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CertificateBinding {
-    /// `cnf` is not looked at (the default: tokens behave as before).
+    /// No certificate is checked (the default): unbound tokens pass, and a bound token is
+    /// refused, as a DPoP-bound token sent as `Bearer` is (RFC 9449 §7.1): nobody here can
+    /// prove its sender, so a stolen one must not work as a plain bearer token.
     Off,
     /// A bound token needs its certificate; unbound tokens pass.
     Checked,
@@ -34,22 +36,28 @@ pub fn is_thumbprint(s: &[u8]) -> bool {
 
 /// The verdict on a verified token's `cnf` given the presented certificate's thumbprint.
 /// Order: a malformed binding first (`invalid_claims`), then an unbound token when bound ones
-/// are required, then the certificate.
+/// are required, then the certificate. Off, no certificate counts (the adapters read none), so
+/// a bound token is `certificate_required`; a `cnf` that is not an object names no certificate
+/// there (as it names no DPoP key), while checking refuses it as malformed.
 pub fn check(
     binding: CertificateBinding,
     cnf: &Confirmation<'_>,
     presented: Option<&[u8]>,
 ) -> Result<(), AuthError> {
     let bound = match cnf {
-        _ if binding == CertificateBinding::Off => return Ok(()),
         Confirmation::Absent
         | Confirmation::Methods {
             x5t_s256: Claim::Absent,
         } => None,
+        Confirmation::Other if binding == CertificateBinding::Off => None,
         Confirmation::Methods {
             x5t_s256: Claim::Str(s),
         } if is_thumbprint(s.as_bytes()) => Some(s.as_bytes()),
         _ => return Err(AuthError::InvalidClaims),
+    };
+    let presented = match binding {
+        CertificateBinding::Off => None,
+        _ => presented,
     };
     match (bound, presented) {
         (None, _) if binding == CertificateBinding::Required => Err(AuthError::UnboundToken),
@@ -92,7 +100,23 @@ mod tests {
                 Err(AuthError::CertificateMismatch)
             );
         }
-        assert_eq!(check(Off, &bound(T), None), Ok(()));
+    }
+
+    #[test]
+    fn off_refuses_a_bound_token_whatever_certificate_is_presented() {
+        // Nothing checks the certificate, so none counts: no downgrade to a bearer token.
+        for presented in [None, Some(T.as_bytes()), Some(U.as_bytes())] {
+            assert_eq!(
+                check(Off, &bound(T), presented),
+                Err(AuthError::CertificateRequired)
+            );
+        }
+        let no_x5t = Confirmation::Methods {
+            x5t_s256: Claim::Absent,
+        };
+        for cnf in [Confirmation::Absent, no_x5t, Confirmation::Other] {
+            assert_eq!(check(Off, &cnf, None), Ok(()), "{cnf:?}");
+        }
     }
 
     #[test]
@@ -137,7 +161,13 @@ mod tests {
                     "{cnf:?}"
                 );
             }
-            assert_eq!(check(Off, cnf, None), Ok(()));
+            // Off, a cnf that is not an object binds nothing; a malformed x5t#S256 is refused.
+            let off = if matches!(cnf, Confirmation::Other) {
+                Ok(())
+            } else {
+                Err(AuthError::InvalidClaims)
+            };
+            assert_eq!(check(Off, cnf, None), off, "{cnf:?}");
         }
     }
 }

@@ -50,6 +50,7 @@ mod verified_cache;
 pub mod internals {
     pub use crate::authenticator::{Authenticator, IssueError, TenantId};
     pub use crate::call_error::ArgError;
+    pub use crate::cert_binding::{check as check_certificate, is_thumbprint, CertificateBinding};
     pub use crate::config::{RawConfig, RawValue};
     pub use crate::dpop::{
         check_proof, htu, nonce::NonceKey, proof_key::ProofKey, ProofAlgs, SenderContext,
@@ -60,8 +61,10 @@ pub mod internals {
     };
     pub use crate::jwt::sign::sign_payload;
     pub use crate::jwt::{
-        base64url, verify::decode_verified, Alg, Claim, ClaimRules, Claims, HmacKey, KeySet,
-        KeySpec, TokenKind,
+        base64url, public_key,
+        validate::{granted_scopes, Scopes},
+        verify::decode_verified,
+        Alg, Claim, ClaimRules, Claims, Confirmation, HmacKey, KeySet, KeySpec, TokenKind,
     };
     pub use crate::schema::{schema, OptionKind};
     pub use crate::secret::Secret;

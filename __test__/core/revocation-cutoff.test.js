@@ -69,7 +69,9 @@ for (const [name, engine] of ENGINES) {
     assert.equal(at(NOW).errorCode, 'token_revoked', 'another issuer, whole seconds, the same second')
     assert.equal(at(NOW + 0.0005).errorCode, 'token_revoked')
     assert.equal(at(NOW + 0.001).authenticated, true, 'the millisecond after the call')
-    assert.equal(at(NOW + 1).authenticated, true)
+    assert.equal(at(NOW + 0.999).authenticated, true)
+    // The next second is in this fixed clock's future (issue 34): not yet valid, revoked or not.
+    assert.equal(at(NOW + 1).errorCode, 'token_not_yet_valid')
     // Our own next login, on the same fixed clock: issued at the cut-off.
     const next = auth.signAccessToken({ sub: 'u' })
     assert.equal(payloadOf(next).iat, NOW + 0.001)

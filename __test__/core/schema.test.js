@@ -103,11 +103,13 @@ const PROBES = {
     assert.equal(auth.revocationCount, 100000)
     assert.throws(() => auth.revokeToken('one-more', NOW + 60), { name: 'RangeError', code: 'ERR_AUTH_SHIELD_REVOCATION_LIMIT' })
   },
-  // Off by default: cnf is not looked at, so a bound token passes without a certificate.
+  // Off by default: no certificate is checked, so a bound token is refused (issue 34), an
+  // unbound one passes.
   certificateBoundTokens: (auth) => {
     assert.equal(auth.certificateBoundTokens, false)
     const bound = token(claims({ cnf: { 'x5t#S256': 'Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs' } }), SECRET)
-    assert.equal(auth.authenticate(`Bearer ${bound}`).authenticated, true)
+    assert.equal(auth.authenticate(`Bearer ${bound}`).errorCode, 'certificate_required')
+    assert.equal(auth.authenticate(`Bearer ${token(claims(), SECRET)}`).authenticated, true)
   },
   requireCertificateBoundTokens: (auth) => assert.equal(auth.authenticate(`Bearer ${token(claims(), SECRET)}`).authenticated, true),
   allowShortSecret: (_auth, Authenticator) =>

@@ -231,12 +231,17 @@ describe('behind a TLS-terminating proxy (RFC 9440 Client-Cert)', () => {
 })
 
 describe('without binding checks', () => {
-  test('no certificate is read and bound tokens pass as before (both engines)', async () => {
+  test('no certificate is read, so a bound token is refused, even over mTLS with its certificate (both engines)', async () => {
     for (const engine of ENGINES) {
       const server = await expressApp(config, { engine })
       try {
-        assert.equal((await call(server, tokens.boundA, undefined)).status, 200)
-        assert.equal((await call(server, tokens.malformed, undefined)).status, 200)
+        for (const cert of [undefined, certs.clientA]) {
+          const refused = await call(server, tokens.boundA, cert)
+          assert.equal(refused.status, 401)
+          assert.equal(refused.body.code, 'certificate_required')
+          assert.equal((await call(server, tokens.malformed, cert)).body.code, 'invalid_claims')
+        }
+        assert.equal((await call(server, tokens.unbound, undefined)).status, 200)
       } finally {
         await closing(server)
       }

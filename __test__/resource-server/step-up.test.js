@@ -28,7 +28,10 @@ const bearer = (claims) => `Bearer ${token({ sub: 'u', exp: NOW + 60, ...claims 
 const CASES = [
   [{ acr: 'mfa', auth_time: NOW - 300 }, null],
   [{ acr: 'urn:example:gold', auth_time: NOW }, null],
-  [{ acr: 'mfa', auth_time: NOW + 10 }, null],
+  // A future auth_time proves no recent authentication (issue 34); within the clock's second it does.
+  [{ acr: 'mfa', auth_time: NOW + 0.999 }, null],
+  [{ acr: 'mfa', auth_time: NOW + 1 }, 'insufficient_user_authentication'],
+  [{ acr: 'mfa', auth_time: NOW + 10 }, 'insufficient_user_authentication'],
   [{ acr: 'mfa', auth_time: NOW - 301 }, 'insufficient_user_authentication'],
   [{ acr: 'mfa', auth_time: NOW - 300.5 }, 'insufficient_user_authentication'],
   [{ acr: 'mfa' }, 'insufficient_user_authentication'],
@@ -144,7 +147,9 @@ test('a route requirement reads the engine clock (clockTimestamp), as the config
       // is fresh for the engine, and must be for the route too.
       for (const [authTime, status] of [
         [NOW - 300, 200],
-        [NOW + 10, 200],
+        [NOW + 0.999, 200],
+        // In the future (issue 34): no recent authentication proven, on the route as in the engine.
+        [NOW + 10, 401],
         [NOW - 301, 401],
       ]) {
         const authorization = bearer({ auth_time: authTime })

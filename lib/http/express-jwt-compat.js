@@ -306,7 +306,9 @@ function acceptExpired(compat, decision, d) {
   // stopped at exp, before the binding was checked, and this path checks no proof or certificate.
   if (decoded === null || decoded.payload === null || typeof decoded.payload !== 'object' || decoded.payload.cnf !== undefined) return d
   const claims = decoded.payload
-  const verdict = compat.rules.claims.validate(claims, claims.exp - compat.rules.claims.tolerance - 1)
+  // iat was judged by the engine on the real clock (before exp); at the instant before expiry a
+  // token jsonwebtoken signed already expired (iat after exp) would look issued in the future.
+  const verdict = compat.rules.claims.validate({ ...claims, iat: undefined }, claims.exp - compat.rules.claims.tolerance - 1)
   if (verdict instanceof Failure) return decision.verdict(failedResult(verdict.code, d.requestId, decision), d.authorization)
   const user = { userId: claims.sub, email: claims.email, role: claims.role }
   const identity = { user, tenantId: undefined, tenantSource: undefined }

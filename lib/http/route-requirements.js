@@ -240,7 +240,12 @@ function requireAuthentication(options) {
       const authTime = payload.auth_time
       if ((acr !== undefined && typeof acr !== 'string') || (authTime !== undefined && typeof authTime !== 'number')) return 'invalid_claims'
       if (acrValues !== undefined && !acrValues.includes(acr)) return 'insufficient_user_authentication'
-      if (maxAgeSec !== undefined && !(typeof authTime === 'number' && engineNowSec(pass.decision.fixedClock) - authTime <= maxAgeSec)) return 'insufficient_user_authentication'
+      if (maxAgeSec !== undefined) {
+        // An auth_time in the future proves no recent authentication (src/jwt/validate.rs; the
+        // route does not know clockToleranceSec, so from the clock's next second on).
+        const now = engineNowSec(pass.decision.fixedClock)
+        if (!(typeof authTime === 'number' && now - authTime <= maxAgeSec && authTime < now + 1)) return 'insufficient_user_authentication'
+      }
       return null
     },
     { acrValues: acrValues || [], maxAge: maxAgeSec },

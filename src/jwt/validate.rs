@@ -14,7 +14,7 @@ pub struct ClaimRules {
     pub issuers: Vec<String>,
     /// Accepted `aud` values (a token passes if any of its audiences is listed); empty means "not checked".
     pub audiences: Vec<String>,
-    /// Seconds of leeway for `exp` and `nbf`.
+    /// Seconds of leeway for `exp`, `nbf`, `iat` and `auth_time`.
     pub clock_tolerance_sec: f64,
     pub require_expiration: bool,
     pub require_subject: bool,
@@ -35,13 +35,23 @@ pub struct ClaimRules {
 }
 
 impl ClaimRules {
-    /// Checks in a fixed order (the same order the JS engine uses): types, nbf, exp, aud, iss,
-    /// sub, type, profile claims, step-up, scope (last: every 401 reason wins over the 403). `now` is the current time in whole seconds since the epoch.
+    /// Checks in a fixed order (the same order the JS engine uses): types, nbf, iat, exp, aud,
+    /// iss, sub, type, profile claims, step-up, scope (last: every 401 reason wins over the
+    /// 403). `now` is the current time in whole seconds since the epoch.
     pub fn validate(&self, claims: &Claims<'_>, now: f64) -> Result<(), AuthError> {
         check_types(claims)?;
         let tolerance = self.clock_tolerance_sec;
         if let Claim::Num(nbf) = claims.nbf {
             if nbf > now + tolerance {
+                return Err(AuthError::TokenNotYetValid);
+            }
+        }
+        // RFC 7519 §4.1.6 makes `iat` informational, but a subject revocation's cut-off trusts
+        // it: an `iat` in the future (an issuer writing milliseconds, 1e300) would outlive "log
+        // out everywhere". Refused from the second after `now + tolerance` on (not the same
+        // instant as `nbf`: `now` is a whole second and this library signs a millisecond `iat`).
+        if let Claim::Num(iat) = claims.iat {
+            if is_future(iat, now, tolerance) {
                 return Err(AuthError::TokenNotYetValid);
             }
         }
@@ -83,7 +93,8 @@ impl ClaimRules {
     }
 
     /// RFC 9470 §3: the user's authentication is one of `required_acr` and no older than
-    /// `max_auth_age_sec` (no leeway: a stale authentication is the caller's to renew).
+    /// `max_auth_age_sec` (no leeway: a stale authentication is the caller's to renew). An
+    /// `auth_time` in the future (as for `iat`) proves no recent authentication.
     fn check_authentication(&self, c: &Claims<'_>, now: f64) -> Result<(), AuthError> {
         if !matches!(c.acr, Claim::Absent | Claim::Str(_))
             || !matches!(c.auth_time, Claim::Absent | Claim::Num(_))
@@ -99,7 +110,11 @@ impl ClaimRules {
             return Err(AuthError::InsufficientUserAuthentication);
         }
         match (self.max_auth_age_sec, c.auth_time.as_num()) {
-            (Some(max), Some(at)) if now - at <= max => Ok(()),
+            (Some(max), Some(at))
+                if now - at <= max && !is_future(at, now, self.clock_tolerance_sec) =>
+            {
+                Ok(())
+            }
             (Some(_), _) => Err(AuthError::InsufficientUserAuthentication),
             (None, _) => Ok(()),
         }
@@ -113,6 +128,12 @@ impl ClaimRules {
             _ => false,
         }
     }
+}
+
+/// Whether a NumericDate lies a second or more past `now + tolerance`: `now` is a whole second
+/// (the clock's resolution), so anything before the next one may be the present.
+fn is_future(at: f64, now: f64, tolerance: f64) -> bool {
+    at >= now + tolerance + 1.0
 }
 
 /// RFC 9068 §2.2: iss, aud, client_id, iat and jti present (exp and sub have their own codes
@@ -641,6 +662,60 @@ mod tests {
             check(&rules(), r#"{"sub":"u","exp":9,"client_id":7}"#, 1.0),
             Ok(())
         );
+    }
+
+    #[test]
+    fn a_future_iat_is_not_yet_valid_from_the_second_after_the_tolerance() {
+        for iat in ["1e300", "1700000000000", "101", "1.7976931348623157e308"] {
+            let json = format!(r#"{{"sub":"u","exp":200,"iat":{iat}}}"#);
+            assert_eq!(
+                check(&rules(), &json, 100.0),
+                Err(AuthError::TokenNotYetValid),
+                "{iat}"
+            );
+        }
+        // This library's millisecond iat within the clock's whole second passes.
+        for iat in ["100.999", "100", "0", "-5"] {
+            let json = format!(r#"{{"sub":"u","exp":200,"iat":{iat}}}"#);
+            assert_eq!(check(&rules(), &json, 100.0), Ok(()), "{iat}");
+        }
+        let lenient = ClaimRules {
+            clock_tolerance_sec: 30.0,
+            ..rules()
+        };
+        let at = |iat: &str| {
+            check(
+                &lenient,
+                &format!(r#"{{"sub":"u","exp":200,"iat":{iat}}}"#),
+                100.0,
+            )
+        };
+        assert_eq!(at("130.999"), Ok(()));
+        assert_eq!(at("131"), Err(AuthError::TokenNotYetValid));
+    }
+
+    #[test]
+    fn a_future_auth_time_proves_no_recent_authentication() {
+        let r = ClaimRules {
+            max_auth_age_sec: Some(300.0),
+            ..rules()
+        };
+        let at = |t: &str| {
+            check(
+                &r,
+                &format!(r#"{{"sub":"u","exp":2000,"auth_time":{t}}}"#),
+                1000.0,
+            )
+        };
+        for future in ["1001", "1010", "1000000", "1e300"] {
+            assert_eq!(
+                at(future),
+                Err(AuthError::InsufficientUserAuthentication),
+                "{future}"
+            );
+        }
+        assert_eq!(at("1000.999"), Ok(()));
+        assert_eq!(at("700"), Ok(()));
     }
 
     #[test]
