@@ -358,7 +358,8 @@ const PROBES = {
   },
   'RevokeSubjectOptions.issuedBeforeSec': {
     base: {},
-    values: [NOW - 50, NOW + 50],
+    // Cut-offs in the past: a future iat is refused on its own (token_not_yet_valid), whatever the cut-off.
+    values: [NOW - 50, NOW - 200],
     call: (engine, options) => revokeSubjectRun(engine, options),
   },
   'RevokeSubjectOptions.iss': {
