@@ -113,6 +113,18 @@ const CALLS = {
     engines: ['native', 'js'],
     calls: { revokeSubject: (lib, o) => authFor(lib).revokeSubject('user-1', o) },
   },
+  // setKeys's options: the trusted issuer whose key set is replaced.
+  SetKeysOptions: {
+    full: { issuer: 'https://issuer.example' },
+    engines: ['native', 'js'],
+    calls: {
+      setKeys: (lib, o) =>
+        new lib.Authenticator({ issuers: [{ issuer: 'https://issuer.example', keys: [{ alg: 'HS256', secret: 'call-options-issuer-secret-0123456789' }] }] }).setKeys(
+          [{ alg: 'HS256', secret: 'call-options-issuer-secret-9876543210' }],
+          o,
+        ),
+    },
+  },
   // auth-shield/redis (JS only, either engine's authenticator): the bucket of store.consume and
   // of the store option `limit`. A node-redis client that is never connected: a bad limit is
   // refused before any command, and a store does no I/O until it is used.

@@ -279,9 +279,11 @@ test('verifies the RFC 7515 A.1 example with the clock set before its expiry', (
   const jws = vectors.find((v) => v.name === 'rfc7520-4.4-hs256-jws')
   const auth2 = new Authenticator({ accessSecret: Buffer.from(jws.key.raw_hex, 'hex') })
   assert.equal(auth2.verifyAccessToken(jws.token).errorCode, 'malformed_token')
-  // An RS256 token never reaches HMAC verification (algorithm confusion).
+  // Algorithm confusion: the RSA public key is never an HMAC secret (refused at construction,
+  // issue 34), and an RS256 token never reaches HMAC verification.
   const rs = vectors.find((v) => v.name === 'rfc7515-a2-rs256')
-  const auth3 = new Authenticator({ accessSecret: rs.key.spki_pem, requireSubject: false, requireExpiration: false })
+  assert.throws(() => new Authenticator({ accessSecret: rs.key.spki_pem, requireSubject: false, requireExpiration: false }), { name: 'TypeError', message: /holds a PEM block/ })
+  const auth3 = new Authenticator({ accessSecret: Buffer.from(a1.key.raw_hex, 'hex'), requireSubject: false, requireExpiration: false })
   assert.equal(auth3.verifyAccessToken(rs.token).errorCode, 'unsupported_algorithm')
 })
 
