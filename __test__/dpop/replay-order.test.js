@@ -346,32 +346,56 @@ describe('a request refused after the engine takes no room in the in-process rep
       })
     }
 
-    it(`expressjwt's isRevoked refusals leave the caches free (${engine})`, async () => {
-      const secret = randomBytes(32)
-      const key = await clientKey('ES256')
-      const signed = (sub) =>
-        new jose.SignJWT({ sub, cnf: { jkt: key.jkt } }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(secret)
-      const revoked = await signed('revoked')
-      const good = await signed('good')
-      const app = await expressServer(
-        expressjwt(
-          { secret, algorithms: ['HS256'], dpop: true, rateLimitMax: 0, dpopMaxReplayEntries: 2, isRevoked: (req, t) => t.payload.sub === 'revoked' },
-          { engine, dpopOrigin: ORIGIN },
-        ),
-      )
-      try {
-        const send = async (t, p) => request(`${app.base}/orders`, { headers: { authorization: `DPoP ${t}`, dpop: p ?? (await proof(key, { token: t, url: `${ORIGIN}/orders` })) } })
-        // express-jwt's errors go to the app's error handler (its code: revoked_token).
-        for (let i = 0; i < 3; i++) assert.equal((await send(revoked)).json.thrown, 'revoked_token')
-        const admitted = await proof(key, { token: good, url: `${ORIGIN}/orders` })
-        const ok = await send(good, admitted)
-        assert.equal(ok.status, 200, JSON.stringify(ok.json))
-        assert.equal((await send(good, admitted)).status, 401)
-      } finally {
-        await app.close()
-      }
-    })
+    for (const getter of [false, true]) {
+      it(`expressjwt's isRevoked refusals leave the caches free (${getter ? 'a secret getter' : 'a secret'}, ${engine})`, async () => {
+        const secret = randomBytes(32)
+        const key = await clientKey('ES256')
+        const signed = (sub) =>
+          new jose.SignJWT({ sub, cnf: { jkt: key.jkt } }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(secret)
+        const revoked = await signed('revoked')
+        const good = await signed('good')
+        const app = await expressServer(
+          expressjwt(
+            { secret: getter ? () => secret : secret, algorithms: ['HS256'], dpop: true, rateLimitMax: 0, dpopMaxReplayEntries: 2, isRevoked: (req, t) => t.payload.sub === 'revoked' },
+            { engine, dpopOrigin: ORIGIN },
+          ),
+        )
+        try {
+          const send = async (t, p) => request(`${app.base}/orders`, { headers: { authorization: `DPoP ${t}`, dpop: p ?? (await proof(key, { token: t, url: `${ORIGIN}/orders` })) } })
+          // express-jwt's errors go to the app's error handler (its code: revoked_token).
+          for (let i = 0; i < 3; i++) assert.equal((await send(revoked)).json.thrown, 'revoked_token')
+          const admitted = await proof(key, { token: good, url: `${ORIGIN}/orders` })
+          const ok = await send(good, admitted)
+          assert.equal(ok.status, 200, JSON.stringify(ok.json))
+          assert.equal((await send(good, admitted)).status, 401)
+        } finally {
+          await app.close()
+        }
+      })
+    }
   }
+
+  it('in shadow mode the shadow engine releases the proof too (no mismatch once refused requests filled its cache)', async () => {
+    const iss = await issuer()
+    const key = await clientKey('ES256')
+    const revoked = await iss.sign({ sub: 'revoked', cnf: { jkt: key.jkt } })
+    const good = await iss.sign({ sub: 'good', cnf: { jkt: key.jkt } })
+    const mismatches = []
+    const app = await expressServer(
+      expressShield(
+        { keys: iss.keys, dpop: true, rateLimitMax: 0, dpopMaxReplayEntries: 2 },
+        { shadow: true, onMismatch: (m) => mismatches.push(m.fields), dpopOrigin: ORIGIN, isRevoked: (req, claims) => claims.sub === 'revoked' },
+      ),
+    )
+    try {
+      const send = async (t) => request(`${app.base}/orders`, { headers: { authorization: `DPoP ${t}`, dpop: await proof(key, { token: t, url: `${ORIGIN}/orders` }) } })
+      for (let i = 0; i < 3; i++) assert.equal((await send(revoked)).json.code, 'token_revoked')
+      assert.equal((await send(good)).status, 200)
+      assert.deepEqual(mismatches, [])
+    } finally {
+      await app.close()
+    }
+  })
 
   it('releaseDpopProof forgets one key only, in both engines, and refuses anything but a replay key alike', async () => {
     const iss = await issuer()
