@@ -533,6 +533,13 @@ export declare class Authenticator {
   get dpopAlgorithms(): Array<string>
   /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */
   get dpopReplayEntries(): number
+  /**
+   * Forgets the DPoP proof of a request that a later check refused after `authenticate`
+   * admitted it (`replayKey`: the result's `dpopReplayKey`), so a refused request takes no
+   * room in the replay cache; the middleware calls it. True if the proof was held. Anything
+   * but 64 lowercase hex digits throws a `TypeError` (`ERR_INVALID_ARG_TYPE`).
+   */
+  releaseDpopProof(replayKey: string): boolean
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
   /**

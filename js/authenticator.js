@@ -27,6 +27,8 @@ const { CertificateBinding, THUMBPRINT_LEN, bindingOf, checkBinding } = require(
 const { Metrics } = require('./metrics')
 const { dpopScheme, readProof, proofAlgs } = require('./dpop')
 const { ReplayCache } = require('./dpop/replay')
+// An AuthResult's dpopReplayKey, as it is written (src/dpop/replay.rs parse_replay_key).
+const REPLAY_KEY = /^[0-9a-f]{64}$/
 const { NonceKey } = require('./dpop/nonce')
 const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
 const { ENGINE_CLOCK } = require('../lib/http/engine-clock')
@@ -558,6 +560,17 @@ class Authenticator {
   /** The algorithms a DPoP proof may use (dpopAlgorithms, else the default list), in the challenge's algs order. */
   get dpopAlgorithms() {
     return [...this.#core.dpopAlgs]
+  }
+
+  /**
+   * Forgets the DPoP proof of a request that a later check refused after authenticate admitted
+   * it (replayKey: the result's dpopReplayKey), as src/authenticator.rs release_dpop_proof: a
+   * replay of that proof meets the same refusal (same token, same htm/htu). True if held.
+   */
+  releaseDpopProof(replayKey) {
+    if (typeof replayKey !== 'string' || !REPLAY_KEY.test(replayKey)) throw typeError(message('replayKeyMalformed'))
+    const cache = this.#core.dpopReplay
+    return cache !== null && cache.release(replayKey)
   }
 
   /** DPoP proofs held by the replay cache (at most dpopMaxReplayEntries; 0 without dpop). */

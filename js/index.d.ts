@@ -98,6 +98,11 @@ export declare class Authenticator {
   get dpopAlgorithms(): string[]
   /** DPoP proofs held by the replay cache (at most `dpopMaxReplayEntries`; 0 without `dpop`). */
   get dpopReplayEntries(): number
+  /**
+   * Forgets the DPoP proof of a request a later check refused after `authenticate` admitted it
+   * (`replayKey`: the result's `dpopReplayKey`); true if it was held. The middleware calls it.
+   */
+  releaseDpopProof(replayKey: string): boolean
   /** The counters of this authenticator, read now (docs/observability.md). */
   metrics(): AuthenticatorMetrics
   /** Times every later `authenticate` call into `metrics().duration`, or stops (off by default). */

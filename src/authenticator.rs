@@ -413,6 +413,14 @@ impl Authenticator {
         algs
     }
 
+    /// Forgets the proof of a request the engine admitted and a later stage refused
+    /// (`isRevoked`, a route requirement): only admitted requests take room in the replay cache.
+    /// Safe because a replay of that proof meets the same refusal: the same token, and the same
+    /// method and URL bound by its `htm`/`htu`. True if the proof was held.
+    pub fn release_dpop_proof(&self, key: &[u8; 32]) -> bool {
+        self.dpop_replay.as_ref().is_some_and(|c| c.release(key))
+    }
+
     /// DPoP proofs held by the replay cache (0 when `dpop` is off).
     pub fn dpop_replay_len(&self) -> usize {
         self.dpop_replay.as_ref().map_or(0, ReplayCache::len)

@@ -17,7 +17,10 @@ const { expressjwt } = require('../../adapters/express')
 const { createDpopReplayStore, createRedisStore } = require('../../lib/store/index')
 const { LIMITS } = require('../../contract')
 const { request } = require('../support/http')
-const { expressServer } = require('../support/adapter-servers')
+const express = require('express')
+const http = require('node:http')
+const fetchAdapter = require('../../adapters/fetch')
+const { expressServer, fetchServer } = require('../support/adapter-servers')
 const { redisSkip, startRedis } = require('../support/redis-server')
 const { connectClient } = require('../support/redis-clients')
 const { URL, issuer, clientKey, proof, rawProof, proofClaims, ath } = require('../support/dpop')
@@ -268,4 +271,163 @@ describe('a secret getter that spells one HMAC key two ways keeps one replay cac
       }
     })
   }
+})
+
+// Issue 34 §2: checks after the engine (isRevoked, route requirements) release the proof the
+// engine admitted, so refused requests never fill the in-process cache.
+describe('a request refused after the engine takes no room in the in-process replay cache', () => {
+  const listen = (server) =>
+    new Promise((resolve) => {
+      server.listen(0, '127.0.0.1', () => resolve({ base: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((done) => server.close(done)) }))
+    })
+  // Each adapter with `requireScopes('orders:admin')` on GET /orders, behind the middleware.
+  const ADAPTERS = [
+    [
+      'express',
+      (config, options) => {
+        const app = express()
+        app.use(expressShield(config, options))
+        app.get('/orders', expressShield.requireScopes('orders:admin'), (req, res) => res.json({ ok: true }))
+        return listen(http.createServer(app))
+      },
+    ],
+    [
+      'fetch',
+      (config, options) => {
+        const verifyRequest = fetchAdapter.createVerifier(config, options)
+        const admin = fetchAdapter.requireScopes('orders:admin')
+        return fetchServer(async (req) => {
+          const auth = admin(await verifyRequest(req))
+          return auth.ok ? Response.json({ ok: true }) : auth.response
+        })
+      },
+    ],
+  ]
+
+  for (const [engine] of ENGINES) {
+    for (const [adapter, start] of ADAPTERS) {
+      it(`isRevoked and requireScopes refusals leave a full-size cache for the next proof; an admitted proof stays a replay (${adapter}, ${engine})`, async () => {
+        const iss = await issuer()
+        const key = await clientKey('ES256')
+        const token = (sub, scope) => iss.sign({ sub, scope, cnf: { jkt: key.jkt } })
+        const revoked = await token('revoked', 'orders:admin')
+        const reader = await token('reader', 'orders:read')
+        const admin = await token('admin', 'orders:admin')
+        const app = await start(
+          { keys: iss.keys, dpop: true, rateLimitMax: 0, dpopMaxReplayEntries: 2 },
+          { engine, dpopOrigin: ORIGIN, isRevoked: (req, claims) => claims.sub === 'revoked' },
+        )
+        try {
+          const send = async (bound, p) => request(`${app.base}/orders`, { headers: { authorization: `DPoP ${bound}`, dpop: p ?? (await proof(key, { token: bound, url: `${ORIGIN}/orders` })) } })
+          for (let i = 0; i < 3; i++) {
+            const r = await send(revoked)
+            assert.equal(r.status, 401)
+            assert.equal(r.json.code, 'token_revoked')
+          }
+          for (let i = 0; i < 3; i++) {
+            const r = await send(reader)
+            assert.equal(r.status, 403)
+            assert.equal(r.json.code, 'insufficient_scope')
+          }
+          // Before the fix: 503 dpop_replay_cache_full, the two entries held by refused requests.
+          const admitted = await proof(key, { token: admin, url: `${ORIGIN}/orders` })
+          const ok = await send(admin, admitted)
+          assert.equal(ok.status, 200, JSON.stringify(ok.json))
+          const replay = await send(admin, admitted)
+          assert.equal(replay.status, 401)
+          assert.equal(replay.json.code, 'dpop_proof_replayed')
+          // A refused request's proof replayed meets the same refusal.
+          const refusedProof = await proof(key, { token: reader, url: `${ORIGIN}/orders` })
+          assert.equal((await send(reader, refusedProof)).status, 403)
+          assert.equal((await send(reader, refusedProof)).status, 403)
+        } finally {
+          await app.close()
+        }
+      })
+    }
+
+    for (const getter of [false, true]) {
+      it(`expressjwt's isRevoked refusals leave the caches free (${getter ? 'a secret getter' : 'a secret'}, ${engine})`, async () => {
+        const secret = randomBytes(32)
+        const key = await clientKey('ES256')
+        const signed = (sub) =>
+          new jose.SignJWT({ sub, cnf: { jkt: key.jkt } }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(secret)
+        const revoked = await signed('revoked')
+        const good = await signed('good')
+        const app = await expressServer(
+          expressjwt(
+            { secret: getter ? () => secret : secret, algorithms: ['HS256'], dpop: true, rateLimitMax: 0, dpopMaxReplayEntries: 2, isRevoked: (req, t) => t.payload.sub === 'revoked' },
+            { engine, dpopOrigin: ORIGIN },
+          ),
+        )
+        try {
+          const send = async (t, p) => request(`${app.base}/orders`, { headers: { authorization: `DPoP ${t}`, dpop: p ?? (await proof(key, { token: t, url: `${ORIGIN}/orders` })) } })
+          // express-jwt's errors go to the app's error handler (its code: revoked_token).
+          for (let i = 0; i < 3; i++) assert.equal((await send(revoked)).json.thrown, 'revoked_token')
+          const admitted = await proof(key, { token: good, url: `${ORIGIN}/orders` })
+          const ok = await send(good, admitted)
+          assert.equal(ok.status, 200, JSON.stringify(ok.json))
+          assert.equal((await send(good, admitted)).status, 401)
+        } finally {
+          await app.close()
+        }
+      })
+    }
+  }
+
+  it('in shadow mode the shadow engine releases the proof too (no mismatch once refused requests filled its cache)', async () => {
+    const iss = await issuer()
+    const key = await clientKey('ES256')
+    const revoked = await iss.sign({ sub: 'revoked', cnf: { jkt: key.jkt } })
+    const good = await iss.sign({ sub: 'good', cnf: { jkt: key.jkt } })
+    const mismatches = []
+    const app = await expressServer(
+      expressShield(
+        { keys: iss.keys, dpop: true, rateLimitMax: 0, dpopMaxReplayEntries: 2 },
+        { shadow: true, onMismatch: (m) => mismatches.push(m.fields), dpopOrigin: ORIGIN, isRevoked: (req, claims) => claims.sub === 'revoked' },
+      ),
+    )
+    try {
+      const send = async (t) => request(`${app.base}/orders`, { headers: { authorization: `DPoP ${t}`, dpop: await proof(key, { token: t, url: `${ORIGIN}/orders` }) } })
+      for (let i = 0; i < 3; i++) assert.equal((await send(revoked)).json.code, 'token_revoked')
+      assert.equal((await send(good)).status, 200)
+      assert.deepEqual(mismatches, [])
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('releaseDpopProof forgets one key only, in both engines, and refuses anything but a replay key alike', async () => {
+    const iss = await issuer()
+    const key = await clientKey('ES256')
+    const bound = await iss.sign({ cnf: { jkt: key.jkt } })
+    const messages = new Set()
+    for (const [name, Authenticator] of ENGINES) {
+      const auth = new Authenticator({ keys: iss.keys, dpop: true, rateLimitMax: 0, dpopMaxReplayEntries: 4 })
+      const [a, b] = [await proof(key, { token: bound }), await proof(key, { token: bound })]
+      const ra = auth.authenticate(`DPoP ${bound}`, null, null, sender(a))
+      const rb = auth.authenticate(`DPoP ${bound}`, null, null, sender(b))
+      assert.match(ra.dpopReplayKey, /^[0-9a-f]{64}$/, name)
+      assert.equal(auth.dpopReplayEntries, 2)
+      assert.equal(auth.releaseDpopProof(ra.dpopReplayKey), true, name)
+      assert.equal(auth.releaseDpopProof(ra.dpopReplayKey), false, name)
+      assert.equal(auth.dpopReplayEntries, 1)
+      assert.equal(code(auth.authenticate(`DPoP ${bound}`, null, null, sender(b))), 'dpop_proof_replayed', name)
+      assert.equal(code(auth.authenticate(`DPoP ${bound}`, null, null, sender(a))), 'ok', name)
+      assert.equal(new Authenticator({ keys: iss.keys, rateLimitMax: 0 }).releaseDpopProof(ra.dpopReplayKey), false, name)
+      for (const bad of [undefined, null, 42, {}, Buffer.alloc(32), '', 'a'.repeat(63), 'a'.repeat(65), 'A'.repeat(64), 'g'.repeat(64), rb.dpopReplayKey + ' ']) {
+        assert.throws(
+          () => auth.releaseDpopProof(bad),
+          (err) => {
+            assert.ok(err instanceof TypeError, `${name} ${String(bad)}`)
+            assert.equal(err.code, 'ERR_INVALID_ARG_TYPE')
+            messages.add(err.message)
+            return true
+          },
+        )
+      }
+      assert.equal(auth.dpopReplayEntries, 2)
+    }
+    assert.deepEqual([...messages], ["replayKey must be a string of 64 lowercase hex digits (an AuthResult's dpopReplayKey)"])
+  })
 })

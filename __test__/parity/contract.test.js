@@ -234,6 +234,7 @@ const callers = {
   profileNeedsIssuerAndAudience: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, requireAccessTokenProfile: true, issuer: 'i' })),
   dpopAlgorithmRefused: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, dpop: true, dpopAlgorithms: ['ES256', 'HS256'] })),
   unknownOption: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, acessSecret: SECRET })),
+  replayKeyMalformed: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, dpop: true }).releaseDpopProof('x')),
   mustBeBoolean: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, enforceTenantMatch: 1 })),
   mustBeString: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: 1, refillPerSec: 1 }).consume(5)),
   mustBeNumber: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: '1', refillPerSec: 1 })),

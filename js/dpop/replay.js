@@ -21,7 +21,10 @@ class ReplayCache {
   admit(key, expiresAt, now) {
     const heap = this.heap
     while (heap.length > 0 && heap[0][0] < now) {
-      this.live.delete(pop(heap)[1])
+      // A released key admitted again has a newer heap entry: only the one matching the live
+      // expiry removes it.
+      const [at, old] = pop(heap)
+      if (this.live.get(old) === at) this.live.delete(old)
     }
     if (this.live.has(key)) return 'replayed'
     if (this.live.size >= this.capacity) return 'full'
@@ -29,6 +32,20 @@ class ReplayCache {
     this.live.set(key, at)
     push(heap, [at, key])
     return 'fresh'
+  }
+
+  /**
+   * Forgets `key` (a proof whose request was refused after the engine admitted it); true if it
+   * was held. Its heap entry stays until it expires or the heap holds twice the capacity, when
+   * the heap is rebuilt from the live entries (memory bounded, amortised O(1) per release).
+   */
+  release(key) {
+    if (!this.live.delete(key)) return false
+    if (this.heap.length >= 2 * this.capacity) {
+      // Sorted by expiry is a valid min-heap.
+      this.heap = Array.from(this.live, ([k, at]) => [at, k]).sort((a, b) => a[0] - b[0])
+    }
+    return true
   }
 }
 

@@ -172,6 +172,8 @@ class AuthDecision {
     }
     this.dpopRequired = this.dpopMode === 'required'
     this.dpopDisabled = this.dpopMode === 'disabled'
+    // expressjwt's replay cache shared by its keys' decisions, set by lib/http/express-jwt-compat.js.
+    this.sharedProofs = undefined
     this.dpopReplay = this.dpopDisabled ? null : sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender, this.fixedClock)
     // Every WWW-Authenticate value this middleware can send, written now (lib/http/challenge.js).
     const { requiredScope, requiredAcr, maxAuthAgeSec } = this.engine.authenticator
@@ -295,11 +297,17 @@ class AuthDecision {
 
   afterEngine(request, result) {
     request.engineResult = result
-    if (this.pipeline.resultStages.length !== 0) result = this.pipeline.checkResult(result, request)
+    if (this.pipeline.resultStages.length !== 0) {
+      result = this.pipeline.checkResult(result, request)
+      if (!result.authenticated) this.releaseProof(request.engineResult)
+    }
     const authorization = request.authorization
     // A route without DPoP: the scheme is refused whatever the engine said of the token (a
     // rate-limited or unavailable answer aside), before any recovery waits for its keys.
-    if (this.dpopDisabled && isDpopScheme(authorization) && (result.authenticated || result.errorStatus === 401)) result = refusedResult(result, 'dpop_not_allowed')
+    if (this.dpopDisabled && isDpopScheme(authorization) && (result.authenticated || result.errorStatus === 401)) {
+      this.releaseProof(result)
+      result = refusedResult(result, 'dpop_not_allowed')
+    }
     if (!result.authenticated && this.recoveries.size !== 0) {
       const registered = this.recoveries.get(result.errorCode)
       if (registered !== undefined && request.tries < registered.attempts) {
@@ -314,7 +322,10 @@ class AuthDecision {
       }
     }
     // A route for DPoP only: a Bearer success is refused (lib/http/dpop.js).
-    if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) result = dpopRequiredResult(result)
+    if (this.dpopRequired && result.authenticated && !isDpopScheme(authorization)) {
+      this.releaseProof(result)
+      result = dpopRequiredResult(result)
+    }
     return this.settled(request, result)
   }
 
@@ -324,9 +335,33 @@ class AuthDecision {
     // A proof accepted here must be new to every process sharing the replay store; recorded
     // last, once every other check admitted the request (a refused one takes no room).
     if (this.dpopReplay !== null && result.authenticated && isDpopScheme(request.authorization)) {
-      return Promise.resolve(checked).then((c) => (c.action === 'pass' ? this.dpopReplay(result).then((r) => (r === result ? c : this.withNonce(request, r, this.answer(request, r)))) : c))
+      return Promise.resolve(checked).then((c) => (c.action === 'pass' ? this.dpopReplay(result).then((r) => (r === result ? c : this.sharedReplayRefused(request, result, r))) : c))
     }
     return checked
+  }
+
+  /** The shared replay store's refusal `r` of the engine's success `result`: its proof released here. */
+  sharedReplayRefused(request, result, r) {
+    this.releaseProof(result)
+    return this.withNonce(request, r, this.answer(request, r))
+  }
+
+  /**
+   * The engine admitted `result`'s DPoP proof into its in-process replay cache (the last step of
+   * authenticate) and a later check refused the request: the proof is forgotten again, so only
+   * proofs of requests that pass every check take room (a cache filled by refused requests
+   * would refuse good ones with dpop_replay_cache_full). Safe: a replay of the same proof to the
+   * same route meets the same refusal, with the same token, and the same method and URL bound
+   * by its htm/htu. Only on the refusal paths; a success never comes here.
+   */
+  releaseProof(result) {
+    if (result === undefined || typeof result.dpopReplayKey !== 'string') return
+    const key = result.dpopReplayKey
+    const { authenticator, shadowAuthenticator } = this.engine
+    if (typeof authenticator.releaseDpopProof === 'function') authenticator.releaseDpopProof(key)
+    if (shadowAuthenticator != null && typeof shadowAuthenticator.releaseDpopProof === 'function') shadowAuthenticator.releaseDpopProof(key)
+    // expressjwt's cache shared by its keys' decisions (lib/http/express-jwt-compat.js).
+    if (this.sharedProofs !== undefined) this.sharedProofs.release(key)
   }
 
   /** `d` with the DPoP-Nonce header its result calls for (lib/http/dpop.js), when DPoP is read. */
@@ -391,7 +426,10 @@ class AuthDecision {
     }
     const settle = (revoked) => {
       if (revoked === false) return pass
-      if (revoked === true) return this.answer(request, revokedResult(result))
+      if (revoked === true) {
+        this.releaseProof(result)
+        return this.answer(request, revokedResult(result))
+      }
       throw this.callbackRefused(unexpectedAnswer('options.isRevoked', revoked, 'true or false'), result)
     }
     return answer instanceof Promise ? answer.then(settle, (err) => Promise.reject(this.callbackRefused(err, result))) : settle(answer)
@@ -409,6 +447,7 @@ class AuthDecision {
 
   /** A route requirement's refusal `d` of a request the engine passed (observation stage). */
   routeRefused(d, pass) {
+    this.releaseProof(pass.result)
     if (pass.result !== undefined && pass.result.authenticated) this.ledger.replaced(pass.result, d.result)
     if (this.tracing !== null) this.tracing.refusedLater(d)
   }

@@ -222,6 +222,8 @@ class KeyedDecisions {
     }
     // A refused key (too short, say) throws here, every time, and is not kept.
     decision = new AuthDecision({ ...this.config, accessSecret: key }, this.options, this.adapterOptions)
+    // A route requirement refusing a request after admitProofOnce releases its proof here too.
+    if (this.proofs !== null) decision.sharedProofs = this.proofs
     this.decisions.set(id, decision)
     return decision
   }
@@ -335,6 +337,8 @@ function checkRevoked(compat, decision, req, d) {
 
 /** The fail decision for `result`, refusing the pass `d`: counted in place of the engine's success. */
 function refusedAfter(decision, d, result) {
+  // The engine admitted its DPoP proof: released, as the middleware's own isRevoked does.
+  decision.releaseProof(d.result)
   if (d.result !== undefined && d.result.authenticated) decision.ledger.replaced(d.result, result)
   return decision.verdict(result, d.authorization)
 }

@@ -151,6 +151,27 @@ impl Authenticator {
         self.core.dpop_replay_len().min(u32::MAX as usize) as u32
     }
 
+    /// Forgets the DPoP proof of a request that a later check refused after `authenticate`
+    /// admitted it (`replayKey`: the result's `dpopReplayKey`), so a refused request takes no
+    /// room in the replay cache; the middleware calls it. True if the proof was held. Anything
+    /// but 64 lowercase hex digits throws a `TypeError` (`ERR_INVALID_ARG_TYPE`).
+    #[napi(catch_unwind, ts_args_type = "replayKey: string")]
+    pub fn release_dpop_proof(&self, env: Env, replay_key: Unknown) -> Result<bool> {
+        let key = match replay_key.get_type() {
+            Ok(ValueType::String) => String::from_unknown(replay_key)
+                .ok()
+                .and_then(|s| crate::dpop::replay::parse_replay_key(s.as_bytes())),
+            _ => None,
+        };
+        match key {
+            Some(key) => Ok(self.core.release_dpop_proof(&key)),
+            None => Err(throw(
+                &env,
+                ArgError::Type(crate::contract::messages::REPLAY_KEY_MALFORMED.to_string()).into(),
+            )),
+        }
+    }
+
     /// Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`).
     #[napi(catch_unwind, getter)]
     pub fn verified_token_cache_entries(&self) -> u32 {
