@@ -45,7 +45,7 @@ function createVerifier(configOrAuthenticator, options) {
    * The decision for `request`, always a Promise: a `Verified` (`ok` true: `action` 'pass' or
    * 'skip') or a `Refused` (`ok` false, with `status`, `code`, `headers` and `response`). What a
    * callback throws or rejects with, or a callback past `callbackTimeoutMs`, rejects it with a
-   * real Error (js/callback-fence.js): the request is never let through.
+   * real Error (lib/http/callback-fence.js): the request is never let through.
    * `requestOptions.clientCertificate` is the TLS client certificate of the request (DER bytes
    * or an X509Certificate) for certificate-bound tokens; give it only when your server verified
    * the TLS handshake that presented it (docs/sender-constrained.md).

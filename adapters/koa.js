@@ -37,7 +37,7 @@ function authShield(configOrAuthenticator, options) {
 
   async function authShieldKoa(ctx, next) {
     // Callbacks (getToken, isRevoked, skip) get ctx; what they throw or reject with is already a
-    // real Error (js/callback-fence.js) and reaches Koa's error handling: next() is not called.
+    // real Error (lib/http/callback-fence.js) and reaches Koa's error handling: next() is not called.
     let d = decide(ctx, pathOf(ctx.originalUrl))
     if (isPending(d)) d = await d
     if (d.action === 'skip') return next()

@@ -1,7 +1,7 @@
 //! The Rust side of `contract/` (the facts both engines follow, contract/README.md): the shared
 //! limits as constants and one function (a constant when it has no placeholder) per caller-error message, both written by
 //! build.rs from the JSON; the AuthError table is in `error.rs`. The JS engine reads the same
-//! files (js/contract.js). This module fills placeholders the way the contract says:
+//! files (contract/index.js). This module fills placeholders the way the contract says:
 //! numbers as ECMAScript's `Number.prototype.toString()` writes them, quoted strings as JSON.
 
 /// Numeric limits both engines enforce (contract/limits.json).

@@ -1,6 +1,7 @@
 'use strict'
 
-// What the Express middleware and the Fastify plugin share: their options, the one decision
+// What every adapter (Express, Fastify, Koa, the Fetch entry and Hono on it, and expressjwt)
+// shares: their options, the one decision
 // taken for every request (skip, pass with an identity, pass anonymously, or fail), the HTTP
 // form of an AuthResult (status, JSON body, X-Request-Id, RateLimit-*, Retry-After,
 // WWW-Authenticate), and the error handed to onError. The adapters only translate a decision
@@ -27,7 +28,7 @@ const { fixedClockOf } = require('./engine-clock')
 const { Pipeline, AuthRequest } = require('./pipeline')
 const { ledgerOf } = require('../metrics/ledger')
 
-// The middleware options (`middlewareOptions` of js/schema.json, read by lib/options/reader.js).
+// The middleware options (`middlewareOptions` of contract/options.json, read by lib/options/reader.js).
 const OPTION_NAMES = new Set(optionNames('middlewareOptions'))
 
 /**

@@ -1,6 +1,6 @@
 'use strict'
 
-// The one reader of every JS options bag described in js/schema.json (storeOptions,
+// The one reader of every JS options bag described in contract/options.json (storeOptions,
 // middlewareOptions, feedOptions, jwksOptions): unknown names, kinds, bounds and defaults come
 // from the schema, so every bag refuses a misspelt option with the same TypeError
 // (ERR_INVALID_ARG_TYPE, `<where>.<name> is not a known option`) and a wrong value with the same
@@ -85,7 +85,7 @@ function readOption(spec, value, where, readers, variant) {
 }
 
 /**
- * Reads `options` (undefined or null: none given) against the bag `bag` of js/schema.json:
+ * Reads `options` (undefined or null: none given) against the bag `bag` of contract/options.json:
  * renamed options under their new name (lib/options/deprecation.js), unknown names refused (`ignored`:
  * names another layer owns, such as the host framework's), then every option of the bag (or
  * of `only`, a list of its names) read in schema order; `variant`: the adapter reading it (an

@@ -2,7 +2,7 @@
 
 // The options of `new RevocationFeed(client, options)` (docs/revocation.md), read once by the
 // one option reader (lib/options/reader.js): names, kinds, defaults and bounds are the
-// `feedOptions` of js/schema.json.
+// `feedOptions` of contract/options.json.
 
 const { readOptionBag } = require('../options/reader')
 
