@@ -12,7 +12,7 @@ use crate::cert_binding;
 use crate::clock::{unix_millis, unix_seconds_at};
 use crate::dpop::nonce::NonceKey;
 use crate::dpop::replay::{Admission, ReplayCache};
-use crate::dpop::{dpop_scheme, read_proof, ProofAlgs};
+use crate::dpop::{dpop_scheme, read_proof, ProofAlgs, SenderContext};
 use crate::error::AuthError;
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
@@ -47,20 +47,6 @@ pub struct Outcome<'a> {
     /// Bucket capacity, `None` when rate limiting is off.
     pub rate_limit_limit: Option<u32>,
     pub result: Result<Identity<'a>, Failure>,
-}
-
-/// What the request says about its sender beyond its headers (`SenderContext` in JS): the
-/// client certificate's thumbprint for certificate-bound tokens (src/cert_binding.rs), the
-/// `DPoP` header's value, the method and the absolute URL for DPoP (src/dpop.rs; the adapter
-/// reconstructs the URL from its configured origin, never from unconfigured X-Forwarded-*
-/// headers).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SenderContext<'a> {
-    /// The client certificate's SHA-256 thumbprint, base64url without padding (RFC 8705 §3.1).
-    pub client_cert_thumbprint: Option<&'a [u8]>,
-    pub dpop: Option<&'a [u8]>,
-    pub method: Option<&'a [u8]>,
-    pub url: Option<&'a [u8]>,
 }
 
 pub struct Identity<'a> {

@@ -24,7 +24,20 @@ const PROOF_CAP: usize = limits::DPOP_PROOF_CAP as usize;
 const URL_CAP: usize = limits::DPOP_URL_CAP as usize;
 const JTI_CAP: usize = limits::DPOP_JTI_CAP as usize;
 
-pub use crate::authenticator::SenderContext;
+/// What the request says about its sender beyond its headers (`SenderContext` in JS): the
+/// client certificate's thumbprint for certificate-bound tokens (src/cert_binding.rs), the
+/// `DPoP` header's value, the method and the absolute URL for the proof checks below (the
+/// adapter reconstructs the URL from its configured origin, never from unconfigured
+/// X-Forwarded-* headers). The authenticator passes it through; the checks that read it need
+/// nothing above them.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SenderContext<'a> {
+    /// The client certificate's SHA-256 thumbprint, base64url without padding (RFC 8705 §3.1).
+    pub client_cert_thumbprint: Option<&'a [u8]>,
+    pub dpop: Option<&'a [u8]>,
+    pub method: Option<&'a [u8]>,
+    pub url: Option<&'a [u8]>,
+}
 
 /// The proof algorithms accepted when `dpopAlgorithms` is not given, in the order the DPoP
 /// challenge's `algs` lists them (RFC 9449 §7.1); the default of contract/options.json, held

@@ -9,9 +9,10 @@ use super::args::read_optional_str;
 use super::js_error::{no_refresh_secret, ArgError, CallError};
 use super::result::{build_auth_result, build_verification};
 use super::sender::{with_sender, SenderReads};
-use crate::authenticator::{Authenticator as Core, SenderContext};
+use crate::authenticator::Authenticator as Core;
 use crate::cert_binding::CertificateBinding;
 use crate::contract::limits;
+use crate::dpop::SenderContext;
 use crate::jwt::TokenKind;
 
 // Header caps from contract/limits.json (their reasons are there), shared with the JS engine.

@@ -7,9 +7,9 @@ use std::ffi::CStr;
 
 use super::args::read_optional_str;
 use super::js_error::ArgError;
-use crate::authenticator::SenderContext as Core;
 use crate::cert_binding::THUMBPRINT_LEN;
 use crate::contract::limits;
+use crate::dpop::SenderContext as Core;
 
 /// What the request says of its sender, beside the Authorization header: `authenticate`'s 4th
 /// argument. Read only when certificate-bound tokens or `dpop` are configured.
