@@ -10,6 +10,7 @@ use crate::jwt::key_set::{key_name, validate_specs, KeySpec};
 use crate::schema::{schema, OptionKind, OptionSpec};
 use crate::secret::Secret;
 use crate::settings::{AccessKeys, Setting, Settings, MIN_SECRET_BYTES};
+use crate::tenant::normalize_domain;
 
 // A refused config is an `ArgError`: an unknown option or a wrong kind (`Type`), a bad value
 // (`Range`).
@@ -483,19 +484,6 @@ fn number(spec: &OptionSpec, n: f64) -> Checked<Setting> {
 
 fn domain(text: &str, name: &str) -> Checked<Setting> {
     normalize_domain(text, &format!("config.{name}")).map(Setting::Text)
-}
-
-/// Lower-cased, without trailing dots; labels of `[A-Za-z0-9-]`, 1-63 bytes (RFC 1035).
-/// `label` names the value in the error (`config.baseDomain`, `options.baseDomain`).
-pub fn normalize_domain(text: &str, label: &str) -> Result<String, ArgError> {
-    let domain = text.trim_end_matches('.').to_ascii_lowercase();
-    let valid_label = |l: &str| {
-        !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-    };
-    if domain.len() > 253 || !domain.split('.').all(valid_label) {
-        return Err(ArgError::Range(messages::invalid_domain(label, &domain)));
-    }
-    Ok(domain)
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! Tenant resolution: JWT `tenant_id` claim > `X-Tenant-ID` header > subdomain of `Host`.
 
+use crate::call_error::ArgError;
+use crate::contract::messages;
 use crate::error::AuthError;
 
 /// Longest tenant id accepted (a DNS label's limit, so a subdomain can always hold it).
@@ -161,16 +163,29 @@ fn is_ipv4_literal(host: &[u8]) -> bool {
         .all(|part| !part.is_empty() && part.iter().all(u8::is_ascii_digit))
 }
 
+/// Lower-cased, without trailing dots; labels of `[A-Za-z0-9-]`, 1-63 bytes (RFC 1035).
+/// `label` names the value in the error (`config.baseDomain`, `options.baseDomain`).
+pub fn normalize_domain(text: &str, label: &str) -> Result<String, ArgError> {
+    let domain = text.trim_end_matches('.').to_ascii_lowercase();
+    let valid_label = |l: &str| {
+        !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if domain.len() > 253 || !domain.split('.').all(valid_label) {
+        return Err(ArgError::Range(messages::invalid_domain(label, &domain)));
+    }
+    Ok(domain)
+}
+
 /// Tenant rules for a request without a token (`resolveTenant`): only the base domain
 /// matters. `base_domain` is checked and normalised as `config.baseDomain` is; `label` names it
 /// in the error.
 pub fn rules_for_base_domain(
     base_domain: Option<&str>,
     label: &str,
-) -> Result<TenantRules, crate::call_error::ArgError> {
+) -> Result<TenantRules, ArgError> {
     Ok(TenantRules {
         base_domain: base_domain
-            .map(|d| crate::config::normalize_domain(d, label))
+            .map(|d| normalize_domain(d, label))
             .transpose()?,
         enforce_match: false,
     })
