@@ -469,10 +469,11 @@ impl Authenticator {
     /// set, or as the key set of the trusted issuer `issuer`.
     pub fn replace_keys(
         &self,
-        items: Vec<crate::config::RawValue>,
+        items: Vec<crate::raw_value::RawValue>,
         issuer: Option<&str>,
     ) -> Result<u64, ArgError> {
-        let specs = crate::config::read_keys(items, "keys", self.settings.allow_short_secret())?;
+        let specs =
+            crate::jwt::key_set::read_keys(items, "keys", self.settings.allow_short_secret())?;
         match (issuer, &self.trusted) {
             (Some(iss), _) => return self.set_issuer_keys(iss, &specs),
             (None, Some(_)) => {
@@ -997,7 +998,7 @@ mod tests {
 
     /// As [`signing_core`], on top of `raw` (other options).
     fn signing_core_with(raw: RawConfig) -> Authenticator {
-        use crate::config::RawValue;
+        use crate::raw_value::RawValue;
         let rng = ring::rand::SystemRandom::new();
         let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
         let key = RawValue::List(vec![RawValue::Fields(vec![
@@ -1038,7 +1039,7 @@ mod tests {
             .verify(TokenKind::Access, token.as_bytes(), &mut scratch)
             .unwrap()
             .is_ok());
-        use crate::config::RawValue;
+        use crate::raw_value::RawValue;
         let same_kid = vec![RawValue::Fields(vec![
             ("kid", "own".into()),
             ("alg", "HS256".into()),

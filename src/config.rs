@@ -6,7 +6,8 @@
 //! engine refuses, the other refuses the same way.
 
 use crate::contract::messages;
-use crate::jwt::key_set::{key_name, validate_specs, KeySpec};
+use crate::jwt::key_set::{read_keys, KeySpec};
+use crate::raw_value::RawValue;
 use crate::schema::{schema, OptionKind, OptionSpec};
 use crate::secret::Secret;
 use crate::settings::{AccessKeys, Setting, Settings, MIN_SECRET_BYTES};
@@ -15,49 +16,6 @@ use crate::tenant::normalize_domain;
 // A refused config is an `ArgError`: an unknown option or a wrong kind (`Type`), a bad value
 // (`Range`).
 use crate::call_error::ArgError;
-
-/// A config value as read from JS, before any check. `null` and `undefined` are `Absent`.
-#[derive(Debug)]
-pub enum RawValue {
-    Absent,
-    Bool(bool),
-    Number(f64),
-    Text(String),
-    /// A Buffer or other byte view, copied.
-    Bytes(Secret),
-    /// An array, item by item.
-    List(Vec<RawValue>),
-    /// An object inside an array (a key of `keys`): the named members that were read.
-    Fields(Vec<(&'static str, RawValue)>),
-    /// Anything else (objects, functions, symbols, BigInts).
-    Other,
-}
-
-impl From<bool> for RawValue {
-    fn from(b: bool) -> Self {
-        RawValue::Bool(b)
-    }
-}
-impl From<f64> for RawValue {
-    fn from(n: f64) -> Self {
-        RawValue::Number(n)
-    }
-}
-impl From<&str> for RawValue {
-    fn from(s: &str) -> Self {
-        RawValue::Text(s.to_owned())
-    }
-}
-impl From<&[u8]> for RawValue {
-    fn from(b: &[u8]) -> Self {
-        RawValue::Bytes(Secret::from(b))
-    }
-}
-impl From<Vec<&str>> for RawValue {
-    fn from(list: Vec<&str>) -> Self {
-        RawValue::List(list.into_iter().map(RawValue::from).collect())
-    }
-}
 
 /// Every enumerable key of a config object with its value, in the object's key order.
 #[derive(Debug, Default)]
@@ -360,42 +318,6 @@ fn read_signing_key(items: Vec<RawValue>) -> Checked<crate::issue::signing_key::
         return Err(malformed());
     };
     crate::issue::signing_key::SigningKey::from_pkcs8(&alg, &kid, key.expose())
-}
-
-/// Reads raw keys (`{ kid?, alg, key }`, `key` a Buffer) and validates them; `label` names the
-/// list in errors (`config.keys`, or `keys` for `setKeys`).
-pub fn read_keys(items: Vec<RawValue>, label: &str, allow_short: bool) -> Checked<Vec<KeySpec>> {
-    let mut specs = Vec::with_capacity(items.len());
-    for (i, item) in items.into_iter().enumerate() {
-        let RawValue::Fields(fields) = item else {
-            return Err(ArgError::Type(format!(
-                "{label}[{i}] must be an object {{ kid?, alg, key }}"
-            )));
-        };
-        let (mut kid, mut alg, mut key) = (None, None, None);
-        for (field, value) in fields {
-            match (field, value) {
-                (_, RawValue::Absent) => {}
-                ("kid", RawValue::Text(t)) => kid = Some(t),
-                ("alg", RawValue::Text(t)) => alg = Some(t),
-                ("key", RawValue::Bytes(b)) => key = Some(b),
-                (field, _) => {
-                    let name = key_name(label, i, kid.as_deref());
-                    let kind = if field == "key" {
-                        "a Buffer"
-                    } else {
-                        "a string"
-                    };
-                    return Err(ArgError::Type(format!("{name}.{field} must be {kind}")));
-                }
-            }
-        }
-        let name = key_name(label, i, kid.as_deref());
-        let alg = alg.ok_or_else(|| ArgError::Type(format!("{name}.alg is required")))?;
-        let key = key.ok_or_else(|| ArgError::Type(format!("{name}.key is required")))?;
-        specs.push((kid, alg, key));
-    }
-    validate_specs(specs, label, allow_short)
 }
 
 fn read_bool(value: RawValue, name: &str) -> Checked<bool> {

@@ -13,12 +13,13 @@
 use std::sync::Arc;
 
 use crate::call_error::ArgError;
-use crate::config::{read_keys, RawValue};
 use crate::error::AuthError;
 use crate::jwt::claims::Claims;
 use crate::jwt::header::Header;
+use crate::jwt::key_set::read_keys;
 use crate::jwt::verify::{KeyLookup, Selected};
 use crate::jwt::{Alg, ClaimRules, KeySet, KeySpec};
+use crate::raw_value::RawValue;
 use crate::tenant::is_valid_tenant_id;
 
 /// Most issuers one authenticator trusts.

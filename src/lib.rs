@@ -34,6 +34,7 @@ mod issuers;
 mod jwt;
 mod metrics;
 mod rate_limit;
+mod raw_value;
 mod refresh_key;
 mod request_id;
 mod revocation;
@@ -51,7 +52,7 @@ pub mod internals {
     pub use crate::authenticator::{Authenticator, IssueError, TenantId};
     pub use crate::call_error::ArgError;
     pub use crate::cert_binding::{check as check_certificate, is_thumbprint, CertificateBinding};
-    pub use crate::config::{RawConfig, RawValue};
+    pub use crate::config::RawConfig;
     pub use crate::dpop::{
         check_proof, htu, nonce::NonceKey, proof_key::ProofKey, ProofAlgs, SenderContext,
     };
@@ -66,6 +67,7 @@ pub mod internals {
         verify::decode_verified,
         Alg, Claim, ClaimRules, Claims, Confirmation, HmacKey, KeySet, KeySpec, TokenKind,
     };
+    pub use crate::raw_value::RawValue;
     pub use crate::schema::{schema, OptionKind};
     pub use crate::secret::Secret;
     pub use crate::settings::Settings;

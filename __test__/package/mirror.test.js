@@ -37,6 +37,7 @@ const TWIN_ELSEWHERE = {
 const NATIVE_ONLY = {
   clock: 'the JS engine reads Date.now() and process.hrtime where it needs them; nothing to share',
   secret: 'wiping key bytes on drop: JS strings and Buffers cannot be wiped reliably',
+  raw_value: 'a JS value copied into Rust by the binding for the option readers; the JS engine reads the JS value itself',
   'helpers/*': 'the security helpers are native-only: auth-shield/js exports the auth API only',
 }
 

@@ -14,8 +14,8 @@ use super::request::{self, Handle};
 use super::revocation;
 use super::tokens;
 use crate::authenticator::Authenticator as Core;
-use crate::config::RawValue;
 use crate::jwt::TokenKind;
+use crate::raw_value::RawValue;
 
 /// Authenticates requests with settings validated and keys prepared once, at construction.
 #[napi]

@@ -5,8 +5,9 @@ use napi::bindgen_prelude::*;
 use napi::{JsValue, ValueType};
 
 use super::js_error::ArgError;
-use crate::config::{RawConfig, RawValue};
+use crate::config::RawConfig;
 use crate::issuers::ISSUER_FIELDS;
+use crate::raw_value::RawValue;
 use crate::secret::Secret;
 use crate::settings::Settings;
 

@@ -11,6 +11,7 @@ use super::alg::{Alg, Family};
 use super::public_key::{self, MaterialError, PublicJwk};
 use crate::call_error::ArgError;
 use crate::error::AuthError;
+use crate::raw_value::RawValue;
 use crate::secret::Secret;
 
 /// Most keys one set may hold: identity providers publish a handful; the bound keeps a hostile
@@ -242,6 +243,46 @@ pub fn validate_specs(
         out.push(KeySpec { kid, alg, key });
     }
     Ok(out)
+}
+
+/// Reads raw keys (`{ kid?, alg, key }`, `key` a Buffer) and validates them; `label` names the
+/// list in errors (`config.keys`, or `keys` for `setKeys`).
+pub fn read_keys(
+    items: Vec<RawValue>,
+    label: &str,
+    allow_short: bool,
+) -> Result<Vec<KeySpec>, ArgError> {
+    let mut specs = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let RawValue::Fields(fields) = item else {
+            return Err(ArgError::Type(format!(
+                "{label}[{i}] must be an object {{ kid?, alg, key }}"
+            )));
+        };
+        let (mut kid, mut alg, mut key) = (None, None, None);
+        for (field, value) in fields {
+            match (field, value) {
+                (_, RawValue::Absent) => {}
+                ("kid", RawValue::Text(t)) => kid = Some(t),
+                ("alg", RawValue::Text(t)) => alg = Some(t),
+                ("key", RawValue::Bytes(b)) => key = Some(b),
+                (field, _) => {
+                    let name = key_name(label, i, kid.as_deref());
+                    let kind = if field == "key" {
+                        "a Buffer"
+                    } else {
+                        "a string"
+                    };
+                    return Err(ArgError::Type(format!("{name}.{field} must be {kind}")));
+                }
+            }
+        }
+        let name = key_name(label, i, kid.as_deref());
+        let alg = alg.ok_or_else(|| ArgError::Type(format!("{name}.alg is required")))?;
+        let key = key.ok_or_else(|| ArgError::Type(format!("{name}.key is required")))?;
+        specs.push((kid, alg, key));
+    }
+    validate_specs(specs, label, allow_short)
 }
 
 /// `config.keys[2] (kid "a")`, or `config.keys[2]` for a key without `kid`.
