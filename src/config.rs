@@ -190,6 +190,20 @@ pub fn validate(mut raw: RawConfig) -> Checked<Settings> {
     Ok(settings)
 }
 
+impl Settings {
+    /// Validates `raw` against the schema (see the module doc). Defined here, not in
+    /// settings.rs, so the settings stay plain data below the code that checks them.
+    pub fn from_config(raw: RawConfig) -> Result<Settings, ArgError> {
+        validate(raw)
+    }
+
+    /// The defaults with `access_secret`, which must pass the same checks as any config.
+    #[cfg(test)]
+    pub fn with_access_secret(access_secret: &[u8]) -> Result<Settings, ArgError> {
+        validate(RawConfig::new().with("accessSecret", access_secret))
+    }
+}
+
 /// The signing key's public half joins the verification keys under its kid: no other key may
 /// take it, at construction or in `setKeys` (the JS engine's twin: js/config.js
 /// `checkSigningKid`). `label` names the list (`config.keys`, `keys`).

@@ -1,9 +1,8 @@
 //! Validated authenticator settings. A `Settings` only comes out of [`crate::config`], which
-//! checks every option against `contract/options.json`; its fields are private, so no caller can
-//! build one that skipped a check.
+//! checks every option against `contract/options.json` (`Settings::from_config` is defined
+//! there); its fields are private, so no caller can build one that skipped a check. Plain data:
+//! this module uses the types it holds and nothing that reads or checks a config.
 
-use crate::call_error::ArgError;
-use crate::config::{validate, RawConfig};
 use crate::issue::signing_key::SigningKey;
 use crate::jwt::{ClaimRules, KeySpec, TokenKind};
 use crate::secret::Secret;
@@ -87,17 +86,6 @@ pub(crate) enum Setting {
 }
 
 impl Settings {
-    /// Validates `raw` against the schema (see [`crate::config`]).
-    pub fn from_config(raw: RawConfig) -> Result<Settings, ArgError> {
-        validate(raw)
-    }
-
-    /// The defaults with `access_secret`, which must pass the same checks as any config.
-    #[cfg(test)]
-    pub fn with_access_secret(access_secret: &[u8]) -> Result<Settings, ArgError> {
-        validate(RawConfig::new().with("accessSecret", access_secret))
-    }
-
     /// Settings before the schema defaults are applied: only `config.rs` calls this, and it
     /// applies a value (default or given) to every option before handing the result out.
     pub(crate) fn unfilled(access_keys: AccessKeys, allow_short_secret: bool) -> Settings {
