@@ -939,7 +939,7 @@ impl Authenticator {
             now: self.issue_time(),
             jti,
         };
-        issue(&self.settings, claims_json, token).map_err(IssueError::Claims)
+        issue(&self.settings.issue_rules(kind), claims_json, token).map_err(IssueError::Claims)
     }
 }
 

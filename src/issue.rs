@@ -7,7 +7,6 @@ use crate::call_error::ArgError;
 use crate::contract::messages;
 use crate::jwt::sign::sign_payload;
 use crate::jwt::{HmacKey, TokenKind};
-use crate::settings::Settings;
 use crate::tenant::is_valid_tenant_id;
 use signing_key::SigningKey;
 
@@ -26,6 +25,19 @@ pub enum Signer<'a> {
     Key(&'a SigningKey),
 }
 
+/// What the config says every token of one kind carries (`Settings::issue_rules`): issuance
+/// reads these values, not the settings, which sit above it (they hold a [`SigningKey`]).
+pub struct IssueRules<'a> {
+    /// `accessTtlSec` or `refreshTtlSec`.
+    pub ttl_sec: f64,
+    /// The first configured `issuer`, written as `iss`.
+    pub issuer: Option<&'a str>,
+    /// The first configured `audience`, written as `aud` unless the claims have one.
+    pub audience: Option<&'a str>,
+    /// `maxTokenBytes`: a token we would refuse ourselves is never handed out.
+    pub max_token_bytes: usize,
+}
+
 /// Everything that varies per issued token besides the claims.
 pub struct Issue<'a> {
     pub kind: TokenKind,
@@ -37,7 +49,11 @@ pub struct Issue<'a> {
 }
 
 /// Signs `claims_json` (a JSON object, as `JSON.stringify` wrote it) as a token of `kind`.
-pub fn issue(settings: &Settings, claims_json: &str, token: Issue<'_>) -> Result<String, ArgError> {
+pub fn issue(
+    rules: &IssueRules<'_>,
+    claims_json: &str,
+    token: Issue<'_>,
+) -> Result<String, ArgError> {
     let mut payload: Map<String, Value> = serde_json::from_str(claims_json)
         .map_err(|e| ArgError::Range(format!("claims could not be encoded: {e}")))?;
     check_user_claims(&payload)?;
@@ -47,13 +63,13 @@ pub fn issue(settings: &Settings, claims_json: &str, token: Issue<'_>) -> Result
     // the same second (docs/revocation.md). Written as JSON.stringify writes it: whole numbers
     // without a fraction. `exp` stays whole seconds, as most verifiers expect.
     payload.insert("iat".into(), numeric_date(now));
-    let exp = (now + settings.ttl_sec(token.kind)).floor() as i64;
+    let exp = (now + rules.ttl_sec).floor() as i64;
     payload.insert("exp".into(), exp.into());
-    if let Some(iss) = settings.issuers().first() {
-        payload.insert("iss".into(), iss.clone().into());
+    if let Some(iss) = rules.issuer {
+        payload.insert("iss".into(), iss.into());
     }
-    if let (Some(aud), false) = (settings.audiences().first(), payload.contains_key("aud")) {
-        payload.insert("aud".into(), aud.clone().into());
+    if let (Some(aud), false) = (rules.audience, payload.contains_key("aud")) {
+        payload.insert("aud".into(), aud.into());
     }
     payload.insert("jti".into(), token.jti.into());
     payload.insert("type".into(), token.kind.claim().into());
@@ -64,10 +80,10 @@ pub fn issue(settings: &Settings, claims_json: &str, token: Issue<'_>) -> Result
         Signer::Key(key) => key.sign_payload(&json),
     };
     // A token we would refuse ourselves is a bug to report now, not a 401 later.
-    if signed.len() > settings.max_token_bytes() {
+    if signed.len() > rules.max_token_bytes {
         return Err(ArgError::Range(messages::signed_token_too_large(
             signed.len() as f64,
-            settings.max_token_bytes() as f64,
+            rules.max_token_bytes as f64,
         )));
     }
     Ok(signed)

@@ -4,6 +4,7 @@
 //! this module uses the types it holds and nothing that reads or checks a config.
 
 use crate::issue::signing_key::SigningKey;
+use crate::issue::IssueRules;
 use crate::jwt::{ClaimRules, KeySpec, TokenKind};
 use crate::secret::Secret;
 use crate::tenant::TenantRules;
@@ -351,6 +352,16 @@ impl Settings {
                 TokenKind::Refresh => Vec::new(),
             },
             max_auth_age_sec: self.max_auth_age_sec.filter(|_| kind == TokenKind::Access),
+        }
+    }
+
+    /// What an issued token of `kind` carries from the config.
+    pub fn issue_rules(&self, kind: TokenKind) -> IssueRules<'_> {
+        IssueRules {
+            ttl_sec: self.ttl_sec(kind),
+            issuer: self.issuers.first().map(String::as_str),
+            audience: self.audiences.first().map(String::as_str),
+            max_token_bytes: self.max_token_bytes,
         }
     }
 

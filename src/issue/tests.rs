@@ -1,6 +1,7 @@
 use super::*;
 use crate::config::RawConfig;
 use crate::jwt::verify::decode_verified;
+use crate::settings::Settings;
 
 const SECRET: &[u8] = b"issue-secret-issue-secret-issue-secret";
 const NOW: f64 = 1_700_000_000.5;
@@ -12,7 +13,7 @@ fn settings(raw: RawConfig) -> Settings {
 fn sign(s: &Settings, claims: &str, kind: TokenKind) -> Result<String, ArgError> {
     let key = HmacKey::new(SECRET);
     issue(
-        s,
+        &s.issue_rules(kind),
         claims,
         Issue {
             kind,
