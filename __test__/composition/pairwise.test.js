@@ -52,6 +52,10 @@ const UNSUPPORTED = [
   { pair: { state: 'redis', shadow: 'on' }, ...STORE_WITH_SHADOW },
   { pair: { state: 'cluster', shadow: 'on' }, ...STORE_WITH_SHADOW },
 ]
+// A form the suite does not use where the docs rule it out: expressjwt's secret getter (used for
+// accessSecret with in-memory state) with a store or a key source; those combinations give
+// express-jwt the secret itself.
+const GETTER_WITH_STATE = { doc: 'docs/middleware.md', line: 301, says: 'not with `store` or `jwks`: a TypeError', refusal: /a secret getter cannot be combined with store or jwks/ }
 const allowed = (row) => !UNSUPPORTED.some(({ pair }) => Object.entries(pair).every(([name, value]) => row[name] === value))
 const { rows: COMBINATIONS, excluded: EXCLUDED } = allPairs(FACTORS, { allowed })
 
@@ -152,6 +156,24 @@ describe('every feature with every other: an all-pairs combination suite', { ski
       }
     })
   }
+
+  it(`expressjwt's secret getter with a store or a key source is declared unsupported (${GETTER_WITH_STATE.doc}:${GETTER_WITH_STATE.line}) and refused as it says`, async () => {
+    const { doc, line, says, refusal } = GETTER_WITH_STATE
+    const text = fs.readFileSync(path.join(__dirname, '..', '..', doc), 'utf8').split('\n')[line - 1]
+    assert.ok(text.includes(says), `${doc}:${line} no longer says "${says}": ${text}`)
+    const store = createRedisStore(redisClient.client, { prefix: 'pw-getter:' })
+    const jwks = createRemoteJwks(jwksServer.url)
+    try {
+      for (const engine of ['native', 'js']) {
+        for (const options of [{ store }, { jwks }]) {
+          await assert.rejects(startApp('expressjwt', { secret: async () => SECRET, algorithms: ['HS256'] }, { engine, ...options }), refusal, `${engine} ${Object.keys(options)}`)
+        }
+      }
+    } finally {
+      jwks.close()
+      await store.close()
+    }
+  })
 
   COMBINATIONS.forEach((row, index) => {
     const name = `#${index} ${Object.values(row).join(' · ')}`
