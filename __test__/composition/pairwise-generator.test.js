@@ -18,7 +18,7 @@ it('covers every pair of three binary factors in 4 rows (the optimum)', () => {
 })
 
 it('covers every pair of mixed factors, far fewer rows than the product, deterministically', () => {
-  // The shape of the combination suite: 5 × 3 × 4 × 3 × 4 × 2 × 6 × 2 = 34,560 combinations.
+  // The shape of the combination suite: 5 × 3 × 4 × 3 × 4 × 2 × 6 × 2 = 17,280 combinations.
   const factors = [f('source', 5), f('sender', 3), f('route', 4), f('state', 3), f('observe', 4), f('shadow', 2), f('adapter', 6), f('engine', 2)]
   const { rows } = allPairs(factors)
   const coverage = pairCoverage(factors, rows)

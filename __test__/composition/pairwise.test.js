@@ -94,7 +94,7 @@ describe('every feature with every other: an all-pairs combination suite', { ski
   before(async () => {
     process.on('unhandledRejection', onUnhandled)
     certs = makeCertificates()
-    ;[dpopKey, jwksServer, provider, redis, cluster] = await Promise.all([clientKey('ES256'), startJwksServer(), startProvider({ resource: AUD }), startRedis(), startCluster()])
+    ;[dpopKey, jwksServer, provider, redis, cluster] = await Promise.all([clientKey('ES256'), startJwksServer(), startProvider({ resource: AUD, dpop: true }), startRedis(), startCluster()])
     ;[redisClient, clusterClient] = await Promise.all([connectClient('node-redis', redis.url), connectClient('ioredis', { cluster: cluster.rootNodes })])
     const remote = keyPair('RS256', 'remote-rs256')
     jwksServer.serve({ keys: [remote.jwk] })
@@ -258,9 +258,12 @@ describe('every feature with every other: an all-pairs combination suite', { ski
       if (row.sender === 'dpop') claims.cnf = { jkt: dpopKey.jkt }
       if (row.sender === 'mtls') claims.cnf = { 'x5t#S256': certs.clientA.thumbprint }
       // The provider's own token (client_credentials over HTTP) where it can issue what the
-      // combination needs: an unbound token without acr. Its sub is the client id.
-      const fromProvider = row.source === 'trustedIssuers' && row.sender === 'bearer' && row.route !== 'stepUp'
-      const token = fromProvider ? await provider.token('read:orders') : await source.sign(claims)
+      // combination needs: no acr (step-up), no certificate binding (its token endpoint is not
+      // on TLS here); DPoP-bound when the token request carries a proof. Its sub is the client id.
+      const fromProvider = row.source === 'trustedIssuers' && row.sender !== 'mtls' && row.route !== 'stepUp'
+      const tokenRequestProof = async () => ({ dpop: await proof(dpopKey, { url: provider.metadata.token_endpoint, method: 'POST' }) })
+      const token = fromProvider ? await provider.token('read:orders', row.sender === 'dpop' ? await tokenRequestProof() : undefined) : await source.sign(claims)
+      if (fromProvider && row.sender === 'dpop') assert.equal(decodePayload(token).cnf.jkt, dpopKey.jkt, 'the provider bound the token to the client key')
       const expectedSub = fromProvider ? provider.clientId : sub
       const request = async (t, { withProof = true, client = certs.clientA } = {}) => {
         if (row.sender === 'dpop') return { sub: expectedSub, headers: { authorization: `DPoP ${t}`, ...(withProof ? { dpop: await proof(dpopKey, { token: t, url: HTU }) } : {}) } }
@@ -307,11 +310,26 @@ describe('every feature with every other: an all-pairs combination suite', { ski
       }
       // The state: the shared limit went through Redis.
       if (store !== undefined) assert.ok(store.metrics().roundTrips > 0, JSON.stringify(store.metrics()))
+      // With Redis, an admitted proof is spent for every process sharing it: a second app
+      // (another process's middleware on the same store) refuses its replay too. (After the
+      // observation checks: that app's refusal is its own.)
+      if (store !== undefined && row.sender === 'dpop' && row.route !== 'scopeUnmet') {
+        const sibling = await startApp(row.adapter, config, { ...options, dpopReplayStore: store.dpopReplay() }, ROUTES[row.route])
+        cleanup.push(() => sibling.close())
+        const r = await send(`${sibling.base}/orders`, valid)
+        assert.equal(r.status, 401, `replay to another process: ${r.body}`)
+        assert.equal(r.json.code, 'dpop_proof_replayed')
+      }
     } finally {
       for (const done of cleanup.reverse()) await done()
     }
   }
 })
+
+/** The payload of a compact JWS, decoded (for assertions only). */
+function decodePayload(jwt) {
+  return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8'))
+}
 
 /** `token` with one character of its signature changed (the header and payload intact). */
 function tamper(token) {
