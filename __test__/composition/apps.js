@@ -31,7 +31,11 @@ const subOf = (claims) => ({ sub: claims == null ? null : claims.sub })
 /** What the framework's error handler answers for an error handed to it: its status and our code. */
 const errorBody = (err) => ({ code: err.errorCode ?? err.code ?? null, name: err.name })
 
-function serverFor(tls, handler) {
+function serverFor(tls, handler, around) {
+  if (around !== undefined) {
+    const inner = handler
+    handler = (req, res) => around(req, res, () => inner(req, res))
+  }
   if (tls === undefined) return http.createServer(handler)
   // Asks for a certificate without refusing the handshake: the adapters judge socket.authorized.
   return https.createServer({ key: tls.server.key, cert: tls.server.cert, ca: tls.ca.cert, requestCert: true, rejectUnauthorized: false }, handler)
@@ -56,7 +60,7 @@ async function writeResponse(res, response) {
 }
 
 /** Bridges node:http to a Fetch handler `(request, req) => Response`; a throw answers 500 `{ code }`. */
-function fetchBridge(tls, handle) {
+function fetchBridge(tls, handle, around) {
   const scheme = tls === undefined ? 'http' : 'https'
   return serverFor(tls, async (req, res) => {
     let response
@@ -66,34 +70,34 @@ function fetchBridge(tls, handle) {
       response = Response.json(errorBody(err), { status: err.status || 500 })
     }
     await writeResponse(res, response)
-  })
+  }, around)
 }
 
 const STARTS = {
-  async express(m, config, options, requirement, tls) {
+  async express(m, config, options, requirement, tls, around) {
     const mw = m(config, options)
     const app = express()
     app.get('/orders', mw, ...(requirement ? [requirement(m)] : []), (req, res) => res.json(subOf(req.auth)))
     app.use((err, req, res, next) => res.status(err.status || 500).json(errorBody(err)))
-    return { mw, server: await listen(serverFor(tls, app)) }
+    return { mw, server: await listen(serverFor(tls, app, around)) }
   },
-  async expressjwt(m, config, options, requirement, tls) {
+  async expressjwt(m, config, options, requirement, tls, around) {
     // express-jwt's one options object: the config and the middleware options together.
     const mw = m.expressjwt({ ...config, ...options })
     const app = express()
     app.get('/orders', mw, ...(requirement ? [requirement(m)] : []), (req, res) => res.json(subOf(req.auth)))
     app.use((err, req, res, next) => res.status(err.status || 500).json(errorBody(err)))
-    return { mw, server: await listen(serverFor(tls, app)) }
+    return { mw, server: await listen(serverFor(tls, app, around)) }
   },
-  async fastify(m, config, options, requirement, tls) {
-    const app = Fastify(tls === undefined ? {} : { https: { key: tls.server.key, cert: tls.server.cert, ca: tls.ca.cert, requestCert: true, rejectUnauthorized: false } })
+  async fastify(m, config, options, requirement, tls, around) {
+    const app = Fastify({ serverFactory: (handler) => serverFor(tls, handler, around) })
     await app.register(m, { config, ...options })
     app.get('/orders', requirement ? { preHandler: requirement(m) } : {}, async (request) => subOf(request.auth))
     await app.listen({ port: 0, host: '127.0.0.1' })
     const scheme = tls === undefined ? 'http' : 'https'
     return { mw: app.authShield, server: { base: `${scheme}://127.0.0.1:${app.server.address().port}`, close: () => app.close() } }
   },
-  async koa(m, config, options, requirement, tls) {
+  async koa(m, config, options, requirement, tls, around) {
     const mw = m(config, options)
     const app = new Koa()
     app.silent = true
@@ -110,9 +114,9 @@ const STARTS = {
     app.use((ctx) => {
       ctx.body = subOf(ctx.state.auth)
     })
-    return { mw, server: await listen(serverFor(tls, app.callback())) }
+    return { mw, server: await listen(serverFor(tls, app.callback(), around)) }
   },
-  async fetch(m, config, options, requirement, tls) {
+  async fetch(m, config, options, requirement, tls, around) {
     const verifyRequest = m.createVerifier(config, options)
     const check = requirement ? requirement(m) : null
     const server = fetchBridge(tls, async (request, req) => {
@@ -120,10 +124,10 @@ const STARTS = {
       if (auth.ok && check !== null) auth = check(auth)
       if (!auth.ok) return auth.response
       return Response.json(subOf(auth.claims), { headers: auth.headers })
-    })
+    }, around)
     return { mw: verifyRequest, server: await listen(server) }
   },
-  async hono(m, config, options, requirement, tls) {
+  async hono(m, config, options, requirement, tls, around) {
     const clientCertificate = tls === undefined ? undefined : (c) => verifiedPeer(c.env.incoming.socket)
     const mw = m(config, clientCertificate === undefined ? options : { ...options, clientCertificate })
     const app = new Hono()
@@ -131,18 +135,19 @@ const STARTS = {
     app.use('*', mw)
     app.get('/orders', ...(requirement ? [requirement(m)] : []), (c) => c.json(subOf(c.get('claims'))))
     // @hono/node-server's env shape: the node:http request as `incoming`.
-    return { mw, server: await listen(fetchBridge(tls, (request, req) => app.fetch(request, { incoming: req }))) }
+    return { mw, server: await listen(fetchBridge(tls, (request, req) => app.fetch(request, { incoming: req }), around)) }
   },
 }
 
 /**
  * Starts `adapter`'s app: `config` and middleware `options`, `requirement(m)` (m: the adapter's
  * module) the route requirement or undefined, `tls` the certificates (./support/certificates.js)
- * for an HTTPS server asking for client certificates. Resolves to `{ base, close, middleware }`,
+ * for an HTTPS server asking for client certificates, `around(req, res, handle)` what the server
+ * runs each request inside (an HTTP server span, say). Resolves to `{ base, close, middleware }`,
  * `middleware` carrying `authenticator` and `stats` (Fastify: `app.authShield`).
  */
-async function startApp(adapter, config, options, requirement, tls) {
-  const { mw, server } = await STARTS[adapter](MODULES[adapter], config, options, requirement, tls)
+async function startApp(adapter, config, options, requirement, tls, around) {
+  const { mw, server } = await STARTS[adapter](MODULES[adapter], config, options, requirement, tls, around)
   const base = tls === undefined ? server.base : server.base.replace(/^http:/, 'https:')
   return { base, close: server.close, middleware: mw }
 }

@@ -20,6 +20,9 @@ const fs = require('node:fs')
 const path = require('node:path')
 const jose = require('jose')
 const { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace')
+const { MeterProvider, MetricReader } = require('@opentelemetry/sdk-metrics')
+const { trace, context } = require('@opentelemetry/api')
+const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks')
 const { allPairs, pairCoverage } = require('../support/pairwise')
 const { startApp, send, MODULES } = require('./apps')
 const { clientKey, proof } = require('../support/dpop')
@@ -33,6 +36,7 @@ const { createRemoteJwks, createTrustedIssuers } = require('../../lib/jwks/index
 const { createRedisStore } = require('../../lib/store/index')
 const { toPrometheus } = require('../../lib/metrics/prometheus')
 const { watchMetrics } = require('../../lib/metrics/events')
+const { registerMetrics } = require('../../lib/metrics/otel')
 
 const FACTORS = [
   { name: 'source', values: ['accessSecret', 'keys', 'remoteJwks', 'trustedIssuers', 'engineIssuers'] },
@@ -75,8 +79,20 @@ const ROUTES = {
 const unhandled = []
 const onUnhandled = (reason) => unhandled.push(reason)
 
+// Tracing both ways docs/observability.md describes: attributes on the active span (the HTTP
+// server span the app's instrumentation made: `around` below, with the real context manager) and
+// spans of auth-shield's own (`spans: true`); the tracing combinations alternate between them.
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
 const exporter = new InMemorySpanExporter()
-const tracer = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }).getTracer('pairwise')
+const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
+trace.setGlobalTracerProvider(tracerProvider)
+const tracer = tracerProvider.getTracer('pairwise')
+/** Runs each request inside an active `http` span, ended when the response is. */
+const inServerSpan = (req, res, handle) =>
+  tracer.startActiveSpan('http', (span) => {
+    res.on('close', () => span.end())
+    handle()
+  })
 
 describe('every feature with every other: an all-pairs combination suite', { skip: topologySkip() }, () => {
   const started = Date.now()
@@ -224,15 +240,23 @@ describe('every feature with every other: an all-pairs combination suite', { ski
         options.shadow = true
         options.onMismatch = (m) => void mismatches.push(m)
       }
+      const ownSpans = index % 2 === 0
       if (row.observation === 'tracing') {
         exporter.reset()
-        options.tracing = { tracer, spans: true }
+        options.tracing = ownSpans ? { tracer, spans: true } : { trace }
       }
-      const app = await startApp(row.adapter, config, options, ROUTES[row.route], row.sender === 'mtls' ? certs : undefined)
+      const around = row.observation === 'tracing' && !ownSpans ? inServerSpan : undefined
+      const app = await startApp(row.adapter, config, options, ROUTES[row.route], row.sender === 'mtls' ? certs : undefined, around)
       cleanup.push(() => app.close())
       const { authenticator } = app.middleware
       let watcher
       const events = []
+      let reader
+      if (row.observation === 'metrics') {
+        reader = new InMemoryReader()
+        const registration = registerMetrics(new MeterProvider({ readers: [reader] }).getMeter('pairwise'), { authenticators: { api: authenticator } })
+        cleanup.push(() => registration.unregister())
+      }
       if (row.observation === 'events') {
         watcher = watchMetrics({ authenticators: { api: authenticator } }, { onAuthFailure: (e) => void events.push(e) }, { intervalMs: 3_600_000 })
         cleanup.push(() => watcher.close())
@@ -293,8 +317,11 @@ describe('every feature with every other: an all-pairs combination suite', { ski
       const failed = Object.values(refused).reduce((a, b) => a + b, 0)
       if (row.observation === 'metrics') {
         assert.deepEqual(prometheusRequests(toPrometheus({ authenticators: { api: authenticator } })), { success: passed, failures: refused })
-      } else if (row.observation === 'tracing') {
+        assert.deepEqual(await otelRequests(reader), { success: passed, failures: refused })
+      } else if (row.observation === 'tracing' && ownSpans) {
         assert.deepEqual(spanVerdicts(exporter.getFinishedSpans()), { success: passed, failures: refused })
+      } else if (row.observation === 'tracing') {
+        assert.deepEqual(await serverSpanVerdicts(passed + failed), { success: passed, failures: refused })
       } else if (row.observation === 'events') {
         watcher.check()
         assert.deepEqual(events, [{ authenticator: 'api', failed, failures: refused }])
@@ -348,6 +375,45 @@ function prometheusRequests(text) {
     const n = Number(m[2])
     if (labels.auth_shield_authentication_result === 'success') out.success += n
     else if (n > 0) out.failures[labels.error_type] = (out.failures[labels.error_type] || 0) + n
+  }
+  return out
+}
+
+/** `{ success, failures }` of the `http` server spans, once `count` of them ended (each request's final verdict). */
+async function serverSpanVerdicts(count) {
+  let spans = []
+  for (let i = 0; i < 400; i++) {
+    spans = exporter.getFinishedSpans().filter((span) => span.name === 'http')
+    if (spans.length >= count) break
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  assert.equal(spans.length, count, 'every request span ended')
+  const out = { success: 0, failures: {} }
+  for (const span of spans) {
+    const result = span.attributes['auth_shield.authentication.result']
+    if (result === 'success') out.success++
+    else if (result === 'failure') out.failures[span.attributes['error.type']] = (out.failures[span.attributes['error.type']] || 0) + 1
+  }
+  return out
+}
+
+class InMemoryReader extends MetricReader {
+  async onForceFlush() {}
+  async onShutdown() {}
+}
+
+/** `{ success, failures }` of the auth_shield.authentication.requests instrument, collected by the real SDK. */
+async function otelRequests(reader) {
+  const out = { success: 0, failures: {} }
+  const { resourceMetrics } = await reader.collect()
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      if (metric.descriptor.name !== 'auth_shield.authentication.requests') continue
+      for (const p of metric.dataPoints) {
+        if (p.attributes['auth_shield.authentication.result'] === 'success') out.success += p.value
+        else if (p.value > 0) out.failures[p.attributes['error.type']] = (out.failures[p.attributes['error.type']] || 0) + p.value
+      }
+    }
   }
   return out
 }
