@@ -19,14 +19,15 @@ function rsaJwk() {
 
 /**
  * Starts a provider for `resource` granting `scopes` (an array of scope-tokens). Resolves to
- * `{ issuer, resource, clientId, metadata, jwksUri, token(scope), rawToken(body), close(),
+ * `{ issuer, resource, clientId, metadata, jwksUri, token(scope, headers), rawToken(params, headers), close(),
  * signingJwk, setDown(bool), requests() }`:
- * `token(scope)` obtains an access token for `scope` (a space-delimited string) over HTTP.
+ * `token(scope)` obtains an access token for `scope` (a space-delimited string) over HTTP;
+ * with `dpop: true` a `{ dpop: proof }` header for the token endpoint makes it DPoP-bound.
  * `keys` (private JWKs, the first signs) replaces the one fresh key; `rotateKeys(keys)` makes
  * a new provider with those keys serve the same issuer URL from then on (a restart with a new
  * key set, the connections kept).
  */
-async function startProvider({ resource = 'https://api.example/', scopes = ['read:orders', 'write:orders'], clientId = 'orders-client', accessTokenTTL = 300, keys } = {}) {
+async function startProvider({ resource = 'https://api.example/', scopes = ['read:orders', 'write:orders'], clientId = 'orders-client', accessTokenTTL = 300, keys, dpop = false } = {}) {
   const { default: Provider } = await import('oidc-provider')
   const server = http.createServer()
   let signingJwk = keys === undefined ? rsaJwk() : keys[0]
@@ -49,6 +50,8 @@ async function startProvider({ resource = 'https://api.example/', scopes = ['rea
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      // With `dpop: true`, a token request with a DPoP proof gets a DPoP-bound token (cnf.jkt).
+      dPoP: { enabled: dpop },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => resource,
@@ -76,18 +79,22 @@ async function startProvider({ resource = 'https://api.example/', scopes = ['rea
   const metadata = await (await fetch(`${base}/.well-known/openid-configuration`)).json()
   const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(CLIENT_SECRET)}`).toString('base64')}`
 
-  /** The token endpoint's answer to `params` (client_credentials), as { status, json }. */
-  async function rawToken(params) {
+  /**
+   * The token endpoint's answer to `params` (client_credentials), as { status, json };
+   * `headers` adds request headers (a `dpop` proof for the token endpoint, with `dpop: true`).
+   */
+  async function rawToken(params, headers = {}) {
     const res = await fetch(metadata.token_endpoint, {
       method: 'POST',
-      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams({ grant_type: 'client_credentials', resource, ...params }).toString(),
     })
     return { status: res.status, json: await res.json() }
   }
 
-  async function token(scope) {
-    const { status, json } = await rawToken(scope === undefined ? {} : { scope })
+  /** An access token for `scope`; `headers` as rawToken's (a DPoP proof: a DPoP-bound token). */
+  async function token(scope, headers) {
+    const { status, json } = await rawToken(scope === undefined ? {} : { scope }, headers)
     if (status !== 200 || typeof json.access_token !== 'string') throw new Error(`token endpoint answered ${status}: ${JSON.stringify(json)}`)
     return json.access_token
   }

@@ -151,6 +151,9 @@ class AuthDecision {
     this.engine = engineFor(this.pipeline.configure(source), options, this.options.fence)
     // Refusals decided after the engine, for its counters (lib/metrics/ledger.js).
     this.ledger = ledgerOf(this.engine.authenticator)
+    // Whether the engine's own verdicts go to `ledger` too: for a decision that answers for
+    // another's Authenticator (expressjwt's per-key decisions count into the middleware's).
+    this.countsEngineVerdicts = false
     // The client certificate for certificate-bound tokens, read only when they are checked
     // (lib/http/client-cert.js); null otherwise.
     this.senderOf = clientCertReader(options || {}, this.engine.authenticator.certificateBoundTokens === true)
@@ -279,7 +282,13 @@ class AuthDecision {
     // The engine stage: the whole request, every field of it.
     const result = this.engine.authenticate(request.authorization, request.tenant, request.host, request.sender)
     // Shadow mode waits for an asynchronous onMismatch, which may refuse the request.
-    if (result instanceof Promise) return result.then((r) => this.afterEngine(request, r))
+    if (result instanceof Promise) return result.then((r) => this.engineVerdict(request, r))
+    return this.engineVerdict(request, result)
+  }
+
+  /** The engine's `result` for `request`, on through the stages after the engine. */
+  engineVerdict(request, result) {
+    if (this.countsEngineVerdicts) this.ledger.counted(result)
     return this.afterEngine(request, result)
   }
 
@@ -290,7 +299,7 @@ class AuthDecision {
   answeredByStage(request, result) {
     if (result === undefined) {
       const engineResult = this.engine.authenticate(request.authorization, request.tenant, request.host, request.sender)
-      return engineResult instanceof Promise ? engineResult.then((r) => this.afterEngine(request, r)) : this.afterEngine(request, engineResult)
+      return engineResult instanceof Promise ? engineResult.then((r) => this.engineVerdict(request, r)) : this.engineVerdict(request, engineResult)
     }
     this.ledger.counted(result)
     return this.afterEngine(request, result)
@@ -316,7 +325,12 @@ class AuthDecision {
         const req = request.raw
         const verdict = () => this.answer(request, result)
         const { getToken, cookie } = this.options
-        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, request.tries + 1))
+        // The retry's verdict is the request's: the engine's count of this one is taken back,
+        // so a request a recovery admitted is one success, not also this failure.
+        const again = () => {
+          this.ledger.superseded(result)
+          return Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, request.tries + 1))
+        }
         return Promise.resolve()
           .then(() => recover(result, req, request))
           .then((repaired) => (repaired === true ? again() : verdict()), verdict)
@@ -363,6 +377,8 @@ class AuthDecision {
     if (shadowAuthenticator != null && typeof shadowAuthenticator.releaseDpopProof === 'function') shadowAuthenticator.releaseDpopProof(key)
     // expressjwt's cache shared by its keys' decisions (lib/http/express-jwt-compat.js).
     if (this.sharedProofs !== undefined) this.sharedProofs.release(key)
+    // The shared replay store, when this request recorded the proof there.
+    if (this.dpopReplay !== null) this.dpopReplay.release(result)
   }
 
   /** `d` with the DPoP-Nonce header its result calls for (lib/http/dpop.js), when DPoP is read. */

@@ -133,7 +133,7 @@ function sharedReplayCheck(store, sender, fixedClock = null) {
     throw typeError('options.dpopReplayStore must be a DpopReplayStore (createDpopReplayStore or store.dpopReplay() of auth-shield/redis)')
   }
   if (sender === null) throw typeError('options.dpopReplayStore needs options.dpopOrigin or options.dpopUrl')
-  return (result) => {
+  const check = (result) => {
     const key = result.dpopReplayKey
     const until = result.dpopReplayUntilSec
     // A success without them was not admitted with a proof by this engine: never a pass.
@@ -147,10 +147,23 @@ function sharedReplayCheck(store, sender, fixedClock = null) {
     return Promise.resolve()
       .then(() => store.admit(key, ttlMs))
       .then(
-        (admission) => (admission === 'fresh' ? result : refusedResult(result, admission === 'replayed' ? 'dpop_proof_replayed' : 'dpop_replay_unavailable')),
+        (admission) => {
+          if (admission !== 'fresh') return refusedResult(result, admission === 'replayed' ? 'dpop_proof_replayed' : 'dpop_replay_unavailable')
+          recorded.add(result)
+          return result
+        },
         () => refusedResult(result, 'dpop_replay_unavailable'),
       )
   }
+  // The successes whose proof this request recorded in the store ('fresh'): a later refusal
+  // (a route requirement, expressjwt's isRevoked) releases it there too. Never one the store
+  // called a replay: that entry is another request's.
+  const recorded = new WeakSet()
+  check.release = (result) => {
+    if (!recorded.delete(result)) return
+    store.release(result.dpopReplayKey)
+  }
+  return check
 }
 
 /**

@@ -83,7 +83,7 @@ function compatMiddleware(adapter, source, options) {
     // Requests whose credentials never reach key selection (none, another scheme, a malformed
     // header) are answered by a decision whose key nobody knows.
     base = new AuthDecision({ ...source, accessSecret: randomBytes(32) }, options, adapter.EXPRESS_OPTIONS)
-    keyed = new KeyedDecisions(source, options, adapter.EXPRESS_OPTIONS)
+    keyed = new KeyedDecisions(source, options, adapter.EXPRESS_OPTIONS, base)
   } else {
     base = new AuthDecision(source, options, adapter.EXPRESS_OPTIONS)
   }
@@ -110,7 +110,11 @@ function compatMiddleware(adapter, source, options) {
     getToken,
   }
   const decide = (req) => observed(base, () => decideCompat(compat, req, pathOf(adapter.urlOf(req))))
-  return adapter.middlewareOf(base, decide, { nextError: (d) => nextError(d, rules) })
+  const middleware = adapter.middlewareOf(base, decide, { nextError: (d) => nextError(d, rules) })
+  // With a getter, the requests are decided by one decision per key: shadow mode's comparisons
+  // are theirs, summed with the base decision's.
+  if (keyed !== null) middleware.stats = () => keyed.stats()
+  return middleware
 }
 
 /**
@@ -181,10 +185,13 @@ function listOf(value) {
  * key as `accessSecret` and kept (at most MAX_GETTER_KEYS; past it a new key is an error).
  */
 class KeyedDecisions {
-  constructor(config, options, adapterOptions) {
+  constructor(config, options, adapterOptions, base) {
     this.config = config
     this.options = options
     this.adapterOptions = adapterOptions
+    // The middleware's own decision: it answers the route requirements' refusals and holds
+    // the counts every key's decision adds to (the middleware's `authenticator` and metrics).
+    this.base = base
     this.decisions = new Map()
     // One DPoP replay cache for every key's decision (js/dpop/replay.js, keyed on the proof's
     // replay key): each decision's engine keeps its own, so a key the getter spells two ways
@@ -199,7 +206,10 @@ class KeyedDecisions {
     const now = engineNowSec(decision.fixedClock)
     const admission = this.proofs.admit(result.dpopReplayKey, result.dpopReplayUntilSec, now)
     if (admission === 'fresh') return d
-    return decision.verdict(failedResult(admission === 'replayed' ? 'dpop_proof_replayed' : 'dpop_replay_cache_full', d.requestId, decision), d.authorization)
+    // Counted with the code it is answered with, in place of the engine's success.
+    const refused = failedResult(admission === 'replayed' ? 'dpop_proof_replayed' : 'dpop_replay_cache_full', d.requestId, decision)
+    decision.ledger.replaced(result, refused)
+    return decision.verdict(refused, d.authorization)
   }
 
   get(key) {
@@ -224,8 +234,30 @@ class KeyedDecisions {
     decision = new AuthDecision({ ...this.config, accessSecret: key }, this.options, this.adapterOptions)
     // A route requirement refusing a request after admitProofOnce releases its proof here too.
     if (this.proofs !== null) decision.sharedProofs = this.proofs
+    // Observed as one middleware: every verdict of this key's engine, and every refusal after
+    // it, counts into the middleware's Authenticator (what its metrics() and the exporters read).
+    decision.ledger = this.base.ledger
+    decision.countsEngineVerdicts = true
+    // A route requirement's refusal of a request this decision passed is answered as the
+    // middleware answers its own (the adapter gave the base decision its `routeRefusal`).
+    const { base } = this
+    decision.routeRefusal = (...args) => base.routeRefusal(...args)
     this.decisions.set(id, decision)
     return decision
+  }
+
+  /** The engines' stats() (shadow mode) of the base decision and every key's, summed. */
+  stats() {
+    const total = this.base.engine.stats()
+    const byField = { ...total.mismatchesByField }
+    for (const decision of this.decisions.values()) {
+      const s = decision.engine.stats()
+      total.requests += s.requests
+      total.mismatches += s.mismatches
+      total.onMismatchErrors += s.onMismatchErrors
+      for (const field in s.mismatchesByField) byField[field] = (byField[field] || 0) + s.mismatchesByField[field]
+    }
+    return { ...total, mismatchesByField: byField }
   }
 }
 

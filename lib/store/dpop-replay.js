@@ -88,6 +88,19 @@ class DpopReplayStore {
     })
   }
 
+  /**
+   * Forgets `replayKey` (DEL), recorded `'fresh'` by this store for a request a later check
+   * then refused: only proofs of admitted requests take room (docs/sender-constrained.md,
+   * "Replay cache"). Best effort: until the DEL lands, or if it fails, a replay of that proof is
+   * refused as a replay, which is still a refusal.
+   */
+  release(replayKey) {
+    const key = dpopReplayKey(this.options.prefix, replayKey)
+    this.#send(['DEL', key], key).then(undefined, () => {
+      this.stats.failed++
+    })
+  }
+
   /** A flush at the end of this turn, unless one is due or a write is in flight (it flushes when answered). */
   #schedule() {
     if (this.#scheduled || this.#inFlight > 0 || this.#queue.length === 0) return

@@ -152,6 +152,8 @@ export declare class DpopReplayStore {
   readonly stats: { admitted: number; replayed: number; failed: number; roundTrips: number; batches: number }
   /** `'fresh'` the first time, `'replayed'` while held; rejects when Redis fails or is late. */
   admit(replayKey: string, ttlMs: number): Promise<'fresh' | 'replayed'>
+  /** Forgets a key this store admitted for a request a later check refused (best effort, DEL). */
+  release(replayKey: string): void
 }
 
 export declare function createDpopReplayStore(client: RedisClientLike, options?: DpopReplayStoreOptions): DpopReplayStore
