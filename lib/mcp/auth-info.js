@@ -1,0 +1,32 @@
+'use strict'
+
+// The MCP SDK's `AuthInfo` (what its transports hand a tool handler as `extra.authInfo`) of a
+// request auth-shield admitted: built from the engine's result and the verified payload, never
+// from anything the engine did not check.
+
+/** The access token of an `Authorization: Bearer …` (or `DPoP …`) header the engine verified. */
+function tokenOf(authorization) {
+  const space = authorization.indexOf(' ')
+  return authorization.slice(space + 1).trim()
+}
+
+/**
+ * `AuthInfo` of a pass decision: `token`, `clientId` (`client_id`, RFC 9068 §2.2, else `azp`,
+ * else ''), `scopes` (the scopes the engine read from `scope` / `scp` / `permissions`),
+ * `expiresAt` (`exp`), `resource` (the canonical URL: the engine checked `aud` holds it) and
+ * `extra`: `sub`, `iss`, `tenantId` and `claims`, the verified payload.
+ */
+function authInfoOf(pass, resource) {
+  const payload = pass.payload
+  const scope = pass.result.scope
+  return {
+    token: tokenOf(pass.authorization),
+    clientId: typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : '',
+    scopes: typeof scope === 'string' && scope !== '' ? scope.split(' ') : [],
+    expiresAt: typeof payload.exp === 'number' ? payload.exp : undefined,
+    resource: new URL(resource),
+    extra: { sub: pass.result.userId, iss: payload.iss, tenantId: pass.result.tenantId, claims: pass.claims },
+  }
+}
+
+module.exports = { authInfoOf, tokenOf }
