@@ -19,14 +19,17 @@ function tokenOf(authorization) {
 function authInfoOf(pass, resource) {
   const payload = pass.payload
   const scope = pass.result.scope
-  return {
+  const info = {
     token: tokenOf(pass.authorization),
     clientId: typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : '',
     scopes: typeof scope === 'string' && scope !== '' ? scope.split(' ') : [],
-    expiresAt: typeof payload.exp === 'number' ? payload.exp : undefined,
     resource: new URL(resource),
     extra: { sub: pass.result.userId, iss: payload.iss, tenantId: pass.result.tenantId, claims: pass.claims },
   }
+  // Absent rather than undefined, as the SDK's type has it (only with requireExpiration: false;
+  // the SDK's requireBearerAuth then refuses the token).
+  if (typeof payload.exp === 'number') info.expiresAt = payload.exp
+  return info
 }
 
 module.exports = { authInfoOf, tokenOf }
