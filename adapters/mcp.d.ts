@@ -83,6 +83,8 @@ declare namespace mcp {
     readonly metadataRouter: (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void
     /** The auth-shield Express middleware inside (its verified payload is `req.tokenClaims`). */
     readonly authenticate: McpAuthenticate
+    /** The trusted-issuers registry made from `issuers` (`on('error')`, `ready()`, `status()`, `metrics()`); null with another key source. */
+    readonly issuers: TrustedIssuers | null
     /** Stops the trusted-issuers registry made from `issuers` (nothing else). */
     close(): void
   }
@@ -115,6 +117,7 @@ declare namespace mcp {
     readonly metadata: middleware.ProtectedResourceMetadata<(request?: Request) => Response>
     /** The auth-shield Fetch verifier inside. */
     readonly verifyRequest: fetchEntry.VerifyRequest
+    readonly issuers: TrustedIssuers | null
     close(): void
   }
 
@@ -123,6 +126,7 @@ declare namespace mcp {
     /** The token's AuthInfo, or the SDK's error of the refusal (InvalidTokenError: 401, InsufficientScopeError: 403, ServerError: 500, InvalidRequestError: 400). */
     verifyAccessToken(token: string): Promise<McpAuthInfo>
     readonly verifyRequest: fetchEntry.VerifyRequest
+    readonly issuers: TrustedIssuers | null
     close(): void
   }
 

@@ -47,7 +47,8 @@ function closerOf(read) {
  * is the MCP SDK's `AuthInfo` (its transports hand it to tool handlers as `extra.authInfo`).
  * Properties: `metadata` (protectedResourceMetadata's answer), `metadataRouter` (middleware
  * serving it at its well-known path), `authenticate` (the auth-shield middleware inside, with
- * `engine`, `authenticator`, `stats`), `close()` (stops the issuers registry made from `issuers`).
+ * `engine`, `authenticator`, `stats`), `issuers` (the registry made from `issuers`: its
+ * `on('error')`, `ready()`, `status()`, `metrics()`; null with another key source) and `close()` (stops it).
  */
 function mcpAuth(options) {
   const read = readMcpOptions(options)
@@ -89,6 +90,7 @@ function mcpAuth(options) {
     mcpAuthMiddleware.metadata = metadata
     mcpAuthMiddleware.metadataRouter = metadataRouter
     mcpAuthMiddleware.authenticate = authenticate
+    mcpAuthMiddleware.issuers = read.owned
     mcpAuthMiddleware.close = closerOf(read)
     return mcpAuthMiddleware
   })
@@ -113,7 +115,7 @@ function bodyNotParsed() {
  * `authInfo` and `body` (the parsed JSON-RPC body when toolScopes made it read; undefined
  * otherwise) to `transport.handleRequest(request, { authInfo, parsedBody: body })`. The body is
  * read from a clone: the request stays readable. Properties: `metadata` (with its `handler`
- * answering the document), `verifyRequest` (the Fetch verifier inside), `close()`.
+ * answering the document), `verifyRequest` (the Fetch verifier inside), `issuers`, `close()`.
  */
 function createMcpVerifier(options) {
   const read = readMcpOptions(options)
@@ -148,6 +150,7 @@ function createMcpVerifier(options) {
 
     verify.metadata = metadata
     verify.verifyRequest = verifyRequest
+    verify.issuers = read.owned
     verify.close = closerOf(read)
     return verify
   })
@@ -186,6 +189,7 @@ function createTokenVerifier(options, sdkErrors) {
         return authInfoOf(pass, resource)
       },
       verifyRequest,
+      issuers: read.owned,
       close: closerOf(read),
     }
   })
