@@ -43,7 +43,8 @@ function closerOf(read) {
 
 /**
  * Express (4 and 5) middleware protecting an MCP endpoint. Mount `express.json()` before it
- * when `toolScopes` are given (the tool a request calls is in its body). On success `req.auth`
+ * when `toolScopes` are given (the tool a request calls is in its body): a POST body no parser
+ * read is an `ERR_AUTH_SHIELD_MCP_BODY` error (500; 415 for a body that is not JSON), never a pass. On success `req.auth`
  * is the MCP SDK's `AuthInfo` (its transports hand it to tool handlers as `extra.authInfo`).
  * Properties: `metadata` (protectedResourceMetadata's answer), `metadataRouter` (middleware
  * serving it at its well-known path), `authenticate` (the auth-shield middleware inside, with
@@ -66,7 +67,7 @@ function mcpAuth(options) {
         // A path the options' skip rules skip: nothing was checked, nothing is set.
         if (pass === undefined) return next()
         if (requirements.size > 0 && req.method === 'POST' && req.body === undefined) {
-          return next(bodyNotParsed())
+          return next(bodyNotRead(req.headers['content-type']))
         }
         const needed = toolRequirements(req.body, requirements)
         let i = 0
@@ -101,11 +102,29 @@ function pathOnly(url) {
   return q < 0 ? url : url.slice(0, q)
 }
 
-function bodyNotParsed() {
-  const err = new Error('auth-shield/mcp: toolScopes are read from the JSON-RPC body: mount express.json() before mcpAuth')
+/**
+ * A POST whose body no parser read: which tool it calls cannot be known, so it is never let
+ * through. A JSON body means express.json() is not mounted before mcpAuth (the app's wiring:
+ * 500); any other media type is not a JSON-RPC body the MCP transport takes (415, as the SDK's
+ * transport answers it).
+ */
+function bodyNotRead(contentType) {
+  const json = mediaType(contentType) === 'application/json'
+  const err = new Error(
+    json ? 'auth-shield/mcp: toolScopes are read from the JSON-RPC body: mount express.json() before mcpAuth' : 'auth-shield/mcp: an MCP request body must be application/json',
+  )
   err.code = 'ERR_AUTH_SHIELD_MCP_BODY'
-  err.status = err.statusCode = 500
+  err.status = err.statusCode = json ? 500 : 415
+  // A 4xx is the client's: Express's error handler may show its message.
+  err.expose = !json
   return err
+}
+
+/** The media type of a Content-Type value, lowercased, parameters dropped ('' when absent). */
+function mediaType(value) {
+  if (typeof value !== 'string') return ''
+  const semi = value.indexOf(';')
+  return (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase()
 }
 
 /**

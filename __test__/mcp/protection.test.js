@@ -63,7 +63,7 @@ async function expressServer(engine, { parse = true } = {}) {
   const app = express()
   app.use(mcp.metadataRouter)
   const chain = parse ? [express.json({ limit: '8mb' }), mcp] : [mcp]
-  app.post('/mcp', ...chain, (req, res) => res.json({ scopes: req.auth.scopes, clientId: req.auth.clientId, resource: req.auth.resource.href, sub: req.auth.extra.sub }))
+  app.post('/mcp', ...chain, (req, res) => res.json({ scopes: req.auth.scopes, clientId: req.auth.clientId, resource: req.auth.resource.href, sub: req.auth.extra.sub, claims: [req.auth.extra.claims.sub, req.tokenClaims.aud] }))
   // What reaches Express's error handler: the code, never a pass.
   app.use((err, req, res, next) => res.status(err.status || 500).json({ code: err.code }))
   return listen(http.createServer(app))
@@ -81,7 +81,7 @@ async function fetchServer(engine) {
     const request = new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body: req.method === 'POST' ? body : undefined })
     const auth = await verify(request)
     const response = auth.ok
-      ? Response.json({ scopes: auth.authInfo.scopes, clientId: auth.authInfo.clientId, resource: auth.authInfo.resource.href, sub: auth.authInfo.extra.sub, parsed: auth.body !== undefined, stillReadable: (await request.text()).length === body.length })
+      ? Response.json({ scopes: auth.authInfo.scopes, clientId: auth.authInfo.clientId, resource: auth.authInfo.resource.href, sub: auth.authInfo.extra.sub, claims: [auth.authInfo.extra.claims.sub, auth.authInfo.extra.claims.aud], parsed: auth.body !== undefined, stillReadable: (await request.text()).length === body.length })
       : auth.response
     res.statusCode = response.status
     for (const [name, value] of response.headers) res.setHeader(name, value)
@@ -115,6 +115,7 @@ describe('auth-shield/mcp per-tool scopes, fail closed', () => {
           assert.equal(ok.json.clientId, 'host-1')
           assert.deepEqual(ok.json.scopes, ['mcp:tools'])
           assert.equal(ok.json.resource, RESOURCE)
+          assert.deepEqual(ok.json.claims, ['alice', RESOURCE])
           if (kind === 'fetch') assert.deepEqual([ok.json.parsed, ok.json.stillReadable], [true, true])
           for (const body of [call('reset_index'), call('drop'), [call('whoami'), call('reset_index', 2)], [{ jsonrpc: '2.0', method: 'notifications/initialized' }, call('drop', 3)]]) {
             const refused = await post(server.base, basic, body)
@@ -144,14 +145,24 @@ describe('auth-shield/mcp per-tool scopes, fail closed', () => {
   }
 
   for (const engine of ['native', 'js']) {
-    it(`express, ${engine}: toolScopes without express.json() is an error (500), never a pass`, async () => {
-      const server = await expressServer(engine, { parse: false })
-      try {
-        const r = await post(server.base, tokenFor('mcp:tools'), call('reset_index'))
-        assert.equal(r.status, 500)
-        assert.deepEqual(r.json, { code: 'ERR_AUTH_SHIELD_MCP_BODY' })
-      } finally {
-        await server.close()
+    it(`express, ${engine}: toolScopes without express.json() is an error (500), a body that is not JSON 415, never a pass`, async () => {
+      for (const parse of [false, true]) {
+        const server = await expressServer(engine, { parse })
+        try {
+          if (!parse) {
+            const r = await post(server.base, tokenFor('mcp:tools'), call('reset_index'))
+            assert.equal(r.status, 500)
+            assert.deepEqual(r.json, { code: 'ERR_AUTH_SHIELD_MCP_BODY' })
+          }
+          // A media type express.json() does not read: the body is unknown, so is its tool.
+          for (const type of ['text/plain', 'application/vnd.mcp+json', 'application/x-www-form-urlencoded']) {
+            const r = await post(server.base, tokenFor('mcp:tools'), call('reset_index'), { 'content-type': type })
+            assert.equal(r.status, 415, type)
+            assert.deepEqual(r.json, { code: 'ERR_AUTH_SHIELD_MCP_BODY' })
+          }
+        } finally {
+          await server.close()
+        }
       }
     })
 

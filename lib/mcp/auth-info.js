@@ -24,7 +24,15 @@ function authInfoOf(pass, resource) {
     clientId: typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : '',
     scopes: typeof scope === 'string' && scope !== '' ? scope.split(' ') : [],
     resource: new URL(resource),
-    extra: { sub: pass.result.userId, iss: payload.iss, tenantId: pass.result.tenantId, claims: pass.claims },
+    extra: {
+      sub: pass.result.userId,
+      iss: payload.iss,
+      tenantId: pass.result.tenantId,
+      // The app's own copy of the payload, parsed only if a handler reads it.
+      get claims() {
+        return pass.claims
+      },
+    },
   }
   // Absent rather than undefined, as the SDK's type has it (only with requireExpiration: false;
   // the SDK's requireBearerAuth then refuses the token).
