@@ -51,10 +51,10 @@ describe('docs/mcp.md runs as written', () => {
 
   async function check(base, metadataPath) {
     const doc = await (await fetch(`${base}${metadataPath}`)).json()
-    assert.deepEqual(doc, { resource: RESOURCE, authorization_servers: [as.issuer], scopes_supported: ['mcp:tools'], bearer_methods_supported: ['header'] })
+    assert.deepEqual(doc, { resource: RESOURCE, authorization_servers: [as.issuer], scopes_supported: ['mcp:tools', 'mcp:admin'], bearer_methods_supported: ['header'] })
     const bare = await post(base, undefined, whoami)
     assert.equal(bare.status, 401)
-    assert.equal(bare.challenge, `Bearer resource_metadata="${METADATA_URL}"`)
+    assert.equal(bare.challenge, `Bearer scope="mcp:tools", resource_metadata="${METADATA_URL}"`)
     const token = await as.clientCredentialsToken(RESOURCE, 'mcp:tools')
     const ok = await post(base, token, whoami)
     assert.equal(ok.status, 200, ok.text)

@@ -111,12 +111,13 @@ describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc
         try {
           const metadataUrl = `${server.base}/.well-known/oauth-protected-resource/mcp`
 
-          // No token: 401 naming the metadata document, which names the authorization server.
+          // No token: 401 naming the metadata document (which names the authorization server) and
+          // the scopes to ask for first; the document lists every scope, the tool's too.
           const bare = await fetch(server.resource, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' })
           assert.equal(bare.status, 401)
-          assert.equal(bare.headers.get('www-authenticate'), `Bearer resource_metadata="${metadataUrl}"`)
+          assert.equal(bare.headers.get('www-authenticate'), `Bearer scope="mcp:tools", resource_metadata="${metadataUrl}"`)
           const doc = await (await fetch(metadataUrl)).json()
-          assert.deepEqual(doc, { resource: server.resource, authorization_servers: [as.issuer], scopes_supported: ['mcp:tools'], bearer_methods_supported: ['header'], resource_name: 'auth-shield test MCP server' })
+          assert.deepEqual(doc, { resource: server.resource, authorization_servers: [as.issuer], scopes_supported: ['mcp:tools', 'mcp:admin'], bearer_methods_supported: ['header'], resource_name: 'auth-shield test MCP server' })
 
           // The SDK client: the first connect ends in the authorization redirect (the user's part).
           const registrationsBefore = as.registrations()
@@ -127,6 +128,7 @@ describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc
           assert.equal(typeof provider.registered.client_id, 'string', 'dynamic client registration')
           const asked = provider.authorizations[0].searchParams
           assert.equal(asked.get('resource'), server.resource)
+          // The challenge's scope, not the document's list (least privilege).
           assert.equal(asked.get('scope'), 'mcp:tools')
           assert.equal(asked.get('code_challenge_method'), 'S256')
           assert.equal(asked.get('client_id'), provider.registered.client_id)
@@ -175,7 +177,7 @@ describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc
           })
           assert.equal(refused.status, 401)
           assert.deepEqual(await refused.json(), { error: 'Invalid token audience', code: 'invalid_audience' })
-          assert.equal(refused.headers.get('www-authenticate'), `Bearer error="invalid_token", error_description="Invalid token audience", resource_metadata="${metadataUrl}"`)
+          assert.equal(refused.headers.get('www-authenticate'), `Bearer error="invalid_token", error_description="Invalid token audience", scope="mcp:tools", resource_metadata="${metadataUrl}"`)
           // …and the SDK client holding it is sent back to authorization, never served.
           const holder = new MemoryOAuthProvider()
           holder.registered = provider.registered

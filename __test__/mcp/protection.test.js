@@ -47,13 +47,14 @@ describe('auth-shield/mcp options', () => {
     }
   })
 
-  it('the metadata document names the server, its authorization servers and the scopes a client asks for first', () => {
+  it('the metadata document names the server, its authorization servers and every scope it uses', () => {
     const mcp = mcpAuth(BASE)
     assert.equal(mcp.metadata.url, METADATA_URL)
     assert.equal(mcp.metadata.path, '/.well-known/oauth-protected-resource/mcp')
-    assert.deepEqual(mcp.metadata.document, { resource: RESOURCE, authorization_servers: [AS], scopes_supported: ['mcp:tools'], bearer_methods_supported: ['header'] })
-    const all = createMcpVerifier({ ...BASE, scopesSupported: ['mcp:tools', 'mcp:admin'] })
-    assert.deepEqual(all.metadata.document.scopes_supported, ['mcp:tools', 'mcp:admin'])
+    assert.deepEqual(mcp.metadata.document, { resource: RESOURCE, authorization_servers: [AS], scopes_supported: ['mcp:tools', 'mcp:admin'], bearer_methods_supported: ['header'] })
+    const few = createMcpVerifier({ ...BASE, scopesSupported: ['mcp:tools'] })
+    assert.deepEqual(few.metadata.document.scopes_supported, ['mcp:tools'])
+    assert.equal(createMcpVerifier({ ...BASE, scopes: undefined, toolScopes: undefined }).metadata.document.scopes_supported, undefined)
   })
 })
 
@@ -137,6 +138,10 @@ describe('auth-shield/mcp per-tool scopes, fail closed', () => {
           const other = await post(server.base, tokenFor('mcp:tools mcp:admin', 'https://other.example/mcp'), call('reset_index'))
           assert.equal(other.status, 401)
           assert.equal(other.json.code, 'invalid_audience')
+          assert.equal(other.challenge, `Bearer error="invalid_token", error_description="Invalid token audience", scope="mcp:tools", resource_metadata="${METADATA_URL}"`)
+          const bare = await fetch(`${server.base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call('whoami')) })
+          assert.equal(bare.status, 401)
+          assert.equal(bare.headers.get('www-authenticate'), `Bearer scope="mcp:tools", resource_metadata="${METADATA_URL}"`)
         } finally {
           await server.close()
         }

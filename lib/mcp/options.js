@@ -50,6 +50,13 @@ function toolScopeMap(value, base) {
   return map
 }
 
+/** `scopes` and every tool's, each once, in that order; undefined when there are none. */
+function allScopes(scopes, toolScopes) {
+  const all = new Set(scopes)
+  for (const list of toolScopes.values()) for (const s of list) all.add(s)
+  return all.size === 0 ? undefined : [...all]
+}
+
 /** The issuer identifiers named by `issuers` (strings or `{ issuer }` objects). */
 function issuerIds(issuers) {
   return issuers.map((entry) => (typeof entry === 'string' ? entry : entry !== null && typeof entry === 'object' ? entry.issuer : undefined))
@@ -107,15 +114,16 @@ function readMcpOptions(given) {
   const config = { ...extraConfig, audience: resource }
   if (typeof given.issuer === 'string') config.issuer = given.issuer
   if (scopes.length > 0) config.requiredScope = [...scopes]
-  const options = { ...extraOptions }
+  // The 401 challenges name `scopes` (the MCP specification's SHOULD): what a client asks for first.
+  const options = { challengeScope: true, ...extraOptions }
   if (jwks !== undefined) options.jwks = jwks
   const metadataOptions = {
     resource,
     authorizationServers: servers,
-    // What a client asks for first (the MCP client takes them all when the challenge names none):
-    // the scopes every request needs. A tool's own scopes are asked for when its refusal names
-    // them (step-up), so a client holds no more than it uses.
-    scopesSupported: given.scopesSupported === undefined ? (scopes.length > 0 ? [...scopes] : undefined) : given.scopesSupported,
+    // Every scope the server uses (RFC 9728 §2): `scopes`, then each tool's. A client asks first
+    // for what the 401 challenge names (`scopes`, challengeScope) and for a tool's scope when a
+    // call of it is refused (step-up); only when the challenge names none does it take this list.
+    scopesSupported: given.scopesSupported === undefined ? allScopes(scopes, toolScopes) : given.scopesSupported,
     resourceName: given.resourceName,
     resourceDocumentation: given.resourceDocumentation,
   }
