@@ -187,3 +187,33 @@ describe('auth-shield/mcp per-tool scopes, fail closed', () => {
     })
   }
 })
+
+describe('what auth-shield/mcp loads', () => {
+  const { runAndListJsFiles, assertEngineNotLoaded } = require('../support/js-engine-loaded')
+  const { spawnSync } = require('node:child_process')
+  const entry = JSON.stringify(require.resolve('../../adapters/mcp'))
+  const options = JSON.stringify(BASE)
+
+  it('on the native engine, mcpAuth and createMcpVerifier never load the JS engine', () => {
+    const { value, loaded } = runAndListJsFiles(`
+      const { mcpAuth, createMcpVerifier } = require(${entry})
+      report([mcpAuth(${options}).authenticate.engine, createMcpVerifier(${options}).verifyRequest.engine])`)
+    assert.deepEqual(value, ['native', 'native'])
+    assertEngineNotLoaded(loaded)
+  })
+
+  it('mcpAuth and createMcpVerifier never load the MCP SDK; createTokenVerifier loads its error classes only', () => {
+    const script = `
+      const sdk = () => Object.keys(require.cache).filter((f) => f.includes('@modelcontextprotocol')).map((f) => f.slice(f.indexOf('@modelcontextprotocol')))
+      const { mcpAuth, createMcpVerifier, createTokenVerifier } = require(${entry})
+      mcpAuth(${options}); createMcpVerifier(${options})
+      const before = sdk()
+      createTokenVerifier({ ...${options}, toolScopes: undefined })
+      console.log(JSON.stringify({ before, after: sdk() }))`
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+    assert.equal(child.status, 0, child.stderr)
+    const { before, after } = JSON.parse(child.stdout)
+    assert.deepEqual(before, [])
+    assert.deepEqual(after, ['@modelcontextprotocol/sdk/dist/cjs/server/auth/errors.js'])
+  })
+})
