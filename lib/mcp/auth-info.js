@@ -11,6 +11,25 @@ function tokenOf(authorization) {
 }
 
 /**
+ * `AuthInfo.extra`: `sub`, `iss`, `tenantId`, and `claims`, the app's own copy of the verified
+ * payload, parsed only if a handler reads it (a getter of the class: an object literal with a
+ * getter costs about 0.6 µs to make, this about nothing).
+ */
+class AuthExtra {
+  #pass
+  constructor(pass, payload) {
+    this.sub = pass.result.userId
+    this.iss = payload.iss
+    this.tenantId = pass.result.tenantId
+    this.#pass = pass
+  }
+
+  get claims() {
+    return this.#pass.claims
+  }
+}
+
+/**
  * `AuthInfo` of a pass decision: `token`, `clientId` (`client_id`, RFC 9068 §2.2, else `azp`,
  * else ''), `scopes` (the scopes the engine read from `scope` / `scp` / `permissions`),
  * `expiresAt` (`exp`), `resource` (the canonical URL: the engine checked `aud` holds it) and
@@ -24,15 +43,7 @@ function authInfoOf(pass, resource) {
     clientId: typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : '',
     scopes: typeof scope === 'string' && scope !== '' ? scope.split(' ') : [],
     resource: new URL(resource),
-    extra: {
-      sub: pass.result.userId,
-      iss: payload.iss,
-      tenantId: pass.result.tenantId,
-      // The app's own copy of the payload, parsed only if a handler reads it.
-      get claims() {
-        return pass.claims
-      },
-    },
+    extra: new AuthExtra(pass, payload),
   }
   // Absent rather than undefined, as the SDK's type has it (only with requireExpiration: false;
   // the SDK's requireBearerAuth then refuses the token).
