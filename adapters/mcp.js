@@ -44,8 +44,9 @@ function closerOf(read) {
 /**
  * Express (4 and 5) middleware protecting an MCP endpoint. Mount `express.json()` before it
  * when `toolScopes` are given (the tool a request calls is in its body): a POST body no parser
- * read is an `ERR_AUTH_SHIELD_MCP_BODY` error (500; 415 for a body that is not JSON), never a pass. On success `req.auth`
- * is the MCP SDK's `AuthInfo` (its transports hand it to tool handlers as `extra.authInfo`).
+ * read is an `ERR_AUTH_SHIELD_MCP_BODY` error (500; 415 for a body that is not JSON), never a
+ * pass. On success `req.auth` is the MCP SDK's `AuthInfo` (its transports hand it to tool
+ * handlers as `extra.authInfo`).
  * Properties: `metadata` (protectedResourceMetadata's answer), `metadataRouter` (middleware
  * serving it at its well-known path), `authenticate` (the auth-shield middleware inside, with
  * `engine`, `authenticator`, `stats`), `issuers` (the registry made from `issuers`: its
@@ -57,6 +58,7 @@ function mcpAuth(options) {
     const metadata = authShield.protectedResourceMetadata(read.metadataOptions)
     // requestProperty: the verified payload is req.tokenClaims; req.auth is the SDK's AuthInfo.
     const authenticate = authShield(read.config, { ...read.options, requestProperty: 'tokenClaims', resourceMetadata: metadata })
+    const { decision } = authenticate
     const requirements = new Map([...read.toolScopes].map(([tool, scopes]) => [tool, authShield.requireScopes(scopes)]))
     const { resource } = read
 
@@ -64,8 +66,9 @@ function mcpAuth(options) {
       authenticate(req, res, (err) => {
         if (err !== undefined) return next(err)
         const pass = req[ROUTE_PASS]
-        // A path the options' skip rules skip: nothing was checked, nothing is set.
-        if (pass === undefined) return next()
+        // A path the options' skip rules skip: nothing was checked, nothing is set (a pass another
+        // auth-shield middleware left on the request is not this server's).
+        if (pass === undefined || pass.decision !== decision) return next()
         if (requirements.size > 0 && req.method === 'POST' && req.body === undefined) {
           return next(bodyNotRead(req.headers['content-type']))
         }

@@ -188,6 +188,27 @@ describe('auth-shield/mcp per-tool scopes, fail closed', () => {
   }
 })
 
+describe('auth-shield/mcp behind another auth-shield middleware', () => {
+  for (const engine of ['native', 'js']) {
+    it(`express, ${engine}: a pass the other middleware left is never taken as this server's (a path its skip rules skip gets no AuthInfo)`, async () => {
+      const authShield = require('../../adapters/express')
+      // The first middleware checks no audience; the MCP protection skips the path.
+      const first = authShield({ accessSecret: SECRET }, { engine, requestProperty: 'firstClaims' })
+      const mcp = mcpAuth({ ...BASE, options: { engine, skip: ['/mcp'] } })
+      const app = express()
+      app.post('/mcp', express.json(), first, mcp, (req, res) => res.json({ auth: req.auth === undefined ? null : req.auth.resource.href }))
+      const server = await listen(http.createServer(app))
+      try {
+        const r = await post(server.base, tokenFor('mcp:tools mcp:admin', 'https://other.example/mcp'), call('reset_index'))
+        assert.equal(r.status, 200)
+        assert.deepEqual(r.json, { auth: null })
+      } finally {
+        await server.close()
+      }
+    })
+  }
+})
+
 describe('what auth-shield/mcp loads', () => {
   const { runAndListJsFiles, assertEngineNotLoaded } = require('../support/js-engine-loaded')
   const { spawnSync } = require('node:child_process')
