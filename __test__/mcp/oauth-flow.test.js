@@ -8,8 +8,8 @@
 // and the resource indicator → token; then it lists tools and calls one. A tool needing a scope
 // the token lacks answers 403 insufficient_scope with scope="…", and the client steps up (a new
 // authorization for those scopes). A token of the same provider for another resource is
-// refused 401. Express (the SDK's Node transport) and a Fetch-API handler (its web-standard
-// transport), both engines.
+// refused 401. Express (the SDK's Node transport), a Fetch-API handler and a Hono app (its
+// web-standard transport), both engines.
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
@@ -103,7 +103,7 @@ describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc
     assert.deepEqual(unhandled, [])
   })
 
-  for (const kind of ['express', 'fetch']) {
+  for (const kind of ['express', 'fetch', 'hono']) {
     for (const engine of ['native', 'js']) {
       it(`${kind}, ${engine}: discovery → registration → PKCE → token; tools listed and called; step-up for a tool's scope; another resource's token refused`, async () => {
         const server = await startMcpServer(kind, { issuer: as.issuer, engine })

@@ -2,8 +2,9 @@
 
 // Test support for the MCP suite: an MCP server (the SDK's McpServer, stateless Streamable HTTP)
 // with two tools, protected by auth-shield/mcp, on Express (the SDK's Node transport) and on a
-// Fetch-API handler (the SDK's web-standard transport) behind node:http. `whoami` needs the
-// server's scope; `reset_index` needs `mcp:admin` as well (per-tool scope, step-up).
+// Fetch-API handler (the SDK's web-standard transport) behind node:http, plain or in a Hono
+// app. `whoami` needs the server's scope; `reset_index` needs `mcp:admin` as well (per-tool
+// scope, step-up).
 
 const http = require('node:http')
 const { Readable } = require('node:stream')
@@ -30,7 +31,7 @@ function mcpServer() {
 
 /**
  * Starts an MCP server on loopback at `/mcp`, protected for `issuer` (trusted issuers, by
- * discovery) with the `engine` given; `kind` is 'express' or 'fetch'. Resolves to
+ * discovery) with the `engine` given; `kind` is 'express', 'fetch' or 'hono'. Resolves to
  * { base, resource, protection, close() }.
  */
 async function startMcpServer(kind, { issuer, engine }) {
@@ -55,6 +56,21 @@ async function startMcpServer(kind, { issuer, engine }) {
       await transport.handleRequest(req, res, req.body)
     })
     handler = app
+    protection = mcp
+  } else if (kind === 'hono') {
+    const { Hono } = require('hono')
+    const mcp = createMcpVerifier(options)
+    const app = new Hono()
+    app.get(mcp.metadata.path, (c) => mcp.metadata.handler(c.req.raw))
+    app.all('/mcp', async (c) => {
+      const auth = await mcp(c.req.raw)
+      if (!auth.ok) return auth.response
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+      const mcpSrv = mcpServer()
+      await mcpSrv.connect(transport)
+      return transport.handleRequest(c.req.raw, { authInfo: auth.authInfo, parsedBody: auth.body })
+    })
+    handler = (req, res) => nodeToFetch(req, res, (request) => app.fetch(request), base)
     protection = mcp
   } else {
     const mcp = createMcpVerifier(options)
