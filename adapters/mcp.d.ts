@@ -34,7 +34,7 @@ declare namespace mcp {
     toolScopes?: Readonly<Record<string, string | readonly string[]>> | undefined
     /** The RFC 9728 document's `scopes_supported`, what a client asks for first. Default: `scopes`. */
     scopesSupported?: string[] | undefined
-    /** The RFC 9728 document's `authorization_servers`. Default: the issuers' identifiers (`issuers`, `issuer`, `config.issuer`). */
+    /** The RFC 9728 document's `authorization_servers`. Default: the key source's issuers (`issuers`, `issuer`, a `jwks` registry's, `config.issuer`, `config.issuers`). */
     authorizationServers?: string[] | undefined
     /** The RFC 9728 document's `resource_name`. */
     resourceName?: string | undefined

@@ -52,6 +52,11 @@ describe('auth-shield/mcp options', () => {
     assert.equal(mcp.metadata.url, METADATA_URL)
     assert.equal(mcp.metadata.path, '/.well-known/oauth-protected-resource/mcp')
     assert.deepEqual(mcp.metadata.document, { resource: RESOURCE, authorization_servers: [AS], scopes_supported: ['mcp:tools', 'mcp:admin'], bearer_methods_supported: ['header'] })
+    // The authorization servers default to the issuers of whichever key source is given.
+    const { authorizationServers, config, ...rest } = BASE
+    const inline = createMcpVerifier({ ...rest, config: { issuers: [{ issuer: AS, keys: [{ kid: 'k', alg: 'HS256', secret: SECRET }] }] } })
+    assert.deepEqual(inline.metadata.document.authorization_servers, [AS])
+    assert.deepEqual(createMcpVerifier({ ...rest, config: { accessSecret: SECRET, issuer: AS } }).metadata.document.authorization_servers, [AS])
     const few = createMcpVerifier({ ...BASE, scopesSupported: ['mcp:tools'] })
     assert.deepEqual(few.metadata.document.scopes_supported, ['mcp:tools'])
     assert.equal(createMcpVerifier({ ...BASE, scopes: undefined, toolScopes: undefined }).metadata.document.scopes_supported, undefined)

@@ -105,6 +105,9 @@ function readMcpOptions(given) {
     if (servers === undefined && jwks !== null && typeof jwks === 'object' && Array.isArray(jwks.issuers)) servers = [...jwks.issuers]
   } else if (servers === undefined && typeof extraConfig.issuer === 'string') {
     servers = [extraConfig.issuer]
+  } else if (servers === undefined && Array.isArray(extraConfig.issuers)) {
+    // The engine's own `issuers` registry, keys given inline.
+    servers = issuerIds(extraConfig.issuers)
   }
   if (servers === undefined) {
     if (owned !== null) owned.close()
