@@ -32,7 +32,7 @@ declare namespace mcp {
      * which the MCP client asks for in a new authorization (step-up).
      */
     toolScopes?: Readonly<Record<string, string | readonly string[]>> | undefined
-    /** The RFC 9728 document's `scopes_supported`, what a client asks for first. Default: `scopes`. */
+    /** The RFC 9728 document's `scopes_supported` (what a client asks for when the 401 names no scope). Default: `scopes`, then every tool's. */
     scopesSupported?: string[] | undefined
     /** The RFC 9728 document's `authorization_servers`. Default: the key source's issuers (`issuers`, `issuer`, a `jwks` registry's, `config.issuer`, `config.issuers`). */
     authorizationServers?: string[] | undefined
