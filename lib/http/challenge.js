@@ -39,13 +39,16 @@ function bearerError(code) {
  * (the required scopes, named in the insufficient_scope challenge, RFC 6750 §3), `acrValues`
  * and `maxAge` (named in the insufficient_user_authentication challenge, RFC 9470 §3), and
  * `resourceMetadata` (the URL of the RFC 9728 metadata document, on every challenge), and
- * `algs` (the DPoP scheme's accepted proof algorithms, RFC 9449 §7.1).
+ * `algs` (the DPoP scheme's accepted proof algorithms, RFC 9449 §7.1), and `scopeOnUnauthorized`
+ * (the `challengeScope` option: `scope` on the 401 challenges too, the bare one included; RFC 6750
+ * §3 allows it on any challenge, and the MCP authorization specification asks a server to name
+ * there what a client should request first).
  * `challenge.bare` is the header for a request without credentials of this scheme (RFC 6750
  * §3.1: no error); `challenge.of(code)` the header for a failure code, or undefined when the
  * failure gets none.
  */
 class Challenge {
-  constructor({ scheme = 'Bearer', realm, scope = [], acrValues = [], maxAge, resourceMetadata, algs, dpopAlgs } = {}) {
+  constructor({ scheme = 'Bearer', realm, scope = [], acrValues = [], maxAge, resourceMetadata, algs, dpopAlgs, scopeOnUnauthorized = false } = {}) {
     const first = realm === undefined ? [] : [`realm=${quoted(realm, 'realm')}`]
     // The DPoP challenges (lib/http/dpop.js) name the same realm, and the authenticator's
     // proof algorithms (dpopAlgorithms) in algs.
@@ -59,9 +62,10 @@ class Challenge {
       const all = [...first, ...params, ...last]
       return all.length === 0 ? scheme : `${scheme} ${all.join(', ')}`
     }
-    this.bare = write([])
-    this.byCode = new Map()
     const scopeParam = scope.length === 0 ? [] : [`scope=${quoted(scope.join(' '), 'scope')}`]
+    const unauthorizedScope = scopeOnUnauthorized ? scopeParam : []
+    this.bare = write(unauthorizedScope)
+    this.byCode = new Map()
     // RFC 9470 §3: what a new authentication must satisfy.
     const stepUpParams = []
     if (acrValues.length > 0) stepUpParams.push(`acr_values=${quoted(acrValues.join(' '), 'acr_values')}`)
@@ -70,7 +74,7 @@ class Challenge {
       const error = bearerError(code)
       if (error === null) continue
       const params = [`error="${error}"`, `error_description=${quoted(message, 'error_description')}`]
-      const extra = error === 'insufficient_scope' ? scopeParam : error === 'insufficient_user_authentication' ? stepUpParams : []
+      const extra = error === 'insufficient_scope' ? scopeParam : error === 'insufficient_user_authentication' ? [...stepUpParams, ...unauthorizedScope] : unauthorizedScope
       this.byCode.set(code, write([...params, ...extra]))
     }
   }

@@ -43,7 +43,7 @@ function readOptions(options, ignored = new Set(), adapter = undefined, subjectO
   if (options === undefined || options === null) options = {}
   // Every callback of the application is called through the fence (lib/http/callback-fence.js).
   const fence = new CallbackFence(read.callbackTimeoutMs)
-  const { credentialsRequired, getToken, onError, realm, isRevoked, errors, skipPreflight, rateLimitHeaders } = read
+  const { credentialsRequired, getToken, onError, realm, isRevoked, errors, skipPreflight, rateLimitHeaders, challengeScope } = read
   if (errors !== 'respond' && onError !== undefined) throw typeError(`options.onError and errors: '${errors}' both decide where failures go: give one`)
   // A realm is a quoted-string (RFC 7235 §2.2): no quotes, backslashes or control characters.
   if (realm !== undefined && (typeof realm !== 'string' || !/^[\x20-\x7e]*$/.test(realm) || /["\\]/.test(realm))) {
@@ -65,6 +65,7 @@ function readOptions(options, ignored = new Set(), adapter = undefined, subjectO
     // A yes or a no: anything else refuses (CallbackFence#predicate).
     isRevoked: takingSubject(subjectOf, isRevoked === undefined ? undefined : fence.predicate('options.isRevoked', isRevoked)),
     rateLimitHeaders,
+    challengeScope,
     fence,
   }
 }
@@ -188,6 +189,7 @@ class AuthDecision {
       maxAge: typeof maxAuthAgeSec === 'number' ? maxAuthAgeSec : undefined,
       resourceMetadata: resourceMetadataUrl(options === undefined || options === null ? undefined : options.resourceMetadata),
       dpopAlgs: challengeAlgs(this.engine.authenticator),
+      scopeOnUnauthorized: this.options.challengeScope === true,
     }
     this.challenge = new Challenge(challengeOptions)
     // A DPoP request refused for its scopes or its authentication gets the same challenge in

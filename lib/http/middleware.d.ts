@@ -241,6 +241,12 @@ export interface CommonOptions<Req> {
    */
   resourceMetadata?: string | ProtectedResourceMetadata<unknown> | undefined
   /**
+   * true names the required scopes (`requiredScope`) in the 401 Bearer challenges too
+   * (`scope="…"`, RFC 6750 §3), as the MCP authorization specification asks; the 403
+   * insufficient_scope challenge always names them. Default false.
+   */
+  challengeScope?: boolean | undefined
+  /**
    * Milliseconds the middleware waits for a Promise returned by any callback of the application
    * (getToken, isRevoked, skip/unless predicates, onError, formatUser, onMismatch) and for a
    * recovery (a JWKS refresh, a store lease); past it the request is refused
