@@ -14,7 +14,7 @@ const { ClaimRules, signedWith, decodeKnownGood, grantedScopes } = require('./jw
 const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
 const { Hs256Key } = require('./jwt/key')
 const { KeySet } = require('./jwt/key-set')
-const { ALGS, normalizeKeys } = require('../lib/keys/normalize')
+const { ALGS, normalizeKeys } = require('../base/keys/normalize')
 const { signToken } = require('./issue')
 const { TenantRules } = require('./tenant')
 const { IssuerKeys } = require('./issuers')
@@ -30,9 +30,9 @@ const { ReplayCache } = require('./dpop/replay')
 // An AuthResult's dpopReplayKey, as it is written (src/dpop/replay.rs parse_replay_key).
 const REPLAY_KEY = /^[0-9a-f]{64}$/
 const { NonceKey } = require('./dpop/nonce')
-const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
-const { ENGINE_CLOCK } = require('../lib/http/engine-clock')
-const { warnDeprecated, renamedName } = require('../lib/options/deprecation')
+const { splitStore, attachStore, STORE_SEAM } = require('../base/store-seam')
+const { ENGINE_CLOCK } = require('../base/engine-clock')
+const { warnDeprecated, renamedName } = require('../base/deprecation')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/store_seam.rs).
 const { LIMITS, message } = require('../contract')
@@ -42,8 +42,8 @@ const MAX_GRANT_KEY_BYTES = LIMITS.maxGrantKeyBytes
 // The longest a signature waits for the clock to pass a subject revocation's cut-off (at most
 // 2 ms ahead); past it the token takes the cut-off as its iat (src/authenticator.rs).
 const CUTOFF_WAIT_MS = 5
-const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys } = require('./error')
-const { resultTemplates, verificationTemplates, checkKnownOptions } = require('./schema')
+const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys } = require('../base/error')
+const { resultTemplates, verificationTemplates, checkKnownOptions } = require('../base/schema')
 
 // What both engines read of each header argument (contract/limits.json says why).
 const { authorizationSlack: AUTHORIZATION_SLACK, tenantHeaderCap: TENANT_HEADER_CAP, hostCap: HOST_CAP } = LIMITS
@@ -484,7 +484,7 @@ class Authenticator {
       return
     }
     // `store` (docs/scale-out.md): a JS object, checked and taken out before the settings are
-    // read, attached once the authenticator exists, as native.js does (lib/store/attached.js).
+    // read, attached once the authenticator exists, as native.js does (base/store-seam.js).
     const { config: settings, store } = splitStore(config)
     this.#core = new Core(readSettings(settings))
     if (store !== undefined) attachStore(this, store)
@@ -645,7 +645,7 @@ class Authenticator {
     return this.#core.settings.rateLimitRefillPerSec
   }
 
-  /** @deprecated The old name of `rateLimitRefillPerSec` (lib/options/deprecation.js). */
+  /** @deprecated The old name of `rateLimitRefillPerSec` (base/deprecation.js). */
   get rateLimitRefill() {
     warnDeprecated(renamedName('Authenticator', 'rateLimitRefill'), 'authenticator')
     return this.#core.settings.rateLimitRefillPerSec
@@ -668,12 +668,12 @@ class Authenticator {
     return this.#core.limiter === null ? 0 : this.#core.limiter.size
   }
 
-  /** The store-facing functions (lib/store/attached.js STORE_SEAM), as the binding exports them. */
+  /** The store-facing functions (base/store-seam.js STORE_SEAM), as the binding exports them. */
   get [STORE_SEAM]() {
     return JS_SEAM
   }
 
-  /** The fixed clock of the config (lib/http/engine-clock.js), or null. */
+  /** The fixed clock of the config (base/engine-clock.js), or null. */
   get [ENGINE_CLOCK]() {
     return this.#core.settings.clockTimestamp
   }

@@ -140,6 +140,7 @@ test('errors follow Node (rule 4): every code a source throws is a Node code or 
   walk('src')
   walk('js')
   walk('lib')
+  walk('base')
   walk('adapters')
   for (const file of ['index.js', 'native.js', 'load-error.js']) sources.push(fs.readFileSync(path.join(root, file), 'utf8'))
   const thrown = new Set(sources.flatMap((text) => [...text.matchAll(/["'](ERR_[A-Z0-9_]+|ABORT_ERR)["']/g)].map((m) => m[1])))

@@ -14,9 +14,9 @@
 // The JS engine (./authenticator and its modules) is required only when it is used, so an app
 // on the native engine never loads it.
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 const { CallbackFence } = require('./callback-fence')
-const { RESULT_FIELDS: ALL_RESULT_FIELDS } = require('../../js/schema')
+const { RESULT_FIELDS: ALL_RESULT_FIELDS } = require('../../base/schema')
 
 // Compared in shadow mode: every AuthResult field but the request id, fresh per call by design.
 const RESULT_FIELDS = ALL_RESULT_FIELDS.filter((field) => field !== 'requestId')

@@ -6,7 +6,7 @@
 // js/error-codes.json, `le` bounds, and the names the application gives its sources (1 to 64
 // characters, at most 256 per kind); never a user, a tenant or anything from a token.
 
-const { typeError, rangeError } = require('../../js/error')
+const { typeError, rangeError } = require('../../base/error')
 const { message } = require('../../contract')
 const { authenticatorMetrics } = require('./ledger')
 
