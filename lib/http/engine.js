@@ -11,7 +11,7 @@
 // (requestId aside) is counted and reported to onMismatch, through the middleware's callback
 // fence: an onMismatch that throws, rejects or does not settle refuses the request it reports on.
 //
-// The JS engine (./authenticator and its modules) is required only when it is used, so an app
+// The JS engine (through js/seam.js) is required only when it is used, so an app
 // on the native engine never loads it.
 
 const { typeError } = require('../../base/error')
@@ -85,7 +85,7 @@ function requestedEngine(option) {
 }
 
 function jsAuthenticator() {
-  return require('../../js/authenticator').Authenticator
+  return require('../../js/seam').Authenticator
 }
 
 function constructorFor(name) {

@@ -22,7 +22,7 @@ const { Failure, TABLE, typeError, codedError } = require('../../base/error')
 const { resultTemplates } = require('../../base/schema')
 const { keyMaterial } = require('../../base/keys/hmac-secret')
 const { unexpectedAnswer } = require('./callback-fence')
-const { ReplayCache } = require('../../js/dpop/replay')
+const { ReplayCache, accessClaimRules } = require('../../js/seam')
 const { engineNowSec } = require('../../base/engine-clock')
 const { defaultOf } = require('../../contract')
 
@@ -162,11 +162,7 @@ function lazyRules(config) {
     audiences: listOf(config.audience),
     issuers: listOf(config.issuer),
     get claims() {
-      if (claims === null) {
-        const { readSettings } = require('../../js/config')
-        const { ClaimRules } = require('../../js/jwt')
-        claims = new ClaimRules(readSettings(config), 'access')
-      }
+      if (claims === null) claims = accessClaimRules(config)
       return claims
     },
   }

@@ -4,7 +4,7 @@
 // shared bucket as the lease script takes them, the identities waiting for a batch or in one,
 // and the local fallback bucket that answers while Redis is down.
 
-const { RateLimiter } = require('../../js/rate-limit')
+const { RateLimiter } = require('../../js/seam')
 const { intervalArg } = require('./lease-script')
 const { storeSeam } = require('../../base/store-seam')
 const { leaseKeys } = require('./key-layout')
