@@ -8,7 +8,7 @@
 const { randomUUID } = require('#node/crypto')
 const { performance } = globalThis
 const { createPublicKey, createSecretKey } = require('#node/crypto')
-const { readSettings, checkSigningKid } = require('./config')
+const { readSettings, checkSigningKid, fingerprint } = require('./config')
 const { extractBearer, isB64token } = require('./bearer')
 const { ClaimRules, signedWith, decodeKnownGood, grantedScopes } = require('./jwt')
 const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
@@ -465,6 +465,42 @@ function readHeaderArg(value, name, cap) {
   return bytes.toString('utf8', 0, end)
 }
 
+// The table behind Authenticator.shared and authenticateRequest (js/one-shot.js): cores kept by
+// their settings, so an equal config reuses prepared keys, rate-limit buckets and revocations
+// (src/binding/one_shot.rs). It lives beside the Core it holds, so js/one-shot.js requires this
+// module and this module requires nothing of it.
+//
+// The table is never emptied, in whole or in part: it holds security state (an exhausted
+// bucket, a revoked token) that no other place keeps, and forgetting it would let 64 other
+// configs, which a client may be able to influence (per-tenant audiences), reset a limit or
+// un-revoke a token. It is bounded instead: past MAX_SHARED_CONFIGS distinct settings a new one
+// is refused (ERR_AUTH_SHIELD_CONFIG_LIMIT); the configs already kept go on working.
+
+// Distinct settings kept (a process normally has one): each holds its own buckets, debt
+// sketch and revocations, so the bound keeps memory bounded (docs/api.md).
+const MAX_SHARED_CONFIGS = LIMITS.maxSharedConfigs
+const sharedCores = new Map()
+
+/** The refusal of one more distinct config (contract/messages.json `sharedConfigLimit`). */
+function configLimit() {
+  const err = new RangeError(message('sharedConfigLimit', { max: MAX_SHARED_CONFIGS }))
+  err.code = 'ERR_AUTH_SHIELD_CONFIG_LIMIT'
+  return err
+}
+
+/** The core shared by every caller with settings equal to `config`'s (validated here). */
+function sharedCore(config) {
+  const settings = readSettings(config)
+  const key = fingerprint(settings)
+  let core = sharedCores.get(key)
+  if (core === undefined) {
+    if (sharedCores.size >= MAX_SHARED_CONFIGS) throw configLimit()
+    core = new Core(settings)
+    sharedCores.set(key, core)
+  }
+  return core
+}
+
 // The second constructor argument of Authenticator.shared: a core from the shared table
 // instead of a config. Module-private, so no caller can hand in a core of its own.
 const SHARED_CORE = Symbol('auth-shield.shared-core')
@@ -496,9 +532,7 @@ class Authenticator {
    * settings are kept, none ever forgotten: one more throws ERR_AUTH_SHIELD_CONFIG_LIMIT.
    */
   static shared(config) {
-    // Required here, not at the top: js/one-shot.js requires this module.
-    const core = require('./one-shot').sharedCore(config)
-    return new Authenticator(undefined, { tag: SHARED_CORE, core })
+    return new Authenticator(undefined, { tag: SHARED_CORE, core: sharedCore(config) })
   }
 
   /**
@@ -744,4 +778,4 @@ function setRevocationUnavailable(authenticator, unavailable) {
   core.revocations.unavailable = unavailable
 }
 
-module.exports = { Authenticator, Core, readHeaderArg }
+module.exports = { Authenticator, Core, readHeaderArg, sharedCore, MAX_SHARED_CONFIGS }

@@ -46,7 +46,7 @@ const NATIVE_ONLY = {
 // Files of the JS engine with no core twin, and why.
 const JS_ONLY = {
   'index.js': 'the entry of auth-shield/js (the native package entry is index.js at the root)',
-  'one-shot.js': 'authenticateRequest / Authenticator.shared: its twin is the binding (src/binding/one_shot.rs)',
+  'one-shot.js': 'authenticateRequest: its twin is the binding (src/binding/one_shot.rs); the table it shares with Authenticator.shared is in authenticator.js',
   'seam.js': "what the layers (lib/) take from the JS engine, its one module they import: the native engine's counterpart is the binding's surface",
   'resolve-tenant.js': 'the resolveTenant export: its twin is the binding (src/binding/tenant.rs over src/tenant.rs, whose twin is js/tenant.js)',
 }
