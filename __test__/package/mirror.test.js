@@ -161,7 +161,7 @@ test('the runtime glue and the floor stay out of the engine folder', () => {
   // js/ is the pure-JS engine. What the engines and the layers all use (errors, the contract's
   // options and results, keys, deprecation warnings, the clock and store seams, #node/*) is the
   // floor, base/; the runtime glue above both engines (HTTP decision, store, JWKS, the option
-  // reader, metrics) is lib/.
+  // reader, metrics) is lib/ (__test__/package/layers.test.js holds the imports to that order).
   for (const file of engineFiles()) {
     assert.doesNotMatch(file, /^(store|http|jwks|keys|options|node)\b|^jwks-|^option-reader|^deprecation|^error\.js$|^schema\.js$/, `js/${file} is runtime glue (lib/) or floor (base/)`)
   }
