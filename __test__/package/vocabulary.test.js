@@ -1,7 +1,7 @@
 'use strict'
 
 // docs/vocabulary.md states the naming rules; the names themselves live in the contract
-// (js/schema.json, js/error-codes.json) and the published types, described once in the option
+// (contract/options.json, contract/error-codes.json) and the published types, described once in the option
 // reference (docs/options.md, generated) and the guides. These tests check the rules against
 // those sources: a name that breaks one fails unless the table "Names that break a rule" lists
 // it, and a row there for a name that no longer exists fails too.
