@@ -1,7 +1,7 @@
 // Types of the package entry (index.js). The binding's types are generated into binding.d.ts
 // (from the Rust doc comments and types/index-header.d.ts); this file re-exports the ones users
 // see, without the loader's `__napiBindingTarget` and the store seam's `LeaseRequest`
-// (__test__/entry.test.js holds the lists equal to index.js and binding.d.ts), and declares
+// (__test__/package/entry.test.js holds the lists equal to index.js and binding.d.ts), and declares
 // `authenticateRequest`, which native.js defines.
 
 export type {

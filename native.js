@@ -3,7 +3,7 @@
 // The native engine's JavaScript side: the little the binding cannot do itself. `binding.js` is
 // the loader `napi build --platform` generates (this platform's `.node`, else its prebuilt
 // package); this file gives its failure one clear error, turns keys given as PEM, JWK or
-// KeyObject into the raw key material the core takes (lib/keys/normalize.js), attaches the `store` option,
+// KeyObject into the raw key material the core takes (base/keys/normalize.js), attaches the `store` option,
 // and keeps the one-shot cache. Every check of a config is the binding's, made once.
 
 let binding
@@ -13,19 +13,19 @@ try {
   throw require('./load-error.js').bindingLoadError(error)
 }
 
-const { normalizeKeys, rawKeys } = require('./lib/keys/normalize.js')
-const { readSigningKey } = require('./js/issue/signing-key.js')
-const { splitStore, attachStore, STORE_SEAM } = require('./lib/store/attached.js')
-const { renameDeprecated, warnDeprecated, renamedName } = require('./lib/options/deprecation.js')
-const { checkKnownOptions } = require('./js/schema.js')
-const { ENGINE_CLOCK } = require('./lib/http/engine-clock.js')
+const { normalizeKeys, rawKeys } = require('./base/keys/normalize.js')
+const { readSigningKey } = require('./base/keys/signing-key.js')
+const { splitStore, attachStore, STORE_SEAM } = require('./base/store-seam.js')
+const { renameDeprecated, warnDeprecated, renamedName } = require('./base/deprecation.js')
+const { checkKnownOptions } = require('./base/schema.js')
+const { ENGINE_CLOCK } = require('./base/engine-clock.js')
 
 const Native = binding.Authenticator
 // Each authenticator's fixed clock (`clockTimestamp`), for ENGINE_CLOCK; absent: the system clock.
 const fixedClocks = new WeakMap()
 
 // What the stores in lib/store/ call (docs/scale-out.md): functions of the binding that take the
-// authenticator, reached through a symbol only lib/store/attached.js hands out, so they are
+// authenticator, reached through a symbol only base/store-seam.js hands out, so they are
 // neither members of the class nor exports of the package.
 const NATIVE_SEAM = Object.freeze({
   enableSharedLimit: binding.enableSharedLimit,
@@ -42,7 +42,7 @@ class Authenticator extends Native {
 
   constructor(config) {
     // `store` (docs/scale-out.md) is a JS object the core never reads: checked and taken out
-    // here, attached once the authenticator exists (lib/store/attached.js).
+    // here, attached once the authenticator exists (base/store-seam.js).
     const { config: settings, store } = splitStore(config)
     const prepared = nativeConfig(settings)
     super(prepared)
@@ -73,7 +73,7 @@ class Authenticator extends Native {
     return super.setKeys(rawKeys(normalizeKeys(keys, { label: 'keys', allowShortSecret: this.#allowShortSecret })), options)
   }
 
-  // The renamed options (lib/options/deprecation.js) are read under their new names here, as
+  // The renamed options (base/deprecation.js) are read under their new names here, as
   // the JS engine reads them: one helper warns once per process per code for both engines, and
   // `--throw-deprecation` / `--no-deprecation` act alike in both (the binding never warns).
 
@@ -107,7 +107,7 @@ class Authenticator extends Native {
     return NATIVE_SEAM
   }
 
-  /** The fixed clock of the config (lib/http/engine-clock.js), or null. */
+  /** The fixed clock of the config (base/engine-clock.js), or null. */
   get [ENGINE_CLOCK]() {
     const fixed = fixedClocks.get(this)
     return fixed === undefined ? null : fixed

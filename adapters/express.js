@@ -12,7 +12,7 @@ const { AuthDecision, isPending, pathOf, defineClaims, AuthShieldError, Unauthor
 const { TooManyRequestsError, ServiceUnavailableError } = require('../lib/http/unauthorized-error')
 const { compileSkip } = require('../lib/http/request-match')
 const { callbackError } = require('../lib/http/callback-fence')
-const { typeError } = require('../js/error')
+const { typeError } = require('../base/error')
 const { expressJwtOn } = require('../lib/http/express-jwt-compat')
 const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
 

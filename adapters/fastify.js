@@ -9,7 +9,7 @@
 //   fastify.register(require('auth-shield/fastify'), { config: { accessSecret: process.env.JWT_SECRET } })
 
 const { AuthDecision, isPending, pathOf, AuthShieldError, UnauthorizedError } = require('../lib/http/decision')
-const { typeError } = require('../js/error')
+const { typeError } = require('../base/error')
 const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
 
 // Options Fastify itself reads from `register(plugin, opts)`.

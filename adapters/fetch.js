@@ -19,7 +19,7 @@
 // (fast-jwt's pattern); each verifier has its own limiter state and stats.
 
 const { AuthDecision, isPending, pathOf, ERROR_CLASSES } = require('../lib/http/decision')
-const { typeError } = require('../js/error')
+const { typeError } = require('../base/error')
 const { fromCertificate } = require('../lib/http/client-cert')
 const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
 

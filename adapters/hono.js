@@ -16,7 +16,7 @@
 // Hono is not a dependency: the middleware only calls `c.req.raw`, `c.set`, `c.res` and `next`.
 
 const fetchEntry = require('./fetch')
-const { typeError } = require('../js/error')
+const { typeError } = require('../base/error')
 
 // What a pass puts on the context, under these names (c.get(name)).
 const CONTEXT_KEYS = ['user', 'tenantId', 'tenantSource', 'requestId', 'claims']

@@ -9,7 +9,7 @@
 //   app.use(authShield({ accessSecret: process.env.JWT_SECRET }))
 
 const { AuthDecision, isPending, pathOf, defineClaims, AuthShieldError, ERROR_CLASSES } = require('../lib/http/decision')
-const { typeError } = require('../js/error')
+const { typeError } = require('../base/error')
 const { compileSkip } = require('../lib/http/request-match')
 const { ROUTE_PASS, routeRequirements, notAuthenticated } = require('../lib/http/route-requirements')
 

@@ -23,7 +23,7 @@ const { authInfoOf } = require('../lib/mcp/auth-info')
 const { toolRequirements } = require('../lib/mcp/tool-calls')
 const { readJsonBody, TOO_LARGE } = require('../lib/mcp/request-body')
 const { requireSdkErrors, sdkErrorOf } = require('../lib/mcp/sdk-errors')
-const { typeError } = require('../js/error')
+const { typeError } = require('../base/error')
 
 /** Builds with `read` (readMcpOptions' answer), closing the registry it made if that fails. */
 function built(read, build) {

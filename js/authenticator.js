@@ -8,13 +8,13 @@
 const { randomUUID } = require('#node/crypto')
 const { performance } = globalThis
 const { createPublicKey, createSecretKey } = require('#node/crypto')
-const { readSettings, checkSigningKid } = require('./config')
+const { readSettings, checkSigningKid, fingerprint } = require('./config')
 const { extractBearer, isB64token } = require('./bearer')
 const { ClaimRules, signedWith, decodeKnownGood, grantedScopes } = require('./jwt')
 const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
 const { Hs256Key } = require('./jwt/key')
 const { KeySet } = require('./jwt/key-set')
-const { ALGS, normalizeKeys } = require('../lib/keys/normalize')
+const { ALGS, normalizeKeys } = require('../base/keys/normalize')
 const { signToken } = require('./issue')
 const { TenantRules } = require('./tenant')
 const { IssuerKeys } = require('./issuers')
@@ -30,9 +30,9 @@ const { ReplayCache } = require('./dpop/replay')
 // An AuthResult's dpopReplayKey, as it is written (src/dpop/replay.rs parse_replay_key).
 const REPLAY_KEY = /^[0-9a-f]{64}$/
 const { NonceKey } = require('./dpop/nonce')
-const { splitStore, attachStore, STORE_SEAM } = require('../lib/store/attached')
-const { ENGINE_CLOCK } = require('../lib/http/engine-clock')
-const { warnDeprecated, renamedName } = require('../lib/options/deprecation')
+const { splitStore, attachStore, STORE_SEAM } = require('../base/store-seam')
+const { ENGINE_CLOCK } = require('../base/engine-clock')
+const { warnDeprecated, renamedName } = require('../base/deprecation')
 
 // Bounds of the store-facing methods (src/rate_limit/lease.rs, src/binding/store_seam.rs).
 const { LIMITS, message } = require('../contract')
@@ -42,8 +42,8 @@ const MAX_GRANT_KEY_BYTES = LIMITS.maxGrantKeyBytes
 // The longest a signature waits for the clock to pass a subject revocation's cut-off (at most
 // 2 ms ahead); past it the token takes the cut-off as its iat (src/authenticator.rs).
 const CUTOFF_WAIT_MS = 5
-const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys } = require('./error')
-const { resultTemplates, verificationTemplates, checkKnownOptions } = require('./schema')
+const { TABLE, Failure, fail, typeError, rangeError, noRefreshSecret, noAccessSecret, sharedKeys } = require('../base/error')
+const { resultTemplates, verificationTemplates, checkKnownOptions } = require('../base/schema')
 
 // What both engines read of each header argument (contract/limits.json says why).
 const { authorizationSlack: AUTHORIZATION_SLACK, tenantHeaderCap: TENANT_HEADER_CAP, hostCap: HOST_CAP } = LIMITS
@@ -465,6 +465,42 @@ function readHeaderArg(value, name, cap) {
   return bytes.toString('utf8', 0, end)
 }
 
+// The table behind Authenticator.shared and authenticateRequest (js/one-shot.js): cores kept by
+// their settings, so an equal config reuses prepared keys, rate-limit buckets and revocations
+// (src/binding/one_shot.rs). It lives beside the Core it holds, so js/one-shot.js requires this
+// module and this module requires nothing of it.
+//
+// The table is never emptied, in whole or in part: it holds security state (an exhausted
+// bucket, a revoked token) that no other place keeps, and forgetting it would let 64 other
+// configs, which a client may be able to influence (per-tenant audiences), reset a limit or
+// un-revoke a token. It is bounded instead: past MAX_SHARED_CONFIGS distinct settings a new one
+// is refused (ERR_AUTH_SHIELD_CONFIG_LIMIT); the configs already kept go on working.
+
+// Distinct settings kept (a process normally has one): each holds its own buckets, debt
+// sketch and revocations, so the bound keeps memory bounded (docs/api.md).
+const MAX_SHARED_CONFIGS = LIMITS.maxSharedConfigs
+const sharedCores = new Map()
+
+/** The refusal of one more distinct config (contract/messages.json `sharedConfigLimit`). */
+function configLimit() {
+  const err = new RangeError(message('sharedConfigLimit', { max: MAX_SHARED_CONFIGS }))
+  err.code = 'ERR_AUTH_SHIELD_CONFIG_LIMIT'
+  return err
+}
+
+/** The core shared by every caller with settings equal to `config`'s (validated here). */
+function sharedCore(config) {
+  const settings = readSettings(config)
+  const key = fingerprint(settings)
+  let core = sharedCores.get(key)
+  if (core === undefined) {
+    if (sharedCores.size >= MAX_SHARED_CONFIGS) throw configLimit()
+    core = new Core(settings)
+    sharedCores.set(key, core)
+  }
+  return core
+}
+
 // The second constructor argument of Authenticator.shared: a core from the shared table
 // instead of a config. Module-private, so no caller can hand in a core of its own.
 const SHARED_CORE = Symbol('auth-shield.shared-core')
@@ -484,7 +520,7 @@ class Authenticator {
       return
     }
     // `store` (docs/scale-out.md): a JS object, checked and taken out before the settings are
-    // read, attached once the authenticator exists, as native.js does (lib/store/attached.js).
+    // read, attached once the authenticator exists, as native.js does (base/store-seam.js).
     const { config: settings, store } = splitStore(config)
     this.#core = new Core(readSettings(settings))
     if (store !== undefined) attachStore(this, store)
@@ -496,9 +532,7 @@ class Authenticator {
    * settings are kept, none ever forgotten: one more throws ERR_AUTH_SHIELD_CONFIG_LIMIT.
    */
   static shared(config) {
-    // Required here, not at the top: js/one-shot.js requires this module.
-    const core = require('./one-shot').sharedCore(config)
-    return new Authenticator(undefined, { tag: SHARED_CORE, core })
+    return new Authenticator(undefined, { tag: SHARED_CORE, core: sharedCore(config) })
   }
 
   /**
@@ -645,7 +679,7 @@ class Authenticator {
     return this.#core.settings.rateLimitRefillPerSec
   }
 
-  /** @deprecated The old name of `rateLimitRefillPerSec` (lib/options/deprecation.js). */
+  /** @deprecated The old name of `rateLimitRefillPerSec` (base/deprecation.js). */
   get rateLimitRefill() {
     warnDeprecated(renamedName('Authenticator', 'rateLimitRefill'), 'authenticator')
     return this.#core.settings.rateLimitRefillPerSec
@@ -668,12 +702,12 @@ class Authenticator {
     return this.#core.limiter === null ? 0 : this.#core.limiter.size
   }
 
-  /** The store-facing functions (lib/store/attached.js STORE_SEAM), as the binding exports them. */
+  /** The store-facing functions (base/store-seam.js STORE_SEAM), as the binding exports them. */
   get [STORE_SEAM]() {
     return JS_SEAM
   }
 
-  /** The fixed clock of the config (lib/http/engine-clock.js), or null. */
+  /** The fixed clock of the config (base/engine-clock.js), or null. */
   get [ENGINE_CLOCK]() {
     return this.#core.settings.clockTimestamp
   }
@@ -744,4 +778,4 @@ function setRevocationUnavailable(authenticator, unavailable) {
   core.revocations.unavailable = unavailable
 }
 
-module.exports = { Authenticator, Core, readHeaderArg }
+module.exports = { Authenticator, Core, readHeaderArg, sharedCore, MAX_SHARED_CONFIGS }

@@ -2,7 +2,7 @@
 
 // Bearer token extraction from an Authorization header (RFC 6750 §2.1), as src/bearer.rs.
 
-const { fail } = require('./error')
+const { fail } = require('../base/error')
 
 // RFC 6750 b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/

@@ -5,13 +5,13 @@
 // native binding's (src/binding/config.rs): a config that one engine refuses, the other
 // refuses the same way.
 
-const { OPTIONS, OPTION_BY_NAME } = require('./schema')
-const { typeError, rangeError } = require('./error')
+const { OPTIONS, OPTION_BY_NAME } = require('../base/schema')
+const { typeError, rangeError } = require('../base/error')
 const { message, SCOPE_TOKEN } = require('../contract')
-const { normalizeKeys } = require('../lib/keys/normalize')
-const { checkHmacSecret } = require('../lib/keys/hmac-secret')
-const { readSigningKey } = require('./issue/signing-key')
-const { renameDeprecated } = require('../lib/options/deprecation')
+const { normalizeKeys } = require('../base/keys/normalize')
+const { checkHmacSecret } = require('../base/keys/hmac-secret')
+const { readSigningKey } = require('../base/keys/signing-key')
+const { renameDeprecated } = require('../base/deprecation')
 const { readIssuers } = require('./issuers')
 
 // RFC 7518 §3.2: an HS256 key must be at least as long as the hash output.
@@ -56,7 +56,7 @@ function readSettings(config) {
   if (typeof config !== 'object' || config === null || Array.isArray(config) || ArrayBuffer.isView(config)) {
     throw typeError(message('mustBeObject', { name: 'config' }))
   }
-  // A renamed option is read under its new name (lib/options/deprecation.js).
+  // A renamed option is read under its new name (base/deprecation.js).
   config = renameDeprecated(config, 'options', 'config')
   // A misspelt option (say `acessSecret`) must not silently fall back to a default.
   // `for...in` sees inherited enumerable keys too, as napi_get_property_names does.

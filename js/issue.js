@@ -5,7 +5,7 @@
 // serialized with sorted keys, as the native side's serde_json map writes it.
 
 const { randomUUID } = require('#node/crypto')
-const { typeError, rangeError } = require('./error')
+const { typeError, rangeError } = require('../base/error')
 const { message } = require('../contract')
 const { isValidTenantId } = require('./tenant')
 
@@ -23,7 +23,7 @@ const HEADER_SEGMENT = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base
 /**
  * Signs `claims` as a `kind` ('access' | 'refresh') token with `key`, at `now` seconds
  * (millisecond precision, the iat): an
- * Hs256Key, or a signing key from js/issue/signing-key.js (its own header, with `kid`).
+ * Hs256Key, or a signing key from base/keys/signing-key.js (its own header, with `kid`).
  */
 function signToken(settings, key, claims, kind, now) {
   const payload = claimsToObject(claims)

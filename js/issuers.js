@@ -6,8 +6,8 @@
 // string, another byte anywhere: no trailing-slash or case folding) is untrusted_issuer.
 // Bounds: MAX_ISSUERS issuers, MAX_ISSUER_BYTES per identifier, each key set at most 100 keys.
 
-const { typeError, rangeError } = require('./error')
-const { ALGS, normalizeKeys } = require('../lib/keys/normalize')
+const { typeError, rangeError } = require('../base/error')
+const { ALGS, normalizeKeys } = require('../base/keys/normalize')
 const { KeySet } = require('./jwt/key-set')
 
 /** Most issuers one authenticator trusts. */

@@ -7,9 +7,9 @@
 // missing exp, aud, iss, sub, type, profile claims, step-up, scope.
 
 const { parseHeader, parseClaims } = require('./jwt/claims')
-const { fail, Failure } = require('./error')
+const { fail, Failure } = require('../base/error')
 const { SCOPE_TOKEN, SCOPE_LIST, hasScope } = require('../contract')
-const { ALGS } = require('../lib/keys/normalize')
+const { ALGS } = require('../base/keys/normalize')
 
 const EMPTY = Buffer.alloc(0)
 

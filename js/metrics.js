@@ -5,7 +5,7 @@
 // by construction: one counter per error code and per duration bucket, nothing keyed on request
 // content.
 
-const { TABLE } = require('./error')
+const { TABLE } = require('../base/error')
 
 // Upper bounds of the call-duration buckets in nanoseconds, the last bucket (past the final
 // bound) unbounded; fixed, and the same as the native engine's.

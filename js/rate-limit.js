@@ -8,9 +8,9 @@
 
 const { performance } = globalThis
 const { DebtSketch, widthFor, randomSeeds } = require('./rate-limit/debt-sketch')
-const { typeError, rangeError } = require('./error')
+const { typeError, rangeError } = require('../base/error')
 const { LIMITS, message } = require('../contract')
-const { checkKnownOptions } = require('./schema')
+const { checkKnownOptions } = require('../base/schema')
 
 const NANOS_PER_SEC = 1e9
 const U64_MAX = 2 ** 64

@@ -7,8 +7,8 @@
 const { TenantRules } = require('./tenant')
 const { normalizeDomain } = require('./config')
 const { readHeaderArg } = require('./authenticator')
-const { Failure, TABLE, typeError } = require('./error')
-const { checkKnownOptions } = require('./schema')
+const { Failure, TABLE, typeError } = require('../base/error')
+const { checkKnownOptions } = require('../base/schema')
 
 // What both engines read of each header: more cannot change the verdict (contract/limits.json).
 const { message } = require('../contract')

@@ -5,10 +5,10 @@
 // `iat` (a token without `iat` is refused), entries dropped once their tokens expire, at most
 // `maxRevocations` entries, and a new revocation refused at the bound (never an eviction).
 
-const { typeError, rangeError } = require('./error')
+const { typeError, rangeError } = require('../base/error')
 const { message } = require('../contract')
-const { renameDeprecated } = require('../lib/options/deprecation')
-const { checkKnownOptions } = require('./schema')
+const { renameDeprecated } = require('../base/deprecation')
+const { checkKnownOptions } = require('../base/schema')
 
 const MAX_PART_BYTES = 256
 const MAX_TIME_SEC = 1e13

@@ -3,7 +3,7 @@
 // Tenant resolution: JWT tenant_id claim > X-Tenant-ID header > subdomain of Host, as
 // src/tenant.rs. Comparisons fold ASCII case only, like the native `eq_ignore_ascii_case`.
 
-const { fail, Failure } = require('./error')
+const { fail, Failure } = require('../base/error')
 const { asciiLower } = require('./config')
 
 // Tenant ids end up in log lines, cache keys and SQL: only [A-Za-z0-9_-], starting with a

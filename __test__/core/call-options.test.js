@@ -13,7 +13,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const native = require('../..')
 const js = require('../../js')
-const { SCHEMA } = require('../../js/schema')
+const { SCHEMA } = require('../../base/schema')
 const { createRedisStore } = require('../../lib/store/index')
 const { createClient } = require('redis')
 

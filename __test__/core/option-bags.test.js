@@ -1,7 +1,7 @@
 'use strict'
 
 // Every JS options bag is read by the one option reader (lib/options/reader.js) from its entries in
-// js/schema.json: a misspelt name is a TypeError ERR_INVALID_ARG_TYPE naming it, a value of the
+// contract/options.json: a misspelt name is a TypeError ERR_INVALID_ARG_TYPE naming it, a value of the
 // wrong kind a TypeError, a value past a bound a RangeError ERR_OUT_OF_RANGE, the same words in
 // every bag. The cases below are drawn from the schema itself, so a new option is tested the day
 // it is described. The renamed options (`renamed`) work under their old name in both engines,

@@ -4,7 +4,7 @@
 // `accessSecret: process.env.JWT_PUBLIC_KEY` got an authenticator that accepted HS256 tokens
 // MAC'd with the public PEM's bytes: anyone holding the public key forged tokens (fast-jwt
 // CVE-2026-34950, hono CVE-2026-22817). The rule (src/jwt/hmac_secret.rs, its twin
-// lib/keys/hmac-secret.js, docs/keys.md) is run here on the shared vectors, then every form of
+// base/keys/hmac-secret.js, docs/keys.md) is run here on the shared vectors, then every form of
 // key material in every place an HMAC secret enters, in both engines: a TypeError that names the
 // fix, the same in both.
 
@@ -17,7 +17,7 @@ const native = require('../..')
 const js = require('../../js')
 const authShieldExpress = require('../../adapters/express')
 const { message } = require('../../contract')
-const { keyMaterial } = require('../../lib/keys/hmac-secret')
+const { keyMaterial } = require('../../base/keys/hmac-secret')
 const { listen, request } = require('../support/http')
 const { cases } = require('../../contract/vectors/hmac_secret_key_material.json')
 
@@ -90,7 +90,7 @@ function hs256(key, claims) {
   return `${input}.${createHmac('sha256', key).update(input).digest('base64url')}`
 }
 
-describe('the rule (lib/keys/hmac-secret.js) on the shared vectors', () => {
+describe('the rule (base/keys/hmac-secret.js) on the shared vectors', () => {
   it('decides every case of contract/vectors/hmac_secret_key_material.json as the vector says (the Rust unit test runs the same file)', () => {
     assert.ok(MATERIAL.length > 20 && SECRETS.length > 10)
     for (const c of cases) assert.equal(keyMaterial(bytesOf(c)), c.material, c.name)

@@ -349,7 +349,7 @@ test('when the native package fails with a JavaScript error (not a missing binar
     const Module = require('node:module')
     const load = Module._load
     Module._load = function (request, parent, isMain) {
-      if (request === './lib/options/deprecation.js' && parent && parent.filename.endsWith('native.js')) throw new TypeError('injected fault')
+      if (request === './base/deprecation.js' && parent && parent.filename.endsWith('native.js')) throw new TypeError('injected fault')
       return load.apply(this, arguments)
     }`
   const script = `

@@ -17,20 +17,23 @@ const ROOT = path.join(__dirname, '..', '..')
 // Core modules whose rules live in another JS file (a JS twin under another name): the file
 // must exist. Kept short: a new module gets its own twin.
 const TWIN_ELSEWHERE = {
-  call_error: ['js/error.js', 'bad caller input is a TypeError / RangeError made by typeError / rangeError'],
+  call_error: ['base/error.js', 'bad caller input is a TypeError / RangeError made by typeError / rangeError'],
   contract: ['contract/index.js', 'both engines read the contract: Rust through build.rs, JS through contract/index.js'],
   settings: ['js/config.js', 'readSettings returns the validated settings object'],
   refresh_key: ['js/authenticator.js', 'the refresh keys are chosen in the Core constructor'],
   request_id: ['js/authenticator.js', 'node:crypto randomUUID, one call'],
-  'jwt/alg': ['lib/keys/normalize.js', 'ALGS, shared by both engines (keys are normalised once in JS)'],
-  'jwt/public_key': ['lib/keys/normalize.js', 'public keys are read with node:crypto for both engines'],
-  'jwt/hmac_secret': ['lib/keys/hmac-secret.js', 'the HMAC-secret rule, called by the key normalisation both engines share (lib/keys/normalize.js)'],
+  'jwt/alg': ['base/keys/normalize.js', 'ALGS, shared by both engines (keys are normalised once in JS)'],
+  'jwt/public_key': ['base/keys/normalize.js', 'public keys are read with node:crypto for both engines'],
+  'jwt/hmac_secret': ['base/keys/hmac-secret.js', 'the HMAC-secret rule, called by the key normalisation both engines share (base/keys/normalize.js)'],
   'jwt/base64url': ['js/jwt.js', 'strict base64url decoding, beside the structural checks'],
   'jwt/header': ['js/jwt/claims.js', 'parseHeader reads the header with the payload reader'],
   'jwt/kind': ['js/jwt.js', 'the token type is a string checked by ClaimRules'],
   'jwt/validate': ['js/jwt.js', 'ClaimRules'],
   'jwt/verify': ['js/jwt.js', 'signedWith'],
   'jwt/sign': ['js/issue.js', 'HS256 signing is part of issuance in JS'],
+  error: ['base/error.js', 'the failure table and its one shared Failure per code, used by the engine and the layers alike'],
+  schema: ['base/schema.js', 'the contract read once, on the floor both engines and the layers stand on (docs/development.md)'],
+  'issue/signing_key': ['base/keys/signing-key.js', 'read with node:crypto for both engines: native.js hands the core its PKCS#8'],
 }
 
 // Core modules with no JS twin at all, and why.
@@ -44,10 +47,9 @@ const NATIVE_ONLY = {
 // Files of the JS engine with no core twin, and why.
 const JS_ONLY = {
   'index.js': 'the entry of auth-shield/js (the native package entry is index.js at the root)',
-  'one-shot.js': 'authenticateRequest / Authenticator.shared: its twin is the binding (src/binding/one_shot.rs)',
+  'one-shot.js': 'authenticateRequest: its twin is the binding (src/binding/one_shot.rs); the table it shares with Authenticator.shared is in authenticator.js',
+  'seam.js': "what the layers (lib/) take from the JS engine, its one module they import: the native engine's counterpart is the binding's surface",
   'resolve-tenant.js': 'the resolveTenant export: its twin is the binding (src/binding/tenant.rs over src/tenant.rs, whose twin is js/tenant.js)',
-  'node/crypto.js': "#node/crypto (package.json imports): node:crypto as Node requires it and bundlers import it; the core's twin is its crates (ring)",
-  'node/buffer.js': '#node/buffer (package.json imports): node:buffer as Node requires it and bundlers import it',
 }
 
 /** Rust module path (`jwt/key_set`) of a src/ file, or null for lib.rs. */
@@ -156,13 +158,18 @@ test('every file of the JS engine has a core twin under the same name, or a list
   assert.deepEqual(problems, [])
 })
 
-test('the runtime glue stays out of the engine folder', () => {
-  // js/ is the pure-JS engine; what both engines use (keys, HTTP decision, store, JWKS, the option
-  // reader and the deprecation warnings) is lib/.
+test('the runtime glue and the floor stay out of the engine folder', () => {
+  // js/ is the pure-JS engine. What the engines and the layers all use (errors, the contract's
+  // options and results, keys, deprecation warnings, the clock and store seams, #node/*) is the
+  // floor, base/; the runtime glue above both engines (HTTP decision, store, JWKS, the option
+  // reader, metrics) is lib/ (__test__/package/layers.test.js holds the imports to that order).
   for (const file of engineFiles()) {
-    assert.doesNotMatch(file, /^(store|http|jwks|keys|options)\b|^jwks-|^option-reader|^deprecation/, `js/${file} is runtime glue: lib/`)
+    assert.doesNotMatch(file, /^(store|http|jwks|keys|options|node)\b|^jwks-|^option-reader|^deprecation|^error\.js$|^schema\.js$/, `js/${file} is runtime glue (lib/) or floor (base/)`)
   }
-  for (const folder of ['http', 'keys', 'store', 'jwks', 'options']) {
+  for (const folder of ['http', 'store', 'jwks', 'options', 'metrics']) {
     assert.ok(fs.statSync(path.join(ROOT, 'lib', folder)).isDirectory(), `lib/${folder}`)
+  }
+  for (const folder of ['keys', 'node']) {
+    assert.ok(fs.statSync(path.join(ROOT, 'base', folder)).isDirectory(), `base/${folder}`)
   }
 })

@@ -1,6 +1,6 @@
 'use strict'
 
-// docs/options.md is generated from js/schema.json (scripts/options-doc.js, `npm run
+// docs/options.md is generated from contract/options.json (scripts/options-doc.js, `npm run
 // docs:options`): every option's name, type, default, bounds and description, so the reference
 // states each fact once and cannot drift from what both engines read.
 

@@ -141,7 +141,7 @@ describe('packed packages, installed offline without Rust', () => {
   test('publishes only what users need: no sources, tests, binaries or build leftovers', () => {
     const files = mainPack.files.map((f) => f.path.replace(/\\/g, '/'))
     const allowed =
-      /^(README\.md|CHANGELOG\.md|LICENSE[^/]*|package\.json|index\.(js|mjs|d\.ts|d\.mts)|binding\.(js|d\.ts)|native\.js|load-error\.js|adapters\/[\w-]+\.(js|mjs|d\.ts)|lib\/[\w-]+\/[\w-]+\.(js|mjs|d\.ts)|contract\/[\w-]+\.(js|json)|js\/(?:[\w-]+\/)?[\w-]+\.(js|mjs|d\.ts|d\.mts|json))$/
+      /^(README\.md|CHANGELOG\.md|LICENSE[^/]*|package\.json|index\.(js|mjs|d\.ts|d\.mts)|binding\.(js|d\.ts)|native\.js|load-error\.js|adapters\/[\w-]+\.(js|mjs|d\.ts)|lib\/[\w-]+\/[\w-]+\.(js|mjs|d\.ts)|base\/(?:[\w-]+\/)?[\w-]+\.(js|mjs)|contract\/[\w-]+\.(js|json)|js\/(?:[\w-]+\/)?[\w-]+\.(js|mjs|d\.ts|d\.mts|json))$/
     assert.deepEqual(
       files.filter((file) => !allowed.test(file)),
       [],

@@ -1,7 +1,7 @@
 'use strict'
 
 // docs/vocabulary.md states the naming rules; the names themselves live in the contract
-// (js/schema.json, js/error-codes.json) and the published types, described once in the option
+// (contract/options.json, contract/error-codes.json) and the published types, described once in the option
 // reference (docs/options.md, generated) and the guides. These tests check the rules against
 // those sources: a name that breaks one fails unless the table "Names that break a rule" lists
 // it, and a row there for a name that no longer exists fails too.
@@ -140,6 +140,7 @@ test('errors follow Node (rule 4): every code a source throws is a Node code or 
   walk('src')
   walk('js')
   walk('lib')
+  walk('base')
   walk('adapters')
   for (const file of ['index.js', 'native.js', 'load-error.js']) sources.push(fs.readFileSync(path.join(root, file), 'utf8'))
   const thrown = new Set(sources.flatMap((text) => [...text.matchAll(/["'](ERR_[A-Z0-9_]+|ABORT_ERR)["']/g)].map((m) => m[1])))

@@ -1,6 +1,6 @@
 'use strict'
 
-// The renamed options warn through one helper (lib/options/deprecation.js) in both engines:
+// The renamed options warn through one helper (base/deprecation.js) in both engines:
 // each AUTH_SHIELD_DEP_* code once per process, whichever engine used it first, and
 // `--throw-deprecation` / `--no-deprecation` act as on Node's own deprecations (process.emitWarning)
 // in both. Each case runs in a child process: the record of warned codes and the flags are a

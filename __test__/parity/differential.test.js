@@ -891,7 +891,7 @@ test('both engines agree field for field on tokens of every alg and every kid ca
 test('signingKey tokens, access and refresh, agree field for field between engines for RS256, PS256, ES256 and EdDSA', async () => {
   const jose = require('jose')
   const { generateKeyPairSync } = require('node:crypto')
-  const { readSigningKey } = require('../../js/issue/signing-key')
+  const { readSigningKey } = require('../../base/keys/signing-key')
   const { keyEntry, joseToken } = require('../support/keys')
   const SIGNING = {
     RS256: () => generateKeyPairSync('rsa', { modulusLength: 2048 }),

@@ -10,7 +10,7 @@ const assert = require('node:assert/strict')
 const { Challenge, bearerError, quoted } = require('../../lib/http/challenge')
 const { protectedResourceMetadata, resourceMetadataUrl, metadataUrlOf } = require('../../lib/http/resource-metadata')
 const { AuthDecision } = require('../../lib/http/decision')
-const { TABLE } = require('../../js/error')
+const { TABLE } = require('../../base/error')
 const { token } = require('../support/tokens')
 
 const SECRET = 'resource-server-challenge-secret-0123456789'

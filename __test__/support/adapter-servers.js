@@ -29,7 +29,7 @@ function adapterFixtures(secret) {
 }
 
 /**
- * Callbacks that fail in each way the fence refuses (js/callback-fence.js): [label, options].
+ * Callbacks that fail in each way the fence refuses (lib/http/callback-fence.js): [label, options].
  * Run with a small callbackTimeoutMs, so the never-settling row ends quickly.
  */
 const FAILING_CALLBACKS = [

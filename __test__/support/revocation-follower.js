@@ -12,7 +12,7 @@
 //                        listener here: one would end the process), then answers { revoked: true }
 //   { stop: true }   -> closes the feed and the client, exits 0
 // REDIS_TARGET (JSON: `{ cluster: rootNodes }` or `{ sentinel: { name, sentinels } }`) replaces
-// REDIS_URL for the topology suites (__test__/redis-cluster.test.js, redis-sentinel.test.js); with
+// REDIS_URL for the topology suites (__test__/store/redis-cluster.test.js, redis-sentinel.test.js); with
 // REPORT_APPLIED=1 the follower also sends `{ applied: entries, at: Date.now() }` for every read
 // that applied stream entries (propagation times, measured by the parent on the same clock).
 

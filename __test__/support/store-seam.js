@@ -1,10 +1,10 @@
 'use strict'
 
-// The store-facing functions of an authenticator (lib/store/attached.js STORE_SEAM), bound to
+// The store-facing functions of an authenticator (base/store-seam.js STORE_SEAM), bound to
 // it under their old method names, for tests that drive a shared limit or a revocation feed by
 // hand as a store does.
 
-const { storeSeam } = require('../../lib/store/attached.js')
+const { storeSeam } = require('../../base/store-seam.js')
 
 function plumbing(authenticator) {
   const seam = storeSeam(authenticator)

@@ -6,7 +6,7 @@
 const crypto = require('node:crypto')
 const { performance } = require('node:perf_hooks')
 const ERRORS = require('../../contract/error-codes.json')
-const { resultTemplates } = require('../../js/schema')
+const { resultTemplates } = require('../../base/schema')
 
 const MAX_TOKEN_BYTES = 8192
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/

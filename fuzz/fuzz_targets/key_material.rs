@@ -1,4 +1,4 @@
-//! Key documents as the core receives them: what `lib/keys/normalize.js` makes of a JWKS, a
+//! Key documents as the core receives them: what `base/keys/normalize.js` makes of a JWKS, a
 //! discovery document's keys, a PEM or a JWK (RSA PKCS#1 DER, EC points, Ed25519 bytes), and a
 //! DPoP proof's `jwk` header (JSON the core reads itself). Raw bytes or structured inputs, for
 //! every algorithm, through `public_key::check`/`public_jwk`, `setKeys` (`replace_keys`) and

@@ -5,7 +5,7 @@
 
 const { createHash, createPublicKey } = require('#node/crypto')
 const { isUtf8 } = require('#node/buffer')
-const { ALGS } = require('../../lib/keys/normalize')
+const { ALGS } = require('../../base/keys/normalize')
 const { VerificationKey } = require('../jwt/key-set')
 const { decodeSegment } = require('../jwt')
 const { claimValue } = require('../jwt/claims')

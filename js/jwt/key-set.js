@@ -5,11 +5,11 @@
 //   (else unsupported_algorithm): an RSA public key can never become an HMAC secret;
 // - without `kid`, exactly one key may have the header's alg (none: unsupported_algorithm;
 //   several: unknown_key); keys are never tried one after another.
-// Every KeyObject is built once, by lib/keys/normalize.js, when the set is made.
+// Every KeyObject is built once, by base/keys/normalize.js, when the set is made.
 
 const crypto = require('#node/crypto')
 const { createHmac, createSecretKey, timingSafeEqual, constants } = crypto
-const { ALGS } = require('../../lib/keys/normalize')
+const { ALGS } = require('../../base/keys/normalize')
 const { Hs256Key } = require('./key')
 
 // Curve orders (SEC 2 §2.4.2, §2.5.1): r and s must lie in [1, n) (RFC 7518 §3.4, FIPS 186-4
@@ -94,7 +94,7 @@ function inScalarRange(value, order) {
 
 /** The keys of one authenticator at one moment; replaced whole by setKeys, never edited. */
 class KeySet {
-  /** `entries` from lib/keys/normalize.js `normalizeKeys`; `generation` counts replacements. */
+  /** `entries` from base/keys/normalize.js `normalizeKeys`; `generation` counts replacements. */
   constructor(entries, generation) {
     this.keys = entries.map((entry) => new VerificationKey(entry))
     this.generation = generation

@@ -12,7 +12,7 @@
 // - trusted issuers: each issuer's own `algorithms` becomes its intersection with the list
 //   (empty: a TypeError), and its key sets are filtered as they are installed.
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 
 // What an HMAC secret verifies (accessSecret, express-jwt's `secret`).
 const SECRET_ALGORITHMS = Object.freeze(['HS256'])

@@ -10,7 +10,7 @@
 // `callbackTimeoutMs` is given up: the request is refused either way, never passed.
 
 const { types } = require('node:util')
-const { typeError, rangeError } = require('../../js/error')
+const { typeError, rangeError } = require('../../base/error')
 
 const DEFAULT_CALLBACK_TIMEOUT_MS = 10000
 // setTimeout's own bound: a longer delay would fire at once.

@@ -8,8 +8,8 @@
 // No byte of a request ever reaches a challenge: the realm, the scopes and the metadata URL are
 // configuration, checked here; the description is the failure code's message from the contract.
 
-const { typeError } = require('../../js/error')
-const { TABLE } = require('../../js/error')
+const { typeError } = require('../../base/error')
+const { TABLE } = require('../../base/error')
 
 // RFC 9110 §5.6.4 quoted-string content we write: printable ASCII. `"` and `\` are escaped.
 const PRINTABLE = /^[\x20-\x7e]*$/

@@ -16,7 +16,7 @@
 //   when the proxy always removes or overwrites that header from clients.
 
 const { createHash } = require('node:crypto')
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 const { headerValue } = require('./token-source')
 
 /** base64url (no padding) of the SHA-256 of a DER certificate (RFC 8705 §3.1). */

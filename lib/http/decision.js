@@ -7,16 +7,16 @@
 // WWW-Authenticate), and the error handed to onError. The adapters only translate a decision
 // into their framework's calls.
 
-const { typeError, TABLE } = require('../../js/error')
+const { typeError, TABLE } = require('../../base/error')
 const { createEngine } = require('./engine')
-const { resultTemplates } = require('../../js/schema')
+const { resultTemplates } = require('../../base/schema')
 const { readOptionBag, optionNames } = require('../options/reader')
 const { compileSkip, isPreflight } = require('./request-match')
 const { authorizationOf, headerValue, readCookieOption } = require('./token-source')
 const { AuthShieldError, UnauthorizedError, TooManyRequestsError, ServiceUnavailableError, errorForNext, isOtherScheme } = require('./unauthorized-error')
 const { splitSource } = require('./express-jwt-options')
 const { rateLimitHeaderWriter } = require('./rate-limit-headers')
-const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../store/attached')
+const { checkStore, attachStore, storeOf, STORE_WAITS } = require('../../base/store-seam')
 const { CallbackFence } = require('./callback-fence')
 const { VerifiedClaims } = require('./verified-claims')
 const { readTracing } = require('../metrics/tracing')
@@ -24,7 +24,7 @@ const { clientCertReader } = require('./client-cert')
 const { senderReader, sharedReplayCheck, dpopChallenge, challengeAlgs, addNonceHeader, isDpopScheme, dpopRequiredResult, dpopModeOf, refusedResult } = require('./dpop')
 const { Challenge } = require('./challenge')
 const { resourceMetadataUrl } = require('./resource-metadata')
-const { fixedClockOf } = require('./engine-clock')
+const { fixedClockOf } = require('../../base/engine-clock')
 const { Pipeline, AuthRequest } = require('./pipeline')
 const { ledgerOf } = require('../metrics/ledger')
 
@@ -160,7 +160,7 @@ class AuthDecision {
     this.senderOf = clientCertReader(options || {}, this.engine.authenticator.certificateBoundTokens === true)
     if (this.senderOf !== null && senderOf !== undefined) this.senderOf = senderOf
     this.refillPerSec = this.engine.authenticator.rateLimitRefillPerSec
-    // The engine's fixed test clock or null, for the route requirements' maxAgeSec (lib/http/engine-clock.js).
+    // The engine's fixed test clock or null, for the route requirements' maxAgeSec (base/engine-clock.js).
     this.fixedClock = fixedClockOf(this.engine.authenticator)
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()

@@ -6,9 +6,9 @@
 // proxy that rewrites the path): never built from Host or X-Forwarded-*, which a client
 // chooses (a proof made for one URL would then pass on another).
 
-const { typeError, TABLE } = require('../../js/error')
-const { renameDeprecated } = require('../options/deprecation')
-const { resultTemplates } = require('../../js/schema')
+const { typeError, TABLE } = require('../../base/error')
+const { renameDeprecated } = require('../../base/deprecation')
+const { resultTemplates } = require('../../base/schema')
 const { headerValue } = require('./token-source')
 const { defaultOf } = require('../../contract')
 const { callbackError, unexpectedAnswer } = require('./callback-fence')
@@ -123,7 +123,7 @@ const { failure: FAILURE } = resultTemplates()
  * (AuthResult.dpopReplayKey and dpopReplayUntilSec): nothing of the proof is read again here.
  * The decision calls it last, once every other check (isRevoked included) admitted the
  * request: a refused request takes no room. `fixedClock`: the engine's fixed test clock
- * (lib/http/engine-clock.js) or null for the system clock, read to the millisecond.
+ * (base/engine-clock.js) or null for the system clock, read to the millisecond.
  */
 function sharedReplayCheck(store, sender, fixedClock = null) {
   if (store === undefined || store === null) return null
@@ -201,7 +201,7 @@ function proofNonce(proof) {
 /**
  * The route's DPoP mode from the middleware options: `dpopMode` ('disabled', 'allowed',
  * 'required'; checked by the schema), or the deprecated `dpopRequired` read through the renamed
- * table (lib/options/deprecation.js: true is 'required', false as if not given); undefined when
+ * table (base/deprecation.js: true is 'required', false as if not given); undefined when
  * neither is given (then DPoP requests are checked as 'allowed' does when the engine has `dpop`
  * and `dpopOrigin` or `dpopUrl` is given). The options were read by the schema's reader first,
  * so this rename has nothing left to refuse and its warning is given already.

@@ -11,12 +11,12 @@
 // (requestId aside) is counted and reported to onMismatch, through the middleware's callback
 // fence: an onMismatch that throws, rejects or does not settle refuses the request it reports on.
 //
-// The JS engine (./authenticator and its modules) is required only when it is used, so an app
+// The JS engine (through js/seam.js) is required only when it is used, so an app
 // on the native engine never loads it.
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 const { CallbackFence } = require('./callback-fence')
-const { RESULT_FIELDS: ALL_RESULT_FIELDS } = require('../../js/schema')
+const { RESULT_FIELDS: ALL_RESULT_FIELDS } = require('../../base/schema')
 
 // Compared in shadow mode: every AuthResult field but the request id, fresh per call by design.
 const RESULT_FIELDS = ALL_RESULT_FIELDS.filter((field) => field !== 'requestId')
@@ -85,7 +85,7 @@ function requestedEngine(option) {
 }
 
 function jsAuthenticator() {
-  return require('../../js/authenticator').Authenticator
+  return require('../../js/seam').Authenticator
 }
 
 function constructorFor(name) {

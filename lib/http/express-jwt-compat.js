@@ -18,12 +18,12 @@ const { UnauthorizedError, errorForNext, unauthorizedErrorOf } = require('./unau
 const { isExpressJwtPreflight } = require('./request-match')
 const { authorizationOf } = require('./token-source')
 const { jsonwebtokenError, decodeComplete, tokenOf } = require('./jsonwebtoken-errors')
-const { Failure, TABLE, typeError, codedError } = require('../../js/error')
-const { resultTemplates } = require('../../js/schema')
-const { keyMaterial } = require('../keys/hmac-secret')
+const { Failure, TABLE, typeError, codedError } = require('../../base/error')
+const { resultTemplates } = require('../../base/schema')
+const { keyMaterial } = require('../../base/keys/hmac-secret')
 const { unexpectedAnswer } = require('./callback-fence')
-const { ReplayCache } = require('../../js/dpop/replay')
-const { engineNowSec } = require('./engine-clock')
+const { ReplayCache, accessClaimRules } = require('../../js/seam')
+const { engineNowSec } = require('../../base/engine-clock')
 const { defaultOf } = require('../../contract')
 
 // Distinct keys a secret getter may return: one prepared Authenticator (native or JS) each, so
@@ -166,11 +166,7 @@ function lazyRules(config) {
     audiences: listOf(config.audience),
     issuers: listOf(config.issuer),
     get claims() {
-      if (claims === null) {
-        const { readSettings } = require('../../js/config')
-        const { ClaimRules } = require('../../js/jwt')
-        claims = new ClaimRules(readSettings(config), 'access')
-      }
+      if (claims === null) claims = accessClaimRules(config)
       return claims
     },
   }

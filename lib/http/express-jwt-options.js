@@ -7,7 +7,7 @@
 // goes to the middleware options: the allow-list applied to the keys of every key source
 // (lib/http/algorithms.js).
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 const { REMOTE_KEYS_FIX } = require('./algorithms')
 
 /**

@@ -5,7 +5,7 @@
 // RegExps or `{ url, methods }`), and CORS preflights. Every rule is checked and compiled once,
 // when the middleware is made; a request only runs the compiled tests.
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 const { message } = require('../../contract')
 
 const SHAPES = 'a path, a RegExp, { url, methods }, an array of them, { path, method, ext, custom }, or a function'

@@ -5,7 +5,7 @@
 // sent. Built once from the configuration (never from a request): the document, its JSON text
 // and the URL the challenges name (`resource_metadata`, RFC 9728 §5.1).
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 
 // The options of protectedResourceMetadata(); any other name is a TypeError, as a misspelt
 // option is everywhere in auth-shield.

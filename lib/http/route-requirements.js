@@ -14,11 +14,11 @@
 // second parse of the payload in JS, no split); `requireClaims` and `requireAuthentication` read the
 // verified payload the decision parses once per token (lib/http/verified-claims.js).
 
-const { typeError, TABLE } = require('../../js/error')
-const { resultTemplates } = require('../../js/schema')
+const { typeError, TABLE } = require('../../base/error')
+const { resultTemplates } = require('../../base/schema')
 const { Challenge } = require('./challenge')
 const { DPOP_ALGS } = require('./dpop')
-const { engineNowSec } = require('./engine-clock')
+const { engineNowSec } = require('../../base/engine-clock')
 
 // Where an adapter leaves the pass decision of an authenticated (or anonymous) request for the
 // requirements of its route: on the request (Express, Fastify), on ctx.state (Koa), on the
@@ -211,7 +211,7 @@ function holds(claim, wanted) {
 
 /**
  * `requireAuthentication({ acrValues, maxAgeSec })` (RFC 9470): the token's `acr` equals one of
- * `acrValues`, and its `auth_time` is at most `maxAgeSec` seconds old (by the engine's clock: lib/http/engine-clock.js), as
+ * `acrValues`, and its `auth_time` is at most `maxAgeSec` seconds old (by the engine's clock: base/engine-clock.js), as
  * the config's `requiredAcr` / `maxAuthAgeSec` check them; 401 insufficient_user_authentication,
  * the challenge naming `acr_values` and `max_age`.
  */

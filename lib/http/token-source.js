@@ -5,7 +5,7 @@
 // to the engine is always an Authorization value (`Bearer <token>`), so every source goes
 // through the same extraction and checks.
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 
 /** `cookie` option: a cookie name, or @fastify/jwt's `{ cookieName }`; null without one. */
 function readCookieOption(cookie) {

@@ -4,8 +4,8 @@
 // error handlers already test for (`err.name === 'UnauthorizedError'`, `err.code` in its
 // vocabulary, `err.status`, `err.inner`), with our own code, status and headers kept.
 
-const { TABLE } = require('../../js/error')
-const { warnDeprecated, renamedName } = require('../options/deprecation')
+const { TABLE } = require('../../base/error')
+const { warnDeprecated, renamedName } = require('../../base/deprecation')
 
 // An Authorization value with a scheme other than Bearer (RFC 7235 §2.1 auth-scheme SP ...).
 const OTHER_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ +\S/
@@ -103,7 +103,7 @@ class HttpStatusError extends Error {
   }
 }
 
-// `authCode`: the deprecated name of `errorCode` (lib/options/deprecation.js), a getter so that reading it
+// `authCode`: the deprecated name of `errorCode` (base/deprecation.js), a getter so that reading it
 // warns once; no longer an own property.
 for (const ErrorClass of [UnauthorizedError, HttpStatusError]) {
   Object.defineProperty(ErrorClass.prototype, 'authCode', {

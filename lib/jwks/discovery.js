@@ -12,7 +12,7 @@
 // development). The `jwks_uri` may be on another origin than the issuer (Google and Azure AD
 // publish keys elsewhere): the document came from the configured issuer's own origin.
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 const { jwksError } = require('./document')
 const { fetchDocument, HTTP_STATUS } = require('./fetch')
 

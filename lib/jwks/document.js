@@ -9,7 +9,7 @@
 // skipped, as identity providers publish them beside their signing keys.
 
 const { createPublicKey } = require('node:crypto')
-const { codedError, typeError, rangeError } = require('../../js/error')
+const { codedError, typeError, rangeError } = require('../../base/error')
 
 // The signature algorithms a key may be bound to, with the key type each needs.
 const KTY_OF_ALG = {
@@ -46,7 +46,7 @@ const RSA_MAX_BITS = 8192
 // algorithm every such provider signs with; a key is never bound to two algorithms.
 const RSA_DEFAULT_ALG = 'RS256'
 const RSA_MAX_EXPONENT = 2n ** 33n - 1n
-// The Authenticator's own bound on a kid (lib/keys/normalize.js, src/jwt/key_set.rs).
+// The Authenticator's own bound on a kid (base/keys/normalize.js, src/jwt/key_set.rs).
 const KID_MAX_BYTES = 256
 
 /** A refused document or an unreachable source: `code` is one of the ERR_AUTH_SHIELD_JWKS_* codes. */

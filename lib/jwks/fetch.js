@@ -7,7 +7,7 @@
 // the attacker's tokens accepted, the real ones refused.) The body is read under a byte cap and
 // the whole exchange under a time-out.
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 const { jwksError } = require('./document')
 
 // The status of a fetch refused for its status (discovery tries its second document on a 404 only).

@@ -21,7 +21,7 @@
 
 const { createHash } = require('node:crypto')
 const EventEmitter = require('node:events')
-const { typeError, rangeError } = require('../../js/error')
+const { typeError, rangeError } = require('../../base/error')
 const { readOptionBag } = require('../options/reader')
 const { RemoteJwks, placeholderKeys, SOURCE, RETRY_IN } = require('./source')
 const { readIssuer, discoverJwksUri, readJwksUri } = require('./discovery')

@@ -17,8 +17,8 @@
 //   shared refresh (at most one fetch per cooldown, lib/jwks/source.js) and, when that installed a
 //   different key set, is authenticated once more.
 
-const { typeError, TABLE } = require('../../js/error')
-const { resultTemplates } = require('../../js/schema')
+const { typeError, TABLE } = require('../../base/error')
+const { resultTemplates } = require('../../base/schema')
 const { isJwksSource, retryInMs, placeholderKeys } = require('./source')
 const { isTrustedIssuers } = require('./issuers')
 

@@ -26,14 +26,14 @@
 
 const EventEmitter = require('node:events')
 const { generateKeyPairSync } = require('node:crypto')
-const { typeError, rangeError } = require('../../js/error')
+const { typeError, rangeError } = require('../../base/error')
 const { readJwksDocument, readAlgorithms, jwksError } = require('./document')
 const { fetchDocument, readUrl } = require('./fetch')
 const { readOptionBag } = require('../options/reader')
 
 // The options' names, defaults and bounds are the `jwksOptions` of contract/options.json: timers end at
 // 2^31-1 ms, the longest Node keeps (a longer delay fires at once); a cap of 0 admits nothing; a
-// retry under 100 ms would be a busy loop; the Authenticator takes at most 100 keys (lib/keys/normalize.js).
+// retry under 100 ms would be a busy loop; the Authenticator takes at most 100 keys (base/keys/normalize.js).
 const DEFAULTS = Object.fromEntries(require('../../contract/options.json').jwksOptions.filter((o) => o.kind === 'integer').map((o) => [o.name, o.default]))
 // The longest timer Node keeps: a longer delay fires at once.
 const MAX_TIMER_MS = 2 ** 31 - 1

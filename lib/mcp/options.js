@@ -7,7 +7,7 @@
 // config's `requiredScope`, the metadata document names the authorization servers, and the key
 // source is whatever the caller gives (trusted issuers, a key set, keys in the config).
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 const { SCOPE_TOKEN } = require('../../contract')
 const { createTrustedIssuers } = require('../jwks/issuers')
 

@@ -10,7 +10,7 @@
 
 const { CallbackFence } = require('../http/callback-fence')
 const { readAllSources, readSnapshot, readAuthenticatorSnapshot } = require('./instruments')
-const { typeError, rangeError } = require('../../js/error')
+const { typeError, rangeError } = require('../../base/error')
 const { message } = require('../../contract')
 
 const HOOKS = ['onAuthFailure', 'onRateLimited', 'onStoreOutage', 'onStoreRecovery', 'onStaleKeys', 'onError']

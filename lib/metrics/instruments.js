@@ -3,10 +3,10 @@
 // The instruments auth-shield reports (docs/observability.md) and how each is read from the
 // sources' metrics() snapshots: one table for auth-shield/otel and auth-shield/prometheus.
 // Cardinality is bounded by construction: attribute values are result names, error codes from
-// js/error-codes.json, `le` bounds, and the names the application gives its sources (1 to 64
+// contract/error-codes.json, `le` bounds, and the names the application gives its sources (1 to 64
 // characters, at most 256 per kind); never a user, a tenant or anything from a token.
 
-const { typeError, rangeError } = require('../../js/error')
+const { typeError, rangeError } = require('../../base/error')
 const { message } = require('../../contract')
 const { authenticatorMetrics } = require('./ledger')
 

@@ -9,7 +9,7 @@
 // table and the bounds on attribute values are in lib/metrics/instruments.js.
 
 const { INSTRUMENTS, ATTRIBUTES, readAllSources, observe } = require('./instruments')
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 
 /**
  * Registers the instruments on `meter` (an @opentelemetry/api Meter) for

@@ -14,7 +14,7 @@
 // (the request is decided exactly once, as without tracing), since an observer that refused
 // traffic, or let a refused request through, would be worse than a missing attribute.
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('../../base/error')
 
 const VERSION = require('../../package.json').version
 

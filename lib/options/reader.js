@@ -7,12 +7,12 @@
 // words (TypeError for a wrong kind, RangeError ERR_OUT_OF_RANGE past a bound). The Authenticator
 // config has its own reader (js/config.js) because it mirrors the native core's messages; the
 // helpers' options are read natively (src/binding/args.rs `known_options`) and by the JS engine
-// (js/schema.js `checkKnownOptions`) from `callOptions`.
+// (base/schema.js `checkKnownOptions`) from `callOptions`.
 
 const SCHEMA = require('../../contract/options.json')
-const { typeError, rangeError } = require('../../js/error')
+const { typeError, rangeError } = require('../../base/error')
 const { message } = require('../../contract')
-const { renameDeprecated } = require('./deprecation')
+const { renameDeprecated } = require('../../base/deprecation')
 
 /** The entries of one bag by name, read once. */
 const BAGS = new Map()
@@ -86,7 +86,7 @@ function readOption(spec, value, where, readers, variant) {
 
 /**
  * Reads `options` (undefined or null: none given) against the bag `bag` of contract/options.json:
- * renamed options under their new name (lib/options/deprecation.js), unknown names refused (`ignored`:
+ * renamed options under their new name (base/deprecation.js), unknown names refused (`ignored`:
  * names another layer owns, such as the host framework's), then every option of the bag (or
  * of `only`, a list of its names) read in schema order; `variant`: the adapter reading it (an
  * enum's `valuesFor`). Returns `{ [name]: value }`.

@@ -10,7 +10,7 @@
 // and when it runs out the verdict waits for one more poll phase: a reply that arrived while the
 // loop was busy is read first. What is left is Redis, or the network, not answering.
 
-const { codedError } = require('../../js/error')
+const { codedError } = require('../../base/error')
 
 /**
  * Resolves or rejects like `send()` (called at once; a synchronous throw rejects), or rejects

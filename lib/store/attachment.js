@@ -4,9 +4,9 @@
 // shared bucket as the lease script takes them, the identities waiting for a batch or in one,
 // and the local fallback bucket that answers while Redis is down.
 
-const { RateLimiter } = require('../../js/rate-limit')
+const { RateLimiter } = require('../../js/seam')
 const { intervalArg } = require('./lease-script')
-const { storeSeam } = require('./attached')
+const { storeSeam } = require('../../base/store-seam')
 const { leaseKeys } = require('./key-layout')
 
 /** One authenticator's shared limit: its bucket parameters, queued identities and fallback. */
@@ -15,7 +15,7 @@ class Attachment {
     const max = authenticator.rateLimitMax
     const refill = authenticator.rateLimitRefillPerSec
     this.authenticator = authenticator
-    // The authenticator's store-facing functions (lib/store/attached.js STORE_SEAM).
+    // The authenticator's store-facing functions (base/store-seam.js STORE_SEAM).
     this.seam = storeSeam(authenticator)
     this.strict = options.strict
     this.lease = options.strict ? 1 : options.lease !== undefined ? Math.min(options.lease, max) : Math.max(1, Math.min(100, Math.floor(max / 10)))

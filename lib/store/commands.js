@@ -10,7 +10,7 @@
 //   await commands.send(['SET', 'k', 'v'], 'k')  // the routing key: the command's first key
 //   const reader = await commands.duplicate()    // a second connection, for blocking reads
 
-const { typeError, codedError } = require('../../js/error')
+const { typeError, codedError } = require('../../base/error')
 const { slotOf } = require('./key-layout')
 
 // Least time between two slot-map refreshes asked by failed commands (cluster clients only).

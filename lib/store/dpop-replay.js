@@ -32,7 +32,7 @@ const { commandClient } = require('./commands')
 const { answerWithin, noAnswerWithin } = require('./answer-within')
 const { readStoreOptions } = require('./options')
 const { dpopReplayKey, hasHashTag } = require('./key-layout')
-const { codedError } = require('../../js/error')
+const { codedError } = require('../../base/error')
 
 // SET NX PX per key; 1 for a key set now, 0 for one held already. KEYS[i] with ARGV[i] (ms).
 const SCRIPT = `local out = {}

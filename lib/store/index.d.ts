@@ -72,7 +72,7 @@ export interface RedisStoreStats {
 
 /**
  * Anything `attach` accepts: an Authenticator of `auth-shield` or `auth-shield/js`. The store
- * drives its limit through their private store seam (lib/store/attached.js), not public methods.
+ * drives its limit through their private store seam (base/store-seam.js), not public methods.
  */
 export type SharedLimitAuthenticator = import('../../index').Authenticator | import('../../js/index').Authenticator
 

@@ -3,9 +3,9 @@
 // The store options of auth-shield/redis (createRedisStore, attach), read once. Their names,
 // kinds, defaults and bounds live in contract/options.json (storeOptions).
 
-const { typeError, rangeError } = require('../../js/error')
+const { typeError, rangeError } = require('../../base/error')
 const { message } = require('../../contract')
-const { checkKnownOptions } = require('../../js/schema')
+const { checkKnownOptions } = require('../../base/schema')
 const { readOptionBag } = require('../options/reader')
 
 const ATTACH_OPTIONS = ['lease', 'strict', 'maxKeys', 'outageShare']

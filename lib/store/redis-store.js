@@ -25,9 +25,9 @@ const { answerWithin, noAnswerWithin } = require('./answer-within')
 const { RenewalCadence } = require('./renewal-cadence')
 const { readLimit, readStoreOptions, ATTACH_OPTIONS } = require('./options')
 const { Attachment } = require('./attachment')
-const { typeError, rangeError, codedError: storeError } = require('../../js/error')
+const { typeError, rangeError, codedError: storeError } = require('../../base/error')
 const { message } = require('../../contract')
-const { checkNotElsewhere, recordStore, storeSeam } = require('./attached')
+const { checkNotElsewhere, recordStore, storeSeam } = require('../../base/store-seam')
 // Revocations are shared by their own object, RevocationFeed (lib/store/revocations.js, also
 // exported by auth-shield/redis): it loads the whole set into every authenticator attached
 // before its start(), which this store's per-middleware attach cannot promise.

@@ -12,7 +12,7 @@ export type RevocationDelivery = 'delivered' | 'queued'
 
 /**
  * Anything `attach` accepts: an Authenticator of `auth-shield` or `auth-shield/js` (the feed sets
- * `revocationUnavailable` through their private store seam, lib/store/attached.js).
+ * `revocationUnavailable` through their private store seam, base/store-seam.js).
  */
 export type RevocableAuthenticator = import('../../index').Authenticator | import('../../js/index').Authenticator
 

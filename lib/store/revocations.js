@@ -22,14 +22,14 @@
 const { randomUUID } = require('node:crypto')
 const { commandClient } = require('./commands')
 const { answerWithin } = require('./answer-within')
-const { typeError, codedError: storeError } = require('../../js/error')
-const { renameDeprecated } = require('../options/deprecation')
+const { typeError, codedError: storeError } = require('../../base/error')
+const { renameDeprecated } = require('../../base/deprecation')
 const { readFeedOptions } = require('./revocation-options')
 const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
 const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
 const { RevocationOutbox, BATCH } = require('./revocation-outbox')
 const { KnownRevocations } = require('./known-revocations')
-const { storeSeam } = require('./attached')
+const { storeSeam } = require('../../base/store-seam')
 const { revocationKeys } = require('./key-layout')
 
 // One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.

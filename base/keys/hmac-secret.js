@@ -3,7 +3,7 @@
 // The rule that keeps key material out of HMAC secrets, the JS twin of src/jwt/hmac_secret.rs
 // (the module doc there says why; docs/keys.md states the rule). Both run the cases of
 // contract/vectors/hmac_secret_key_material.json. Used by the JS engine's config reader
-// (js/config.js, the config's secrets) and by lib/keys/normalize.js (each HS* key, for both
+// (js/config.js, the config's secrets) and by base/keys/normalize.js (each HS* key, for both
 // engines), once per construction or setKeys, never per request.
 //
 // The rule reads bytes (a string as its UTF-8), with no parsing: a secret is key material when

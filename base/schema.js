@@ -1,7 +1,7 @@
 'use strict'
 
 // contract/options.json and contract/results.json read once: the Authenticator options (names,
-// kinds, defaults, bounds), and the AuthResult and TokenVerification fields in order. config.js
+// kinds, defaults, bounds), and the AuthResult and TokenVerification fields in order. js/config.js
 // validates against the first, and every engine that builds an AuthResult or a TokenVerification
 // in JS (the JS engine, shadow mode's comparison, the benchmark's reference chain) takes its keys
 // and their order from the templates below, so a field added to the contract reaches them all.
@@ -10,7 +10,7 @@ const SCHEMA = require('../contract/options.json')
 const RESULTS = require('../contract/results.json')
 const { typeError } = require('./error')
 const { message } = require('../contract')
-const { renamedName } = require('../lib/options/deprecation')
+const { renamedName } = require('./deprecation')
 
 /** The options in schema order; `default` is the value when the option is absent or null. */
 const OPTIONS = SCHEMA.options
@@ -29,7 +29,7 @@ function checkKnownOptions(options, typeName, label = 'options') {
   if (ArrayBuffer.isView(options)) throw typeError(message('mustBeObject', { name: label }))
   const known = CALL_OPTION_NAMES.get(typeName)
   for (const name in options) {
-    // A renamed option's old name is still known (lib/options/deprecation.js reads it).
+    // A renamed option's old name is still known (base/deprecation.js reads it).
     if (!known.has(name) && renamedName(typeName, name) === undefined) throw typeError(message('unknownOption', { name: `${label}.${name}` }))
   }
 }

@@ -13,10 +13,10 @@
 // the new value, null for "no value" (as if neither name were given); any other old value,
 // null included, is a TypeError, as the old option's own check was.
 
-const { typeError } = require('../../js/error')
-const { message } = require('../../contract')
+const { typeError } = require('./error')
+const { message } = require('../contract')
 
-const RENAMED = require('../../contract/options.json').renamed
+const RENAMED = require('../contract/options.json').renamed
 
 // The deprecation codes already warned about in this process.
 const warned = new Set()

@@ -127,7 +127,7 @@ function hmacKey(input, name, kid, alg, spec, allowShortSecret) {
       message('keySecretTooShort', { name, alg, min: spec.bytes }),
     )
   }
-  // The same rule as the config's secrets (lib/keys/hmac-secret.js): never a key's text.
+  // The same rule as the config's secrets (base/keys/hmac-secret.js): never a key's text.
   checkHmacSecret(key, name)
   return { kid, alg, key, keyObject: createSecretKey(key), jwk: null }
 }

@@ -6,7 +6,7 @@
 // without a lease yet. `store` is a JS object: the engines' classes (native.js, js/authenticator.js)
 // take it out of the config before the core reads the rest (contract/options.json `entryOptions`).
 
-const { typeError } = require('../../js/error')
+const { typeError } = require('./error')
 
 const stores = new WeakMap()
 
