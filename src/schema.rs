@@ -37,7 +37,7 @@ struct Results {
 
 /// A renamed option: `name` is read as `use_name`; giving both is a type error. Its one-time
 /// `DeprecationWarning` (`code` in the JSON) is the package's, for both engines
-/// (lib/options/deprecation.js): the core only reads the old name.
+/// (base/deprecation.js): the core only reads the old name.
 #[derive(Debug, Deserialize)]
 pub struct Renamed {
     /// Which options object: `options` (the Authenticator config), a `callOptions` type, ….
@@ -46,7 +46,7 @@ pub struct Renamed {
     #[serde(rename = "use")]
     pub use_name: String,
     /// For an old option whose value became one value of an enum (`dpopRequired` → `dpopMode`):
-    /// the old value's JSON text → the new value. Read by lib/options/deprecation.js only: the
+    /// the old value's JSON text → the new value. Read by base/deprecation.js only: the
     /// bags the core reads hold plain renames (pinned by a test below).
     #[cfg(test)]
     pub values: Option<serde_json::Map<String, serde_json::Value>>,
@@ -101,10 +101,10 @@ pub enum OptionKind {
     /// A DNS name.
     Domain,
     /// Verification keys: an array of `{ kid?, alg, key }` with raw key material (the package
-    /// entry point turns PEM / JWK / `KeyObject` into it, `lib/keys/normalize.js`).
+    /// entry point turns PEM / JWK / `KeyObject` into it, `base/keys/normalize.js`).
     KeySet,
     /// The `signingKey` option: one `{ kid, alg, key }` with `key` the PKCS#8 DER of the private
-    /// key (the package entry point exports it with node:crypto, `js/issue/signing-key.js`), handed
+    /// key (the package entry point exports it with node:crypto, `base/keys/signing-key.js`), handed
     /// over as a one-item array.
     SigningKey,
     /// The trusted-issuer registry (`issuers`, src/issuers.rs): an array of

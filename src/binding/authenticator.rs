@@ -94,7 +94,7 @@ impl Authenticator {
     /// Replaces the access-token keys at once (requests see the old set or the new one, never
     /// a mix) and empties the verified-token cache; the same checks as the constructor's
     /// `keys`. Takes raw keys `{ kid?, alg, key: Buffer }`: the native engine's JS side (native.js)
-    /// turns PEM, JWK and `KeyObject` keys into them (`lib/keys/normalize.js`). Returns the new `keySetGeneration`.
+    /// turns PEM, JWK and `KeyObject` keys into them (`base/keys/normalize.js`). Returns the new `keySetGeneration`.
     /// With `issuers` configured, `options.issuer` names the trusted issuer whose key set
     /// `keys` replace (byte for byte); the other issuers' sets are kept.
     #[napi(

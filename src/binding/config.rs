@@ -49,7 +49,7 @@ pub fn read_config(config: Unknown<'_>) -> ArgResult<RawConfig> {
         };
         let value = read.map_err(|_| ArgError::Type(format!("config.{name} could not be read")))?;
         // A renamed option's old name is read by the core (src/config.rs); its warning is the
-        // package's (native.js renames it first, through lib/options/deprecation.js).
+        // package's (native.js renames it first, through base/deprecation.js).
         raw.push(name, value);
     }
     Ok(raw)
@@ -64,7 +64,7 @@ pub enum Level {
     Member,
 }
 
-/// The members read of a key object: the raw material `lib/keys/normalize.js` hands over.
+/// The members read of a key object: the raw material `base/keys/normalize.js` hands over.
 const KEY_MEMBERS: [&str; 3] = ["kid", "alg", "key"];
 
 /// One value as the core sees it; see [`Level`].

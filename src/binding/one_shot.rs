@@ -9,7 +9,7 @@
 //! configs, which a client may be able to influence (per-tenant audiences), reset a limit or
 //! un-revoke a token. It is bounded instead: past [`MAX_SHARED_CONFIGS`] distinct settings a
 //! new one is refused (`ERR_AUTH_SHIELD_CONFIG_LIMIT`); the configs already kept go on working.
-//! The JS engine keeps the same table (js/one-shot.js).
+//! The JS engine keeps the same table (`sharedCore` in js/authenticator.js).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};

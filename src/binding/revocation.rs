@@ -75,7 +75,7 @@ impl Options {
 
     /// `name`, or its deprecated name in `bag` (`renamed` in the schema); both given is a type
     /// error. The package's native.js reads the old name first, with the one deprecation warning
-    /// of both engines (lib/options/deprecation.js): the binding never warns.
+    /// of both engines (base/deprecation.js): the binding never warns.
     fn renamed_number(&self, bag: &str, name: &str) -> CallResult<Option<f64>> {
         let value = self.number(name)?;
         let schema = crate::schema::schema();

@@ -2,7 +2,7 @@
 //! exports for the stores in lib/store/ and that the package entry does not re-export, so they
 //! stay off the public class. A store calls them from its background loop; the request path
 //! only reads the lease table. The JS engine's twin is the seam in js/authenticator.js; both
-//! reach the stores through `STORE_SEAM` (lib/store/attached.js).
+//! reach the stores through `STORE_SEAM` (base/store-seam.js).
 
 use napi_derive::napi;
 

@@ -4,7 +4,7 @@
 //! hono CVE-2026-22817; an operator writes `accessSecret: process.env.JWT_PUBLIC_KEY`). Every
 //! HMAC secret both engines read passes here once, at construction or `setKeys`: the config's
 //! secrets (`accessSecret`, `refreshSecret`, `dpopNonceSecret`) and each HS* key of `keys` and
-//! of a trusted issuer. The JS engine's twin is lib/keys/hmac-secret.js; both run the cases of
+//! of a trusted issuer. The JS engine's twin is base/keys/hmac-secret.js; both run the cases of
 //! contract/vectors/hmac_secret_key_material.json, so the two rules cannot drift apart.
 //!
 //! The rule reads bytes (a string as its UTF-8), with no parsing, so both engines decide alike

@@ -2,7 +2,7 @@
 //! (RFC 7517 §4, RFC 7518 §6, RFC 8037 §2) for `jwks()`.
 //!
 //! RSA keys arrive as a PKCS#1 `RSAPublicKey` (DER), EC keys as an uncompressed point
-//! (`0x04 || x || y`), Ed25519 keys as their 32 bytes: what `lib/keys/normalize.js` makes of a PEM, JWK
+//! (`0x04 || x || y`), Ed25519 keys as their 32 bytes: what `base/keys/normalize.js` makes of a PEM, JWK
 //! or `KeyObject` with `node:crypto`.
 
 use super::alg::{Alg, Family};
