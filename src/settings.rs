@@ -28,6 +28,9 @@ pub struct Settings {
     allow_short_secret: bool,
     /// `None`: the default (on for asymmetric key sets, off for HMAC-only ones).
     verified_token_cache_size: Option<usize>,
+    /// `introspectionCacheMaxEntries` / `…MaxBytes` (src/introspection.rs); 0 entries: off.
+    introspection_cache_entries: usize,
+    introspection_cache_bytes: usize,
     refresh_secret: Option<Secret>,
     issuers: Vec<String>,
     audiences: Vec<String>,
@@ -106,6 +109,8 @@ impl Settings {
             signing_key: None,
             allow_short_secret,
             verified_token_cache_size: None,
+            introspection_cache_entries: 0,
+            introspection_cache_bytes: 0,
             refresh_secret: None,
             issuers: Vec::new(),
             audiences: Vec::new(),
@@ -151,6 +156,12 @@ impl Settings {
             ("signingKey", SigningKey(k)) => self.signing_key = Some(k),
             ("verifiedTokenCacheMaxEntries", Number(n)) => {
                 self.verified_token_cache_size = Some(n as usize)
+            }
+            ("introspectionCacheMaxEntries", Number(n)) => {
+                self.introspection_cache_entries = n as usize
+            }
+            ("introspectionCacheMaxBytes", Number(n)) => {
+                self.introspection_cache_bytes = n as usize
             }
             ("refreshSecret", Secret(s)) => self.refresh_secret = Some(s),
             ("issuer", List(l)) => self.issuers = l,
@@ -233,6 +244,13 @@ impl Settings {
     /// The configured cache size, or `None` for the default.
     pub fn verified_token_cache_size(&self) -> Option<usize> {
         self.verified_token_cache_size
+    }
+    /// `(entries, bytes)` of the introspection cache; 0 entries: off.
+    pub fn introspection_cache(&self) -> (usize, usize) {
+        (
+            self.introspection_cache_entries,
+            self.introspection_cache_bytes,
+        )
     }
     pub fn refresh_secret(&self) -> Option<&Secret> {
         self.refresh_secret.as_ref()
@@ -459,6 +477,8 @@ impl Settings {
             self.max_auth_age_sec.unwrap_or(f64::NAN),
             self.verified_token_cache_size
                 .map_or(f64::NAN, |n| n as f64),
+            self.introspection_cache_entries as f64,
+            self.introspection_cache_bytes as f64,
         ] {
             field(&n.to_bits().to_le_bytes());
         }

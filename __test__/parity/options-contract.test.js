@@ -133,6 +133,30 @@ const PROBES = {
       return [a, b, c, a, b, c, a, a, ...junk].map((t) => auth.authenticate(t)).concat([auth.verifiedTokenCacheEntries, auth.verifyAccessToken('a=b')])
     },
   },
+  introspectionCacheMaxEntries: {
+    // Off by default (an opaque token is malformed_token); on, a token is held until its end,
+    // an inactive one refused, and the size bounds what is held (js/introspection.js).
+    values: [1, 3],
+    run: (auth) => {
+      const admit = (t, c, until) => outcome(() => auth.admitIntrospection(t, c === null ? null : JSON.stringify(c), until))
+      const until = claims().exp
+      const out = [auth.authenticate('Bearer opaque-a')]
+      out.push(admit('opaque-a', claims({ sub: 'a' }), until), admit('opaque-b', null, until), admit('opaque-c', claims({ sub: 'c' }), until))
+      for (const t of ['opaque-a', 'opaque-b', 'opaque-c', 'a=b', 'x.y.z']) out.push(auth.authenticate(`Bearer ${t}`))
+      return out.concat([auth.introspectionCacheEntries, admit('opaque-d', '[1]', until), admit('', null, until), admit('opaque-d', null, NaN)])
+    },
+  },
+  introspectionCacheMaxBytes: {
+    context: { introspectionCacheMaxEntries: 100 },
+    values: [65536],
+    run: (auth) => {
+      const pad = 'p'.repeat(8000)
+      const out = []
+      for (let i = 0; i < 12; i++) out.push(auth.admitIntrospection(`opaque-${i}`, JSON.stringify(claims({ sub: `s${i}`, pad })), claims().exp))
+      for (let i = 0; i < 12; i++) out.push(auth.authenticate(`Bearer opaque-${i}`).errorCode)
+      return out.concat([auth.introspectionCacheEntries])
+    },
+  },
   refreshSecret: {
     run: (auth, value) => {
       const refresh = token(claims({ type: 'refresh' }), value ?? OTHER)
