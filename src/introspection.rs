@@ -117,7 +117,9 @@ impl IntrospectionCache {
             inner.bytes -= old.cost();
         }
         while inner.entries.len() >= self.max_entries || inner.bytes + cost > self.max_bytes {
-            if !inner.evict_oldest(false) && !(active && inner.evict_oldest(true)) {
+            // Inactive answers go first; an active one may then make room among the active.
+            let made_room = inner.evict_oldest(false) || (active && inner.evict_oldest(true));
+            if !made_room {
                 return false;
             }
         }
