@@ -558,6 +558,12 @@ export declare class Authenticator {
    * a `TypeError` for a bad argument, or when `introspectionCacheMaxEntries` is 0.
    */
   admitIntrospection(token: string, claimsJson: string | null, cacheUntilSec: number): boolean
+  /**
+   * The claims JSON `admitIntrospection` holds for the opaque `token` while it is active, or
+   * `null` (none held, inactive, past its end, or introspection off): what the middleware
+   * hands the application as the token's claims.
+   */
+  introspectionClaims(token: string): string | null
   /** Answers held by the introspection cache (at most `introspectionCacheMaxEntries`). */
   get introspectionCacheEntries(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */

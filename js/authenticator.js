@@ -559,6 +559,14 @@ class Authenticator {
     return this.#core.admitIntrospection(token, claimsJson, cacheUntilSec)
   }
 
+  /** The claims JSON held for the active opaque `token` now, or null (src/binding/authenticator.rs). */
+  introspectionClaims(token) {
+    const cache = this.#core.introspection
+    if (cache === null || typeof token !== 'string' || Buffer.byteLength(token) > this.#core.settings.maxTokenBytes) return null
+    const found = cache.lookup(digestOf(token), this.#core.now())
+    return found === undefined || found === null ? null : found.toString('utf8')
+  }
+
   /** Answers held by the introspection cache (at most introspectionCacheMaxEntries). */
   get introspectionCacheEntries() {
     const cache = this.#core.introspection

@@ -94,6 +94,8 @@ export declare class Authenticator {
    * cache's bounds refused it (docs/resource-server.md#opaque-tokens-introspection).
    */
   admitIntrospection(token: string, claimsJson: string | null, cacheUntilSec: number): boolean
+  /** The claims JSON held for the active opaque `token` now, or `null`. */
+  introspectionClaims(token: string): string | null
   /** Answers held by the introspection cache (at most `introspectionCacheMaxEntries`). */
   get introspectionCacheEntries(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */

@@ -553,6 +553,15 @@ impl Authenticator {
         Ok(cache.admit(VerifiedCache::digest(token), claims, until))
     }
 
+    /// The claims JSON held for an active opaque `token` now (what a pass hands the application
+    /// as its claims), or `None`.
+    pub fn introspection_claims(&self, token: &[u8]) -> Option<Vec<u8>> {
+        let cache = self.introspection.as_ref()?;
+        let mut out = Vec::new();
+        let found = cache.lookup(&VerifiedCache::digest(token), self.now_sec(), &mut out);
+        (found == Lookup::Active).then_some(out)
+    }
+
     /// Answers held by the introspection cache (0 when off).
     pub fn introspection_cache_len(&self) -> usize {
         self.introspection

@@ -37,6 +37,8 @@ const { readAlgorithms } = require('./algorithms')
 const STAGES = Object.freeze([
   // The key source: the `jwks` option (a remote JWKS, trusted issuers).
   { name: 'key source', create: (options, pipeline) => require('../jwks/middleware').keySourceStage(options, pipeline.allowList) },
+  // Opaque tokens of trusted issuers with an `introspection` option (lib/introspection/stage.js).
+  { name: 'introspection', create: (options) => require('../introspection/stage').introspectionStage(options) },
 ])
 
 /**

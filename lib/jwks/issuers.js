@@ -26,6 +26,7 @@ const { readOptionBag } = require('../options/reader')
 const { RemoteJwks, placeholderKeys, SOURCE, RETRY_IN } = require('./source')
 const { readIssuer, discoverJwksUri, readJwksUri } = require('./discovery')
 const { jwksError, readAlgorithms } = require('./document')
+const { readIntrospection } = require('../introspection/options')
 
 /** Most issuers one registry trusts. */
 const MAX_ISSUERS = 50
@@ -40,6 +41,7 @@ class TrustedIssuers extends EventEmitter {
   #targets = new Set()
   #closed = false
   #closing = new AbortController()
+  #introspection = new Set()
 
   constructor(issuers, options) {
     super()
@@ -63,7 +65,12 @@ class TrustedIssuers extends EventEmitter {
       readOptionBag(sourceOptions, 'jwksOptions')
       readAlgorithms(sourceOptions === undefined ? undefined : sourceOptions.algorithms)
       const algorithms = spec.algorithms === undefined ? null : spec.algorithms
-      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, tenant, algorithms, sourceOptions, source: null, keys: null, discovering: null, failures: 0, discoveries: 0, discoveryFailures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
+      // Opaque tokens of this issuer, introspected (lib/introspection/).
+      const introspection = spec.introspection === undefined ? null : readIntrospection(spec.introspection, issuer, url)
+      if (introspection !== null && [...this.#entries.values()].some((e) => e.introspection !== null)) {
+        throw typeError('at most one trusted issuer has an introspection option: an opaque token names no issuer, so it is asked of that one')
+      }
+      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, tenant, algorithms, introspection, sourceOptions, source: null, keys: null, discovering: null, failures: 0, discoveries: 0, discoveryFailures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
     }
     this.#list = Object.freeze([...this.#entries.keys()])
     for (const entry of this.#entries.values()) {
@@ -152,6 +159,17 @@ class TrustedIssuers extends EventEmitter {
     return { fetches, failures, keyAgeSeconds: oldest, keysAvailable: available, issuers }
   }
 
+  /** The entries of issuers with an `introspection` option (lib/introspection/stage.js). */
+  introspecting() {
+    return [...this.#entries.values()].filter((e) => e.introspection !== null)
+  }
+
+  /** A middleware's introspection stage, closed with this registry and reported by status(). */
+  attachIntrospection(stage) {
+    this.#introspection.add(stage)
+    if (this.#closed) stage.close()
+  }
+
   /** The issuer entry a token's `iss` names, or undefined (exact comparison). */
   entry(iss) {
     return this.#entries.get(iss)
@@ -206,6 +224,7 @@ class TrustedIssuers extends EventEmitter {
   close() {
     this.#closed = true
     this.#closing.abort()
+    for (const stage of this.#introspection) stage.close()
     for (const e of this.#entries.values()) {
       clearTimeout(e.timer)
       e.timer = null
@@ -311,14 +330,14 @@ class TrustedIssuers extends EventEmitter {
   }
 }
 
-const SPEC_FIELDS = new Set(['issuer', 'audience', 'algorithms', 'jwksUri', 'tenant'])
+const SPEC_FIELDS = new Set(['issuer', 'audience', 'algorithms', 'jwksUri', 'tenant', 'introspection'])
 // The engine's rule (src/tenant.rs `is_valid_tenant_id`).
 const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/
 
 /** An issuer as a string, or `{ issuer, audience?, algorithms?, jwksUri?, tenant? }`. */
 function readSpec(item) {
   if (typeof item === 'string') return { issuer: item }
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw typeError('each trusted issuer is an issuer identifier or { issuer, audience?, algorithms?, jwksUri?, tenant? }')
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw typeError('each trusted issuer is an issuer identifier or { issuer, audience?, algorithms?, jwksUri?, tenant?, introspection? }')
   for (const name of Object.keys(item)) if (!SPEC_FIELDS.has(name)) throw typeError(`unknown trusted-issuer field ${JSON.stringify(name)}`)
   return item
 }

@@ -213,6 +213,17 @@ impl Authenticator {
         admitted.map_err(|e| throw(&env, e.into()))
     }
 
+    /// The claims JSON `admitIntrospection` holds for the opaque `token` while it is active, or
+    /// `null` (none held, inactive, past its end, or introspection off): what the middleware
+    /// hands the application as the token's claims.
+    #[napi(catch_unwind, ts_args_type = "token: string", ts_return_type = "string | null")]
+    pub fn introspection_claims(&self, token: Unknown) -> Option<String> {
+        let max = self.core.settings().max_token_bytes();
+        let token = super::args::string(&token, "token", max).ok()?;
+        let json = self.core.introspection_claims(token.as_bytes())?;
+        String::from_utf8(json).ok()
+    }
+
     /// Answers held by the introspection cache (at most `introspectionCacheMaxEntries`).
     #[napi(catch_unwind, getter)]
     pub fn introspection_cache_entries(&self) -> u32 {
