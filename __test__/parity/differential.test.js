@@ -1658,5 +1658,5 @@ test('both engines judge admitted introspection answers alike', () => {
     sameMetrics(pair)
   }
   assert.deepEqual(checker.mismatches, [])
-  for (const code of ['ok', 'introspection_required', 'token_inactive', 'token_expired', 'invalid_audience']) assert.ok(checker.codes.get(code) >= 3, `${code}: ${checker.codes.get(code) || 0}`)
+  for (const code of ['ok', 'introspection_required', 'token_inactive', 'token_expired', 'invalid_claims', 'insufficient_scope']) assert.ok(checker.codes.get(code) >= 3, `${code}: ${checker.codes.get(code) || 0}`)
 })
