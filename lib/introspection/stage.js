@@ -83,6 +83,12 @@ class IntrospectionStage {
     this.registry.attachIntrospection(this)
   }
 
+  /** The claims JSON the engine holds for the opaque token of a pass (lib/http/verified-claims.js). */
+  claimsOf(authorization) {
+    const token = tokenOf(authorization)
+    return token === null || this.targets.length === 0 ? null : this.targets[0].introspectionClaims(token)
+  }
+
   /** Resolves true once the token's answer is admitted (run again), or to the failure to answer. */
   recover(result, request) {
     const token = tokenOf(request.authorization)
