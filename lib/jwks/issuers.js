@@ -121,12 +121,30 @@ class TrustedIssuers extends EventEmitter {
    * provider's JWKS; a KeyObject would print as `{}`.
    */
   status() {
-    return [...this.#entries.values()].map((e) => ({
-      issuer: e.issuer,
-      jwksUri: e.source === null ? null : e.source.url,
-      keys: e.keys === null ? null : e.keys.map(describeKey),
-      lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError,
-    }))
+    return [...this.#entries.values()].map((e) => {
+      const one = {
+        issuer: e.issuer,
+        jwksUri: e.source === null ? null : e.source.url,
+        keys: e.keys === null ? null : e.keys.map(describeKey),
+        lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError,
+      }
+      if (e.introspection !== null) one.introspection = this.#introspectionStatus(e)
+      return one
+    })
+  }
+
+  /** An introspecting issuer's endpoint and counters over the middlewares using it (lib/introspection/stage.js). */
+  #introspectionStatus(entry) {
+    const sum = { endpoint: entry.introspection.endpoint === null ? null : entry.introspection.endpoint.href, introspections: 0, failures: 0, lastError: null }
+    for (const stage of this.#introspection) {
+      const s = stage.status()
+      if (s.issuer !== entry.issuer) continue
+      if (s.endpoint !== null) sum.endpoint = s.endpoint
+      sum.introspections += s.introspections
+      sum.failures += s.failures
+      if (s.lastError !== null) sum.lastError = s.lastError
+    }
+    return sum
   }
 
   /**
