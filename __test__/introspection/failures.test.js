@@ -155,6 +155,31 @@ describe('the introspection failure table (a misbehaving loopback authorization 
     }
   })
 
+  for (const engine of ['native', 'js']) {
+    it(`${engine}: each request is counted once, with the code it was answered with (a miss is no refusal)`, async () => {
+      const { authenticatorMetrics } = require('../../lib/metrics/ledger')
+      fake.behave = (req, res, body) => json(res, body.get('token') === 'known-token' ? good() : { active: false })
+      const registry = createTrustedIssuers([{ issuer: fake.issuer, audience: RESOURCE, introspection: { clientId: 'rs', clientSecret: 'rs-secret-0123456789', retryMinMs: 100000, retryMaxMs: 100000 } }])
+      await registry.ready()
+      const a = express()
+      const shield = authShield({}, { jwks: registry, engine })
+      a.use('/api', shield, (req, res) => res.json({ sub: req.user.userId }))
+      const server = await listen(http.createServer(a))
+      try {
+        for (const t of ['known-token', 'known-token', 'unknown-token', 'unknown-token']) await get(`${server.base}/api`, { authorization: `Bearer ${t}` })
+        fake.behave = (req, res) => res.writeHead(500).end()
+        assert.equal((await get(`${server.base}/api`, { authorization: 'Bearer failing-token' })).status, 503)
+        const m = authenticatorMetrics(shield.authenticator, shield.authenticator.metrics())
+        assert.equal(m.authentication.succeeded, 2)
+        assert.deepEqual(Object.fromEntries(Object.entries(m.authentication.failures).filter(([, n]) => n !== 0)), { token_inactive: 2, introspection_unavailable: 1 })
+        assert.equal(m.authentication.failed, 3)
+      } finally {
+        await server.close()
+        registry.close()
+      }
+    })
+  }
+
   it('the token never appears in errors, status or the claims handed to the app', async () => {
     fake.behave = (req, res) => res.writeHead(500).end()
     const registry = createTrustedIssuers([{ issuer: fake.issuer, audience: RESOURCE, introspection: { clientId: 'rs', clientSecret: 'rs-secret-0123456789' } }])

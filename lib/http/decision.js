@@ -220,11 +220,12 @@ class AuthDecision {
    * AuthResult with `authenticated: false`: the introspection endpoint down), answered in place
    * of the first. A throw, a rejection, any other answer, or no answer within
    * `callbackTimeoutMs` keeps the first failure (the recovery is fenced as every callback is).
-   * Only these paths are asynchronous.
+   * Only these paths are asynchronous. `uncount`: a request run again is counted once, by its
+   * last result (an introspection_required that was only the way to a verdict is no refusal).
    */
-  recover(code, recover, attempts = 1) {
+  recover(code, recover, attempts = 1, { uncount = false } = {}) {
     if (typeof recover !== 'function') throw typeError('recover must be a function')
-    this.recoveries.set(code, { recover: this.options.fence.wrap(`the ${code} recovery`, recover), attempts })
+    this.recoveries.set(code, { recover: this.options.fence.wrap(`the ${code} recovery`, recover), attempts, uncount })
   }
 
   /**
@@ -314,11 +315,14 @@ class AuthDecision {
     if (!result.authenticated && this.recoveries.size !== 0) {
       const registered = this.recoveries.get(result.errorCode)
       if (registered !== undefined && request.tries < registered.attempts) {
-        const { recover } = registered
+        const { recover, uncount } = registered
         const req = request.raw
         const verdict = () => this.answer(request, result)
         const { getToken, cookie } = this.options
-        const again = () => Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, request.tries + 1))
+        const again = () => {
+          if (uncount) this.ledger.withdrawn(request.engineResult)
+          return Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, request.tries + 1))
+        }
         return Promise.resolve()
           .then(() => recover(result, req, request))
           .then((repaired) => (repaired === true ? again() : isFailure(repaired) ? this.settled(request, repaired) : verdict()), verdict)

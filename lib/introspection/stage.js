@@ -79,7 +79,8 @@ class IntrospectionStage {
     this.targets = engine.shadowAuthenticator ? [engine.authenticator, engine.shadowAuthenticator] : [engine.authenticator]
     // Entries end by the engine's clock (a fixed clockTimestamp in tests).
     this.fixedClock = decision.fixedClock
-    decision.recover(REQUIRED, (result, req, request) => this.recover(result, request))
+    // A miss is the way to a verdict, not one: the request is counted once, by its last result.
+    decision.recover(REQUIRED, (result, req, request) => this.recover(result, request), 1, { uncount: true })
     this.registry.attachIntrospection(this)
   }
 
@@ -109,6 +110,12 @@ class IntrospectionStage {
     if (this.inFlight >= this.settings.maxConcurrent) {
       if (this.queue.length >= this.settings.maxQueued) return unavailable(MIN_RETRY_AFTER_MS)
       await new Promise((resolve) => this.queue.push(resolve))
+      // A failure while this one waited starts the back-off for it too.
+      const blocked = this.blockedUntil - Date.now()
+      if (blocked > 0) {
+        this.release()
+        return unavailable(blocked)
+      }
     } else this.inFlight++
     let answer
     try {

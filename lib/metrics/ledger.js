@@ -34,6 +34,12 @@ class Ledger {
     else this.succeeded++
   }
 
+  /** The engine counted `first`, and the request ran again (its next result is counted instead). */
+  withdrawn(first) {
+    if (first.authenticated) this.succeeded--
+    else this.add(first.errorCode, -1)
+  }
+
   /**
    * A request refused by a failing callback (`err`), after the engine's `result` (undefined when
    * the engine did not run). Its code: the error's ERR_AUTH_SHIELD_* code (a bounded set), else
