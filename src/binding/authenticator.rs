@@ -216,7 +216,11 @@ impl Authenticator {
     /// The claims JSON `admitIntrospection` holds for the opaque `token` while it is active, or
     /// `null` (none held, inactive, past its end, or introspection off): what the middleware
     /// hands the application as the token's claims.
-    #[napi(catch_unwind, ts_args_type = "token: string", ts_return_type = "string | null")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "token: string",
+        ts_return_type = "string | null"
+    )]
     pub fn introspection_claims(&self, token: Unknown) -> Option<String> {
         let max = self.core.settings().max_token_bytes();
         let token = super::args::string(&token, "token", max).ok()?;
