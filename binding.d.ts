@@ -190,6 +190,8 @@ export interface AuthConfigOptions {
   introspectionCacheMaxEntries?: number | null | undefined
   /** Most bytes of claims the introspection cache holds (default 16 MiB). */
   introspectionCacheMaxBytes?: number | null | undefined
+  /** With the introspection cache on, look JWTs up there too (default false: only opaque tokens). */
+  introspectJwts?: boolean | null | undefined
   /**
    * HS256 secret for refresh tokens; `signRefreshToken` / `verifyRefreshToken` need it or
    * `signingKey`, and it wins over `signingKey` for refresh tokens.

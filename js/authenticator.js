@@ -205,7 +205,7 @@ class Core {
       if (proof instanceof Failure) return proof
     }
     let claims
-    if (this.introspection !== null && !isJwtShaped(token)) {
+    if (this.introspection !== null && (this.settings.introspectJwts || !isJwtShaped(token))) {
       // An opaque token: what its issuer's introspection endpoint said of it.
       claims = this.introspected(token, now)
       if (claims instanceof Failure) return claims

@@ -748,8 +748,9 @@ impl Authenticator {
         };
         let now = self.now_sec_at(mono);
         let mut claims = match self.introspection.as_ref() {
-            // An opaque token: what its issuer's introspection endpoint said of it.
-            Some(cache) if !is_jwt_shaped(token) => {
+            // An opaque token (any token with introspectJwts): what its issuer's introspection
+            // endpoint said of it.
+            Some(cache) if self.settings.introspect_jwts() || !is_jwt_shaped(token) => {
                 self.introspected(cache, token, now, payload)?
             }
             _ => self

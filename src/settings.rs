@@ -31,6 +31,8 @@ pub struct Settings {
     /// `introspectionCacheMaxEntries` / `…MaxBytes` (src/introspection.rs); 0 entries: off.
     introspection_cache_entries: usize,
     introspection_cache_bytes: usize,
+    /// `introspectJwts`: JWTs are looked up in the introspection cache too.
+    introspect_jwts: bool,
     refresh_secret: Option<Secret>,
     issuers: Vec<String>,
     audiences: Vec<String>,
@@ -111,6 +113,7 @@ impl Settings {
             verified_token_cache_size: None,
             introspection_cache_entries: 0,
             introspection_cache_bytes: 0,
+            introspect_jwts: false,
             refresh_secret: None,
             issuers: Vec::new(),
             audiences: Vec::new(),
@@ -163,6 +166,7 @@ impl Settings {
             ("introspectionCacheMaxBytes", Number(n)) => {
                 self.introspection_cache_bytes = n as usize
             }
+            ("introspectJwts", Bool(b)) => self.introspect_jwts = b,
             ("refreshSecret", Secret(s)) => self.refresh_secret = Some(s),
             ("issuer", List(l)) => self.issuers = l,
             ("audience", List(l)) => self.audiences = l,
@@ -251,6 +255,10 @@ impl Settings {
             self.introspection_cache_entries,
             self.introspection_cache_bytes,
         )
+    }
+    /// `introspectJwts`: every token is looked up in the introspection cache.
+    pub fn introspect_jwts(&self) -> bool {
+        self.introspect_jwts
     }
     pub fn refresh_secret(&self) -> Option<&Secret> {
         self.refresh_secret.as_ref()
@@ -493,6 +501,7 @@ impl Settings {
             self.require_certificate_bound_tokens as u8,
             self.dpop as u8,
             self.access_token_profile as u8,
+            self.introspect_jwts as u8,
         ]);
         let mut out = [0u8; 32];
         out.copy_from_slice(ctx.finish().as_ref());

@@ -112,6 +112,12 @@ const PROBES = {
     assert.equal(big.authenticate('Bearer t1199').authenticated, true)
     assert.equal(big.authenticate('Bearer t0').errorCode, 'introspection_required')
   },
+  // Off by default: with the introspection cache on, a JWT is still verified locally.
+  introspectJwts: (auth) => {
+    const on = new auth.constructor({ accessSecret: SECRET, clockTimestamp: NOW, introspectionCacheMaxEntries: 10 })
+    const t = token(claims(), SECRET)
+    assert.equal(on.authenticate(`Bearer ${t}`).authenticated, true)
+  },
   maxRevocations: (auth) => {
     // Default 100000 live revocations; the next one is refused, the held ones kept.
     for (let i = 0; i < 100000; i++) auth.revokeToken(`j${i}`, NOW + 60)

@@ -80,6 +80,16 @@ for (const [name, engine] of ENGINES) {
     assert.equal(code(off.authenticate('Bearer opaque')), 'malformed_token')
   })
 
+  test(`${name}: introspectJwts looks JWTs up too`, () => {
+    const auth = make(engine, { introspectJwts: true })
+    const t = jwt({ sub: 'u', exp: NOW + 60 }, SECRET)
+    assert.equal(code(auth.authenticate(`Bearer ${t}`)), 'introspection_required')
+    auth.admitIntrospection(t, claims({ sub: 'from-introspection' }), NOW + 60)
+    assert.equal(auth.authenticate(`Bearer ${t}`).userId, 'from-introspection')
+    auth.admitIntrospection('opaque', null, NOW + 60)
+    assert.equal(code(auth.authenticate('Bearer opaque')), 'token_inactive')
+  })
+
   test(`${name}: revokeToken and revokeSubject apply to introspected tokens`, () => {
     const auth = make(engine)
     auth.admitIntrospection('t1', claims({ jti: 'j-1' }), NOW + 60)

@@ -180,6 +180,53 @@ describe('the introspection failure table (a misbehaving loopback authorization 
     })
   }
 
+  it('introspectJwts: a JWT is introspected too, and the app sees the answer, not the JWT payload', async () => {
+    fake.behave = (req, res) => json(res, good())
+    const registry = createTrustedIssuers([{ issuer: fake.issuer, audience: RESOURCE, introspection: { clientId: 'rs', clientSecret: 'rs-secret-0123456789', introspectJwts: true } }])
+    await registry.ready()
+    const a = express()
+    a.use('/api', authShield({}, { jwks: registry }), (req, res) => res.json({ sub: req.user.userId, scope: req.auth.scope }))
+    const server = await listen(http.createServer(a))
+    try {
+      const unsigned = `${b64({ alg: 'RS256', kid: 'fake-1' })}.${b64({ sub: 'from-the-jwt', scope: 'admin', iss: fake.issuer, aud: RESOURCE, exp: now() + 60 })}.c2ln`
+      const calls = fake.calls
+      const r = await get(`${server.base}/api`, { authorization: `Bearer ${unsigned}` })
+      assert.equal(r.status, 200)
+      assert.deepEqual(r.json, { sub: 'user-1', scope: 'read' })
+      assert.equal(fake.calls - calls, 1)
+    } finally {
+      await server.close()
+      registry.close()
+    }
+  })
+
+  it('a token read again after cacheMaxSec: the route requirements and the app see the new answer (a scope taken away)', async () => {
+    let scope = 'read write'
+    fake.behave = (req, res) => json(res, { ...good(), scope })
+    const registry = createTrustedIssuers([{ issuer: fake.issuer, audience: RESOURCE, introspection: { clientId: 'rs', clientSecret: 'rs-secret-0123456789', cacheMaxSec: 1 } }])
+    await registry.ready()
+    const a = express()
+    const shield = authShield({}, { jwks: registry })
+    a.get('/api/write', shield, authShield.requireScopes('write'), (req, res) => res.json({ scope: req.auth.scope }))
+    a.get('/api', shield, (req, res) => res.json({ scope: req.auth.scope }))
+    const server = await listen(http.createServer(a))
+    try {
+      const headers = { authorization: 'Bearer changing-token' }
+      assert.equal((await get(`${server.base}/api/write`, headers)).status, 200)
+      assert.equal((await get(`${server.base}/api`, headers)).json.scope, 'read write')
+      scope = 'read'
+      await new Promise((resolve) => setTimeout(resolve, 2100))
+      const r = await get(`${server.base}/api/write`, headers)
+      assert.equal(r.status, 403)
+      assert.equal(r.json.code, 'insufficient_scope')
+      // The claims the app reads are the new answer's too (never a copy kept from the first).
+      assert.equal((await get(`${server.base}/api`, headers)).json.scope, 'read')
+    } finally {
+      await server.close()
+      registry.close()
+    }
+  })
+
   it('the token never appears in errors, status or the claims handed to the app', async () => {
     fake.behave = (req, res) => res.writeHead(500).end()
     const registry = createTrustedIssuers([{ issuer: fake.issuer, audience: RESOURCE, introspection: { clientId: 'rs', clientSecret: 'rs-secret-0123456789' } }])

@@ -157,6 +157,16 @@ const PROBES = {
       return out.concat([auth.introspectionCacheEntries])
     },
   },
+  introspectJwts: {
+    // A JWT is verified locally unless every token is introspected: then it is looked up too.
+    context: { introspectionCacheMaxEntries: 10 },
+    run: (auth) => {
+      const t = bearer(claims({ sub: 'from-jwt' }))
+      const out = [auth.authenticate(t)]
+      out.push(auth.admitIntrospection(t.slice(7), JSON.stringify(claims({ sub: 'from-introspection' })), claims().exp))
+      return out.concat([auth.authenticate(t), auth.authenticate('Bearer opaque-x')])
+    },
+  },
   refreshSecret: {
     run: (auth, value) => {
       const refresh = token(claims({ type: 'refresh' }), value ?? OTHER)

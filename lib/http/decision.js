@@ -161,7 +161,7 @@ class AuthDecision {
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
     // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).
-    this.verifiedClaims = new VerifiedClaims(this.pipeline.opaqueClaimsOf)
+    this.verifiedClaims = new VerifiedClaims(this.pipeline.opaqueClaimsOf, this.pipeline.claimsOfEveryToken)
     // DPoP (lib/http/dpop.js): the proof, method and URL of each request, with dpopOrigin or
     // dpopUrl only. The route's DPoP mode (dpopMode): 'disabled' reads no proof and refuses the DPoP scheme.
     this.dpopMode = dpopModeOf(options || {})

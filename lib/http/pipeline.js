@@ -78,6 +78,8 @@ class Pipeline {
     // A stage whose passes carry claims the token does not (introspection): `claimsOf(authorization)`.
     const claims = this.stages.find((s) => typeof s.claimsOf === 'function')
     this.opaqueClaimsOf = claims === undefined ? undefined : (authorization) => claims.claimsOf(authorization)
+    // …for every token, JWTs too (introspectJwts), or only for a token that is not a JWT.
+    this.claimsOfEveryToken = claims !== undefined && claims.claimsOfEveryToken === true
   }
 
   /** The first answer a stage gives in place of the engine, or undefined. */

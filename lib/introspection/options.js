@@ -22,7 +22,7 @@ const LIMITS = {
   retryMinMs: [1000, 100, 600000],
   retryMaxMs: [30000, 100, 3600000],
 }
-const FIELDS = new Set(['clientId', 'clientSecret', 'privateKey', 'privateKeyAlg', 'privateKeyKid', 'authMethod', 'endpoint', 'jwtResponse', ...Object.keys(LIMITS)])
+const FIELDS = new Set(['clientId', 'clientSecret', 'privateKey', 'privateKeyAlg', 'privateKeyKid', 'authMethod', 'endpoint', 'jwtResponse', 'introspectJwts', ...Object.keys(LIMITS)])
 
 /** The checked introspection settings of `issuer` (an https: issuer URL object `issuerUrl`). */
 function readIntrospection(spec, issuer, issuerUrl) {
@@ -47,6 +47,8 @@ function readIntrospection(spec, issuer, issuerUrl) {
   read.endpoint = spec.endpoint === undefined ? null : readEndpoint(spec.endpoint, issuerUrl, where)
   if (spec.jwtResponse !== undefined && typeof spec.jwtResponse !== 'boolean') throw typeError(`${where}: jwtResponse must be a boolean`)
   read.jwtResponse = spec.jwtResponse === true
+  if (spec.introspectJwts !== undefined && typeof spec.introspectJwts !== 'boolean') throw typeError(`${where}: introspectJwts must be a boolean`)
+  read.introspectJwts = spec.introspectJwts === true
   for (const [name, [def, min, max]] of Object.entries(LIMITS)) {
     const v = spec[name] ?? def
     if (typeof v !== 'number') throw typeError(`${where}: ${name} must be a number`)

@@ -70,8 +70,16 @@ class IntrospectionStage {
   }
 
   configure(config) {
-    if (config.introspectionCacheMaxEntries != null) return config
-    return { ...config, introspectionCacheMaxEntries: DEFAULT_CACHE_ENTRIES }
+    const copy = { ...config }
+    if (copy.introspectionCacheMaxEntries == null) copy.introspectionCacheMaxEntries = DEFAULT_CACHE_ENTRIES
+    // Every token asked of the endpoint, JWTs too (the engine's introspectJwts).
+    if (this.settings.introspectJwts) copy.introspectJwts = true
+    return copy
+  }
+
+  /** Whether the claims of every pass are the engine's (JWTs introspected too), not only an opaque token's. */
+  get claimsOfEveryToken() {
+    return this.settings.introspectJwts
   }
 
   attach(decision) {

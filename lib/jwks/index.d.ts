@@ -162,6 +162,8 @@ export interface TrustedIssuerIntrospectionOptions {
   authMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | undefined
   /** The introspection endpoint; default: the metadata's `introspection_endpoint` (https:, or loopback http: for a loopback issuer). */
   endpoint?: string | undefined
+  /** Introspect JWTs too (each token's state asked of the server, within cacheMaxSec); default false: a JWT is verified locally. */
+  introspectJwts?: boolean | undefined
   /** Ask for RFC 9701 signed answers (Accept: application/token-introspection+jwt), verified with the issuer's keys; a plain JSON answer is then refused. Default false. */
   jwtResponse?: boolean | undefined
   /** Longest an active answer is held, in seconds (never past the token's `exp`). Default 300, 1 to 86400. */

@@ -53,6 +53,7 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         "verifiedTokenCacheMaxEntries" => json!(s.verified_token_cache_size().map(|n| n as f64)),
         "introspectionCacheMaxEntries" => json!(s.introspection_cache().0 as f64),
         "introspectionCacheMaxBytes" => json!(s.introspection_cache().1 as f64),
+        "introspectJwts" => json!(s.introspect_jwts()),
         "signingKey" => json!(s.signing_key().map(|k| k.kid())),
         _ => return None,
     })
