@@ -48,6 +48,8 @@ const CONFIGS = schemaConfigs({
     maxTokenBytes: [400, ...nonDefaultValues(optionOf('maxTokenBytes'))],
     // Every Bearer token without a certificate would be unbound_token: the tests at the end.
     requireCertificateBoundTokens: [],
+    // Every JWT would be introspection_required: the introspection test at the end compares it.
+    introspectJwts: [],
     requiredScope: [['read', 'write:x'], 'read'],
     requiredAcr: [['mfa', 'gold'], 'mfa'],
     maxAuthAgeSec: [60, 0, 3200000000],
@@ -1633,10 +1635,12 @@ test('both engines judge admitted introspection answers alike', () => {
   const rng = random(36)
   const configs = CONFIGS.filter((c) => c.introspectionCacheMaxEntries > 0)
   const extra = { accessSecret: ACCESS, clockTimestamp: NOW, introspectionCacheMaxEntries: 50, introspectionCacheMaxBytes: 65536 }
-  for (const config of [...configs, extra, { ...extra, audience: 'api', issuer: 'auth.example', requiredScope: 'read' }]) {
+  for (const config of [...configs, extra, { ...extra, audience: 'api', issuer: 'auth.example', requiredScope: 'read' }, { ...extra, introspectJwts: true }]) {
     const pair = pairOf(config)
+    const jwts = Array.from({ length: 8 }, () => tokenFor(rng, config))
     for (let i = 0; i < 400; i++) {
-      const opaque = `opaque-${rng.int(80)}`
+      // With introspectJwts, JWTs (a few distinct ones, so some are admitted before they come back) too.
+      const opaque = config.introspectJwts && rng.chance(0.3) ? jwts[rng.int(jwts.length)] : `opaque-${rng.int(80)}`
       if (rng.chance(0.5)) {
         const inactive = rng.chance(0.2)
         const json = inactive ? null : JSON.stringify(claimsFor(rng, config))
