@@ -38,6 +38,7 @@ const SHARED_READERS = {
   middlewareOptions: 'lib/options/reader.js (the adapters)',
   feedOptions: 'lib/options/reader.js (createRevocationFeed)',
   jwksOptions: 'lib/options/reader.js (createRemoteJwks)',
+  introspectionOptions: "lib/options/reader.js (a trusted issuer's introspection option, lib/introspection/options.js)",
 }
 const ENGINE_BAGS = ['options', 'entryOptions']
 
