@@ -40,6 +40,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'rate_limit_pending'
   | 'keys_unavailable'
+  | 'introspection_required'
+  | 'introspection_unavailable'
+  | 'token_inactive'
   | 'certificate_required'
   | 'certificate_mismatch'
   | 'unbound_token'
@@ -179,6 +182,16 @@ export interface AuthConfigOptions {
   verifiedTokenCacheMaxEntries?: number | null | undefined
   /** @deprecated The old name of `verifiedTokenCacheMaxEntries` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_VERIFIED_TOKEN_CACHE_SIZE`; not with it). */
   verifiedTokenCacheSize?: number | null | undefined
+  /**
+   * Most introspection answers held for opaque tokens (RFC 7662), keyed by the token's SHA-256;
+   * 0 (the default) turns introspection off. Set for you by trusted issuers with an
+   * `introspection` option (docs/resource-server.md#opaque-tokens-introspection).
+   */
+  introspectionCacheMaxEntries?: number | null | undefined
+  /** Most bytes of claims the introspection cache holds (default 16 MiB). */
+  introspectionCacheMaxBytes?: number | null | undefined
+  /** With the introspection cache on, look JWTs up there too (default false: only opaque tokens). */
+  introspectJwts?: boolean | null | undefined
   /**
    * HS256 secret for refresh tokens; `signRefreshToken` / `verifyRefreshToken` need it or
    * `signingKey`, and it wins over `signingKey` for refresh tokens.
@@ -540,6 +553,24 @@ export declare class Authenticator {
    * but 64 lowercase hex digits throws a `TypeError` (`ERR_INVALID_ARG_TYPE`).
    */
   releaseDpopProof(replayKey: string): boolean
+  /**
+   * Holds what the introspection endpoint answered for the opaque `token` (RFC 7662), so
+   * that `authenticate` accepts it from then on with every check a verified JWT's claims
+   * get (docs/resource-server.md#opaque-tokens-introspection): `claimsJson` is the answer
+   * mapped to claims (a JSON object of at most 16384 bytes), or `null` for an inactive token
+   * (`token_inactive` until `cacheUntilSec`); `cacheUntilSec` (seconds since the epoch) ends
+   * the entry. Only the token's SHA-256 is kept. False when the cache's bounds refused it;
+   * a `TypeError` for a bad argument, or when `introspectionCacheMaxEntries` is 0.
+   */
+  admitIntrospection(token: string, claimsJson: string | null, cacheUntilSec: number): boolean
+  /**
+   * The claims JSON `admitIntrospection` holds for the opaque `token` while it is active, or
+   * `null` (none held, inactive, past its end, or introspection off): what the middleware
+   * hands the application as the token's claims.
+   */
+  introspectionClaims(token: string): string | null
+  /** Answers held by the introspection cache (at most `introspectionCacheMaxEntries`). */
+  get introspectionCacheEntries(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
   /**

@@ -12,6 +12,8 @@ const { readSettings, checkSigningKid, fingerprint } = require('./config')
 const { extractBearer, isB64token } = require('./bearer')
 const { ClaimRules, signedWith, decodeKnownGood, grantedScopes } = require('./jwt')
 const { VerifiedCache, digestOf, DEFAULT_CAPACITY } = require('./verified-cache')
+const { IntrospectionCache, isJwtShaped, MAX_CLAIMS_BYTES } = require('./introspection')
+const { parseClaims } = require('./jwt/claims')
 const { Hs256Key } = require('./jwt/key')
 const { KeySet } = require('./jwt/key-set')
 const { ALGS, normalizeKeys } = require('../base/keys/normalize')
@@ -88,6 +90,8 @@ class Core {
     const cacheSize = settings.verifiedTokenCacheMaxEntries
     this.cache = cacheSize === 0 ? null : new VerifiedCache(cacheSize === null ? DEFAULT_CAPACITY : cacheSize)
     this.cacheHmac = cacheSize !== null
+    // Answers of the introspection endpoint for opaque tokens (js/introspection.js); null when off.
+    this.introspection = settings.introspectionCacheMaxEntries === 0 ? null : new IntrospectionCache(settings.introspectionCacheMaxEntries, settings.introspectionCacheMaxBytes)
     this.accessRules = new ClaimRules(settings, 'access')
     // The trusted-issuer registry (js/issuers.js), null when not configured: the top-level key
     // set then stays empty, and each issuer's set is replaced by setKeys(keys, { issuer }).
@@ -200,8 +204,15 @@ class Core {
       proof = readProof(sender, now, this.settings.dpopIatWindowSec, this.dpopAlgs, this.dpopNonces)
       if (proof instanceof Failure) return proof
     }
-    const claims = this.verifyAccess(token, now)
-    if (claims instanceof Failure) return this.explain('access', token, claims)
+    let claims
+    if (this.introspection !== null && (this.settings.introspectJwts || !isJwtShaped(token))) {
+      // An opaque token: what its issuer's introspection endpoint said of it.
+      claims = this.introspected(token, now)
+      if (claims instanceof Failure) return claims
+    } else {
+      claims = this.verifyAccess(token, now)
+      if (claims instanceof Failure) return this.explain('access', token, claims)
+    }
     // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer. The
     // cheap checks first (ath, the key's thumbprint), the proof's signature last.
     if (proof === null) {
@@ -249,6 +260,35 @@ class Core {
       if (admission === 'full') return fail('dpop_replay_cache_full')
     }
     return { userId, email: claims.email, role: claims.role, tenant, scope: grantedScopes(claims), remaining, dpopReplay: proof }
+  }
+
+  /**
+   * The claims held for an opaque token, checked as a verified JWT's are (src/authenticator.rs
+   * `introspected`): introspection_required when none are held, token_inactive for an inactive one.
+   */
+  introspected(token, now) {
+    const found = this.introspection.lookup(digestOf(token), now)
+    if (found === undefined) return fail('introspection_required')
+    if (found === null) return fail('token_inactive')
+    const claims = parseClaims(found)
+    if (claims === null) return fail('malformed_token')
+    const rules = this.accessRules.rulesFor(this.issuerKeys === null ? this.accessKeys : this.issuerKeys, claims)
+    return rules === null ? fail('untrusted_issuer') : rules.validate(claims, now)
+  }
+
+  /** src/authenticator.rs `admit_introspection`: the checks in its order, then the cache's verdict. */
+  admitIntrospection(token, claimsJson, until) {
+    if (this.introspection === null) throw typeError(message('introspectionOff'))
+    if (typeof token !== 'string' || token === '' || token.length > this.settings.maxTokenBytes || Buffer.byteLength(token) > this.settings.maxTokenBytes) {
+      throw typeError(message('introspectionToken'))
+    }
+    let claims = null
+    if (claimsJson !== undefined && claimsJson !== null) {
+      claims = typeof claimsJson === 'string' && claimsJson.length <= MAX_CLAIMS_BYTES ? Buffer.from(claimsJson, 'utf8') : null
+      if (claims === null || claims.length > MAX_CLAIMS_BYTES || claims[0] !== 0x7b || parseClaims(claims) === null) throw typeError(message('introspectionClaims'))
+    }
+    if (typeof until !== 'number' || !Number.isFinite(until)) throw typeError(message('introspectionUntil'))
+    return this.introspection.admit(digestOf(token), claims, until)
   }
 
   /** Access-token verification through the cache when it serves the key set (src/authenticator.rs `verify_access`). */
@@ -542,6 +582,29 @@ class Authenticator {
   setKeys(keys, options) {
     if (this.#shared) throw sharedKeys()
     return this.#core.setKeys(keys, options)
+  }
+
+  /**
+   * Holds what the introspection endpoint answered for the opaque `token` (RFC 7662) until
+   * `cacheUntilSec`: `claimsJson` the answer mapped to claims, or null for an inactive token.
+   * False when the cache's bounds refused it (src/binding/authenticator.rs says the rest).
+   */
+  admitIntrospection(token, claimsJson, cacheUntilSec) {
+    return this.#core.admitIntrospection(token, claimsJson, cacheUntilSec)
+  }
+
+  /** The claims JSON held for the active opaque `token` now, or null (src/binding/authenticator.rs). */
+  introspectionClaims(token) {
+    const cache = this.#core.introspection
+    if (cache === null || typeof token !== 'string' || Buffer.byteLength(token) > this.#core.settings.maxTokenBytes) return null
+    const found = cache.lookup(digestOf(token), this.#core.now())
+    return found === undefined || found === null ? null : found.toString('utf8')
+  }
+
+  /** Answers held by the introspection cache (at most introspectionCacheMaxEntries). */
+  get introspectionCacheEntries() {
+    const cache = this.#core.introspection
+    return cache === null ? 0 : cache.size
   }
 
   /** Tokens held by the verified-token cache (at most verifiedTokenCacheMaxEntries). */

@@ -88,6 +88,16 @@ export declare class Authenticator {
   setKeys(keys: ReadonlyArray<KeyInput>, options?: SetKeysOptions | null): number
   /** Counts key-set replacements: 0 after construction, +1 per `setKeys`. */
   get keySetGeneration(): number
+  /**
+   * Holds what the introspection endpoint answered for the opaque `token` until `cacheUntilSec`
+   * (`claimsJson`: the answer mapped to claims; `null`: an inactive token). False when the
+   * cache's bounds refused it (docs/resource-server.md#opaque-tokens-introspection).
+   */
+  admitIntrospection(token: string, claimsJson: string | null, cacheUntilSec: number): boolean
+  /** The claims JSON held for the active opaque `token` now, or `null`. */
+  introspectionClaims(token: string): string | null
+  /** Answers held by the introspection cache (at most `introspectionCacheMaxEntries`). */
+  get introspectionCacheEntries(): number
   /** Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`). */
   get verifiedTokenCacheEntries(): number
   /** The DPoP nonce to hand out now (`DPoP-Nonce`, RFC 9449 §8), or `undefined` without `dpopNonceSecret`. */

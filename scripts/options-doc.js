@@ -19,6 +19,7 @@ const BAGS = [
   [['storeOptions'], 'Store options', '`createRedisStore(client, options)` of `auth-shield/redis`; `store.attach(authenticator, options)` takes `lease`, `strict`, `maxKeys` and `outageShare` ([scale-out](scale-out.md))'],
   [['feedOptions'], 'Revocation feed options', '`new RevocationFeed(client, options)` of `auth-shield/redis` ([revocation](revocation.md))'],
   [['jwksOptions'], 'Remote JWKS options', '`createRemoteJwks(url, options)` of `auth-shield/jwks` ([jwks](jwks.md))'],
+  [['introspectionOptions'], 'Introspection options', "a trusted issuer's `introspection` in `createTrustedIssuers([{ issuer, introspection }])` of `auth-shield/jwks` ([resource-server](resource-server.md#opaque-tokens-introspection))"],
 ]
 
 const TYPES = {

@@ -14,6 +14,7 @@ use crate::dpop::nonce::NonceKey;
 use crate::dpop::replay::{Admission, ReplayCache};
 use crate::dpop::{dpop_scheme, read_proof, ProofAlgs, SenderContext};
 use crate::error::AuthError;
+use crate::introspection::{is_jwt_shaped, IntrospectionCache, Lookup};
 use crate::issue::signing_key::SigningKey;
 use crate::issue::{issue, Issue, Signer};
 use crate::issuers::{Issuer, IssuerKeys};
@@ -165,6 +166,9 @@ pub struct Authenticator {
     cache: Option<VerifiedCache>,
     /// Whether the cache also serves HMAC-only key sets (only when its size was given).
     cache_hmac: bool,
+    /// Answers of the introspection endpoint for opaque tokens (src/introspection.rs); `None`
+    /// when off (`introspectionCacheMaxEntries` 0).
+    introspection: Option<IntrospectionCache>,
     /// `signingKey` and its public half, which every key set (the constructor's and each
     /// `setKeys`) holds beside the configured keys, so our own tokens always verify.
     signing: Option<(Arc<SigningKey>, KeySpec)>,
@@ -267,6 +271,10 @@ impl Authenticator {
                     .unwrap_or(DEFAULT_CAPACITY),
             ),
             cache_hmac: settings.verified_token_cache_size().is_some(),
+            introspection: {
+                let (entries, bytes) = settings.introspection_cache();
+                IntrospectionCache::new(entries, bytes)
+            },
             signing,
             dpop_replay: settings
                 .dpop()
@@ -458,6 +466,95 @@ impl Authenticator {
         }
     }
 
+    /// The claims the introspection cache holds for an opaque `token`, checked as a verified
+    /// JWT's are (exp, nbf, iat, iss, aud, scope, step-up under the issuer's rules); every
+    /// check after verification then runs as for a JWT. `introspection_required` when nothing
+    /// is held (the middleware introspects and runs the request again), `token_inactive` for a
+    /// held `active: false`.
+    fn introspected<'s>(
+        &self,
+        cache: &IntrospectionCache,
+        token: &[u8],
+        now: f64,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<Claims<'s>, AuthError> {
+        if !is_b64token(token) {
+            return Err(AuthError::InvalidAuthorizationFormat);
+        }
+        match cache.lookup(&VerifiedCache::digest(token), now, scratch) {
+            Lookup::Missing => Err(AuthError::IntrospectionRequired),
+            Lookup::Inactive => Err(AuthError::TokenInactive),
+            Lookup::Active => {
+                let json: &'s [u8] = scratch;
+                match &self.trusted {
+                    Some((_, ring)) => {
+                        let ring = ring.read().unwrap_or_else(PoisonError::into_inner);
+                        self.access.validate_claims(json, &**ring, now)
+                    }
+                    None => {
+                        let keys = self
+                            .access_keys
+                            .read()
+                            .unwrap_or_else(PoisonError::into_inner);
+                        self.access.validate_claims(json, &**keys, now)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Holds the introspection answer for `token` (`claims`: the mapped claims JSON, `None`
+    /// for an inactive token) until `until` (seconds since the epoch). `Ok(false)`: refused by
+    /// the cache's bounds (src/introspection.rs). The token itself is only hashed.
+    pub fn admit_introspection(
+        &self,
+        token: &[u8],
+        claims: Option<&[u8]>,
+        until: f64,
+    ) -> Result<bool, ArgError> {
+        use crate::contract::messages;
+        let cache = self
+            .introspection
+            .as_ref()
+            .ok_or_else(|| ArgError::Type(messages::INTROSPECTION_OFF.into()))?;
+        if token.is_empty() || token.len() > self.settings.max_token_bytes() {
+            return Err(ArgError::Type(messages::INTROSPECTION_TOKEN.into()));
+        }
+        let claims = match claims {
+            None => None,
+            Some(json) => {
+                let object = json.first() == Some(&b'{');
+                if !object
+                    || json.len() > crate::introspection::MAX_CLAIMS_BYTES
+                    || Claims::parse(json).is_none()
+                {
+                    return Err(ArgError::Type(messages::INTROSPECTION_CLAIMS.into()));
+                }
+                Some(Box::from(json))
+            }
+        };
+        if !until.is_finite() {
+            return Err(ArgError::Type(messages::INTROSPECTION_UNTIL.into()));
+        }
+        Ok(cache.admit(VerifiedCache::digest(token), claims, until))
+    }
+
+    /// The claims JSON held for an active opaque `token` now (what a pass hands the application
+    /// as its claims), or `None`.
+    pub fn introspection_claims(&self, token: &[u8]) -> Option<Vec<u8>> {
+        let cache = self.introspection.as_ref()?;
+        let mut out = Vec::new();
+        let found = cache.lookup(&VerifiedCache::digest(token), self.now_sec(), &mut out);
+        (found == Lookup::Active).then_some(out)
+    }
+
+    /// Answers held by the introspection cache (0 when off).
+    pub fn introspection_cache_len(&self) -> usize {
+        self.introspection
+            .as_ref()
+            .map_or(0, IntrospectionCache::len)
+    }
+
     /// The tenant of the trusted issuer a verified token names, if it has one.
     fn issuer_tenant(&self, claims: &Claims<'_>) -> Option<&str> {
         let (issuers, _) = self.trusted.as_ref().filter(|_| self.issuer_tenants)?;
@@ -636,15 +733,23 @@ impl Authenticator {
             }
             None => (extract_bearer(authorization, max_token_bytes)?, None),
         };
-        let mut claims = self
-            .verify_access_now(token, self.now_sec_at(mono), payload)
-            .map_err(|err| match err {
-                // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
-                AuthError::MalformedToken if !is_b64token(token) => {
-                    AuthError::InvalidAuthorizationFormat
-                }
-                other => self.explain(TokenKind::Access, token, other),
-            })?;
+        let now = self.now_sec_at(mono);
+        let mut claims = match self.introspection.as_ref() {
+            // An opaque token (any token with introspectJwts): what its issuer's introspection
+            // endpoint said of it.
+            Some(cache) if self.settings.introspect_jwts() || !is_jwt_shaped(token) => {
+                self.introspected(cache, token, now, payload)?
+            }
+            _ => self
+                .verify_access_now(token, now, payload)
+                .map_err(|err| match err {
+                    // Not a JWT: say so as RFC 6750 does when it is not even a b64token.
+                    AuthError::MalformedToken if !is_b64token(token) => {
+                        AuthError::InvalidAuthorizationFormat
+                    }
+                    other => self.explain(TokenKind::Access, token, other),
+                })?,
+        };
         // RFC 9449 §7.1: a bound token needs the proof of its key; no downgrade to Bearer. The
         // cheap checks first (ath, the key's thumbprint), the proof's signature last.
         match (&proof, &claims.cnf_jkt) {

@@ -29,6 +29,7 @@ mod contract;
 mod dpop;
 mod error;
 mod helpers;
+mod introspection;
 mod issue;
 mod issuers;
 mod jwt;

@@ -28,6 +28,11 @@ pub struct Settings {
     allow_short_secret: bool,
     /// `None`: the default (on for asymmetric key sets, off for HMAC-only ones).
     verified_token_cache_size: Option<usize>,
+    /// `introspectionCacheMaxEntries` / `…MaxBytes` (src/introspection.rs); 0 entries: off.
+    introspection_cache_entries: usize,
+    introspection_cache_bytes: usize,
+    /// `introspectJwts`: JWTs are looked up in the introspection cache too.
+    introspect_jwts: bool,
     refresh_secret: Option<Secret>,
     issuers: Vec<String>,
     audiences: Vec<String>,
@@ -95,6 +100,9 @@ impl Settings {
             signing_key: None,
             allow_short_secret,
             verified_token_cache_size: None,
+            introspection_cache_entries: 0,
+            introspection_cache_bytes: 0,
+            introspect_jwts: false,
             refresh_secret: None,
             issuers: Vec::new(),
             audiences: Vec::new(),
@@ -141,6 +149,13 @@ impl Settings {
             ("verifiedTokenCacheMaxEntries", Number(n)) => {
                 self.verified_token_cache_size = Some(n as usize)
             }
+            ("introspectionCacheMaxEntries", Number(n)) => {
+                self.introspection_cache_entries = n as usize
+            }
+            ("introspectionCacheMaxBytes", Number(n)) => {
+                self.introspection_cache_bytes = n as usize
+            }
+            ("introspectJwts", Bool(b)) => self.introspect_jwts = b,
             ("refreshSecret", Secret(s)) => self.refresh_secret = Some(s),
             ("issuer", List(l)) => self.issuers = l,
             ("audience", List(l)) => self.audiences = l,
@@ -222,6 +237,17 @@ impl Settings {
     /// The configured cache size, or `None` for the default.
     pub fn verified_token_cache_size(&self) -> Option<usize> {
         self.verified_token_cache_size
+    }
+    /// `(entries, bytes)` of the introspection cache; 0 entries: off.
+    pub fn introspection_cache(&self) -> (usize, usize) {
+        (
+            self.introspection_cache_entries,
+            self.introspection_cache_bytes,
+        )
+    }
+    /// `introspectJwts`: every token is looked up in the introspection cache.
+    pub fn introspect_jwts(&self) -> bool {
+        self.introspect_jwts
     }
     pub fn refresh_secret(&self) -> Option<&Secret> {
         self.refresh_secret.as_ref()
@@ -458,6 +484,8 @@ impl Settings {
             self.max_auth_age_sec.unwrap_or(f64::NAN),
             self.verified_token_cache_size
                 .map_or(f64::NAN, |n| n as f64),
+            self.introspection_cache_entries as f64,
+            self.introspection_cache_bytes as f64,
         ] {
             field(&n.to_bits().to_le_bytes());
         }
@@ -472,6 +500,7 @@ impl Settings {
             self.require_certificate_bound_tokens as u8,
             self.dpop as u8,
             self.access_token_profile as u8,
+            self.introspect_jwts as u8,
         ]);
         let mut out = [0u8; 32];
         out.copy_from_slice(ctx.finish().as_ref());

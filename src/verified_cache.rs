@@ -131,7 +131,7 @@ impl VerifiedCache {
 
 /// The digest is already uniform: its first 8 bytes are the hash.
 #[derive(Default)]
-struct DigestHasher(u64);
+pub struct DigestHasher(u64);
 
 impl Hasher for DigestHasher {
     fn finish(&self) -> u64 {

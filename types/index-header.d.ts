@@ -40,6 +40,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'rate_limit_pending'
   | 'keys_unavailable'
+  | 'introspection_required'
+  | 'introspection_unavailable'
+  | 'token_inactive'
   | 'certificate_required'
   | 'certificate_mismatch'
   | 'unbound_token'
@@ -179,6 +182,16 @@ export interface AuthConfigOptions {
   verifiedTokenCacheMaxEntries?: number | null | undefined
   /** @deprecated The old name of `verifiedTokenCacheMaxEntries` (a one-time DeprecationWarning `AUTH_SHIELD_DEP_VERIFIED_TOKEN_CACHE_SIZE`; not with it). */
   verifiedTokenCacheSize?: number | null | undefined
+  /**
+   * Most introspection answers held for opaque tokens (RFC 7662), keyed by the token's SHA-256;
+   * 0 (the default) turns introspection off. Set for you by trusted issuers with an
+   * `introspection` option (docs/resource-server.md#opaque-tokens-introspection).
+   */
+  introspectionCacheMaxEntries?: number | null | undefined
+  /** Most bytes of claims the introspection cache holds (default 16 MiB). */
+  introspectionCacheMaxBytes?: number | null | undefined
+  /** With the introspection cache on, look JWTs up there too (default false: only opaque tokens). */
+  introspectJwts?: boolean | null | undefined
   /**
    * HS256 secret for refresh tokens; `signRefreshToken` / `verifyRefreshToken` need it or
    * `signingKey`, and it wins over `signingKey` for refresh tokens.

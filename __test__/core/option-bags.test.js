@@ -42,7 +42,15 @@ const BAGS = {
   jwksOptions: {
     createRemoteJwks: (o) => createRemoteJwks(NOWHERE, o).close(),
   },
+  introspectionOptions: {
+    "a trusted issuer's introspection": (o) => readIntrospection({ clientId: 'rs', clientSecret: 'rs-secret', ...o }, 'https://idp.example/', new URL('https://idp.example/')),
+  },
 }
+// The name a bag's messages give its options (`options.x` unless said here).
+const WHERE = { introspectionOptions: 'introspection' }
+const whereOf = (bag) => WHERE[bag] ?? 'options'
+const { readIntrospection } = require('../../lib/introspection/options')
+const ASSERTION_KEY = require('node:crypto').generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
 
 // The Fastify plugin reads its options when registered: the same reader, through its decision.
 function fastifyDecision(o) {
@@ -74,7 +82,7 @@ test('a misspelt option is a TypeError ERR_INVALID_ARG_TYPE naming it, in every 
     for (const { name } of SCHEMA[bag]) {
       for (const typo of misspellings(name)) {
         if (SCHEMA[bag].some((o) => o.name === typo) || SCHEMA.renamed.some((r) => r.bag === bag && r.name === typo)) continue
-        assert.throws(() => build({ [typo]: 1 }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: `options.${typo} is not a known option` }, `${label}: ${typo}`)
+        assert.throws(() => build({ [typo]: 1 }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: `${whereOf(bag)}.${typo} is not a known option` }, `${label}: ${typo}`)
         checked++
       }
     }
@@ -108,12 +116,13 @@ test('a value of the wrong kind is a TypeError, one past a bound a RangeError, i
       const wrong = wrongKind(option)
       if (wrong === undefined) continue
       const words = { boolean: 'a boolean', integer: 'a number', number: 'a number', function: 'a function' }[option.kind]
-      const message = words === undefined ? new RegExp(`^options\\.${option.name} must be `) : `options.${option.name} must be ${words}`
+      const where = whereOf(bag)
+      const message = words === undefined ? new RegExp(`^${where}\\.${option.name} must be `) : `${where}.${option.name} must be ${words}`
       assert.throws(() => build({ [option.name]: wrong }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message }, `${label}: ${option.name}`)
       checked++
       if (option.kind === 'integer' || option.kind === 'number') {
         for (const past of [option.exclusiveMin ? option.min : option.min - 1, option.max + 1, ...(option.kind === 'integer' ? [option.min + 0.5] : [])]) {
-          assert.throws(() => build({ [option.name]: past }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: new RegExp(`^options\\.${option.name} must be .*, got ${past}$`) }, `${label}: ${option.name} ${past}`)
+          assert.throws(() => build({ [option.name]: past }), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE', message: new RegExp(`^${where}\\.${option.name} must be .*, got ${past}$`) }, `${label}: ${option.name} ${past}`)
           checked++
         }
       }
@@ -136,7 +145,9 @@ test('each bound and each enum value of the schema is accepted', () => {
               ? { retryMinMs: Math.min(value, 1_000) }
               : option.name === 'dpopMode' && value !== 'disabled'
                 ? { dpopOrigin: 'https://api.example' }
-                : {}
+                : option.name === 'authMethod' && value === 'private_key_jwt'
+                  ? { clientSecret: undefined, privateKey: ASSERTION_KEY }
+                  : {}
         assert.doesNotThrow(() => build({ ...with_, [option.name]: value }), `${label}: ${option.name} ${value}`)
       }
     }

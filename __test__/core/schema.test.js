@@ -97,6 +97,27 @@ const PROBES = {
     assert.equal(auth.verifyAccessToken(token({ sub: 'u1' }, SECRET)).errorCode, 'missing_expiration'),
   requireSubject: (auth) =>
     assert.equal(auth.verifyAccessToken(token({ exp: NOW + 60 }, SECRET)).errorCode, 'missing_subject'),
+  // Off by default: an opaque token is malformed_token, and nothing can be admitted.
+  introspectionCacheMaxEntries: (auth) => {
+    assert.equal(auth.authenticate('Bearer opaque-token').errorCode, 'malformed_token')
+    assert.throws(() => auth.admitIntrospection('opaque-token', null, NOW + 60), { name: 'TypeError' })
+    assert.equal(auth.introspectionCacheEntries, 0)
+  },
+  // Default 16 MiB of claims: a thousand 15-KiB answers do not all fit, the newest are held.
+  introspectionCacheMaxBytes: (auth) => {
+    const big = new auth.constructor({ accessSecret: SECRET, clockTimestamp: NOW, introspectionCacheMaxEntries: 10000 })
+    const pad = 'p'.repeat(15000)
+    for (let i = 0; i < 1200; i++) assert.equal(big.admitIntrospection(`t${i}`, JSON.stringify({ sub: 'u', exp: NOW + 60, pad }), NOW + 60), true)
+    assert.ok(big.introspectionCacheEntries < 1200 && big.introspectionCacheEntries > 1000, String(big.introspectionCacheEntries))
+    assert.equal(big.authenticate('Bearer t1199').authenticated, true)
+    assert.equal(big.authenticate('Bearer t0').errorCode, 'introspection_required')
+  },
+  // Off by default: with the introspection cache on, a JWT is still verified locally.
+  introspectJwts: (auth) => {
+    const on = new auth.constructor({ accessSecret: SECRET, clockTimestamp: NOW, introspectionCacheMaxEntries: 10 })
+    const t = token(claims(), SECRET)
+    assert.equal(on.authenticate(`Bearer ${t}`).authenticated, true)
+  },
   maxRevocations: (auth) => {
     // Default 100000 live revocations; the next one is refused, the held ones kept.
     for (let i = 0; i < 100000; i++) auth.revokeToken(`j${i}`, NOW + 60)

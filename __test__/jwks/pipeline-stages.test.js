@@ -30,7 +30,7 @@ test('the jwks option is a registered stage that reads results, and leaves the e
   try {
     const mw = authShield({ issuer: 'https://idp.test/' }, { jwks: source, engine: 'js' })
     const { pipeline, engine } = mw.decision
-    assert.deepEqual(STAGES.map((s) => s.name), ['key source'])
+    assert.deepEqual(STAGES.map((s) => s.name), ['key source', 'introspection'])
     assert.deepEqual(pipeline.stages.map((s) => s.name), ['key source'])
     assert.equal(pipeline.resultStages.length, 1)
     assert.equal(engine.authenticate.name, 'authenticateOnly')

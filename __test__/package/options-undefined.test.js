@@ -25,6 +25,8 @@ const ENTRIES = [
   // The Fetch entry answers every refusal itself: no onError, and errors is 'respond' only (options.json valuesFor).
   ['middlewareOptions', "import type { FetchVerifierOptions as T } from 'auth-shield/fetch'", 'T', ['onError']],
   ['jwksOptions', "import type { RemoteJwksOptions as T } from 'auth-shield/jwks'", 'T', []],
+  // clientId is required (no default): every other option is tried alone, beside it.
+  ['introspectionOptions', "import type { TrustedIssuerIntrospectionOptions as T } from 'auth-shield/jwks'", "Omit<T, 'clientId'>", ['clientId']],
   ['storeOptions', "import type { RedisStoreOptions as T } from 'auth-shield/redis'", 'T', []],
   ['feedOptions', "import type { RevocationFeedOptions as T } from 'auth-shield/redis'", 'T', []],
 ]

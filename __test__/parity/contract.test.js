@@ -149,6 +149,7 @@ const failing = {
   missing_profile_claim: () => [{ requireAccessTokenProfile: true, issuer: 'i', audience: 'a' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, iss: 'i', aud: 'a', iat: NOW, jti: 'j' }, SECRET, { alg: 'HS256', typ: 'at+jwt' })}`],
   insufficient_user_authentication: () => [{ requiredAcr: 'mfa' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, acr: 'pwd' }, SECRET)}`],
   insufficient_scope: () => [{ requiredScope: 'write' }, `Bearer ${token({ sub: 'u', exp: NOW + 60, scope: 'read' }, SECRET)}`],
+  introspection_required: () => [{ introspectionCacheMaxEntries: 1 }, 'Bearer opaque-never-introspected'],
   untrusted_issuer: () => [{ accessSecret: undefined, issuers: [{ issuer: 'me', keys: [{ alg: 'HS256', secret: SECRET }] }] }, `Bearer ${token({ sub: 'u', exp: NOW + 60, iss: 'you' }, SECRET)}`],
 }
 const THUMB = 'Avv2uRvXGkvZRXCpVXMt6eDJ3AaIw7qOlRkE5wAmZZs'
@@ -169,6 +170,8 @@ const NOT_FROM_ONE_CALL = {
   dpop_not_allowed: 'dpop/modes.test.js (answered by the middleware with dpopMode: disabled, never by the core)',
   dpop_replay_unavailable: 'dpop/shared-replay.test.js (answered by the middleware when Redis fails)',
   use_dpop_nonce: 'dpop/proof.test.js (dpopNonceSecret set, a proof without the current nonce)',
+  introspection_unavailable: 'introspection/failures.test.js (answered by the middleware when the endpoint fails, never by the core)',
+  token_inactive: 'introspection/engine.test.js (after admitIntrospection(token, null, until))',
 }
 
 test('every failure code comes out of both engines with the status and message of the contract', () => {
@@ -234,6 +237,10 @@ const callers = {
   profileNeedsIssuerAndAudience: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, requireAccessTokenProfile: true, issuer: 'i' })),
   dpopAlgorithmRefused: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, dpop: true, dpopAlgorithms: ['ES256', 'HS256'] })),
   unknownOption: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, acessSecret: SECRET })),
+  introspectionOff: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET }).admitIntrospection('t', null, NOW)),
+  introspectionToken: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, introspectionCacheMaxEntries: 1 }).admitIntrospection('', null, NOW)),
+  introspectionClaims: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, introspectionCacheMaxEntries: 1 }).admitIntrospection('t', '[1]', NOW)),
+  introspectionUntil: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, introspectionCacheMaxEntries: 1 }).admitIntrospection('t', null, Infinity)),
   replayKeyMalformed: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, dpop: true }).releaseDpopProof('x')),
   mustBeBoolean: ({ Authenticator }) => thrown(() => new Authenticator({ accessSecret: SECRET, enforceTenantMatch: 1 })),
   mustBeString: ({ RateLimiter }) => thrown(() => new RateLimiter({ capacity: 1, refillPerSec: 1 }).consume(5)),

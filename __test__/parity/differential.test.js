@@ -48,6 +48,8 @@ const CONFIGS = schemaConfigs({
     maxTokenBytes: [400, ...nonDefaultValues(optionOf('maxTokenBytes'))],
     // Every Bearer token without a certificate would be unbound_token: the tests at the end.
     requireCertificateBoundTokens: [],
+    // Every JWT would be introspection_required: the introspection test at the end compares it.
+    introspectJwts: [],
     requiredScope: [['read', 'write:x'], 'read'],
     requiredAcr: [['mfa', 'gold'], 'mfa'],
     maxAuthAgeSec: [60, 0, 3200000000],
@@ -384,7 +386,7 @@ test('both engines give identical results on >= 10,000 generated requests', () =
   // DPoP codes: the DPoP test below and __test__/dpop/ (proofs are made asynchronously).
   const dpopCodes = Object.keys(require('../../contract/error-codes.json')).filter((c) => c.includes('dpop'))
   // untrusted_issuer needs the issuers option: the trusted-issuer tests at the end.
-  const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending', 'keys_unavailable', 'certificate_required', 'certificate_mismatch', 'unbound_token', 'untrusted_issuer', ...dpopCodes])
+  const notGenerated = new Set(['rate_limited', 'token_revoked', 'revocation_unavailable', 'rate_limit_pending', 'keys_unavailable', 'certificate_required', 'certificate_mismatch', 'unbound_token', 'untrusted_issuer', 'introspection_unavailable', 'token_inactive', ...dpopCodes])
   const expected = ['ok', ...Object.keys(require('../../contract/error-codes.json'))].filter((c) => !notGenerated.has(c)).sort()
   assert.deepEqual(reached, expected)
   for (const [code, n] of checker.codes) assert.ok(n >= 10, `${code} reached only ${n} times`)
@@ -1624,4 +1626,41 @@ test('route requirements agree between engines and with the config-level checks'
   for (const key of ['requireScopes null', 'requireScopes insufficient_scope', 'requireScopes invalid_claims', 'requireAuthentication null', 'requireAuthentication insufficient_user_authentication', 'requireAuthentication invalid_claims', 'requireAnyScope null', 'requireAnyScope insufficient_scope']) {
     assert.ok(seen.get(key) >= 5, `${key}: ${seen.get(key) || 0}`)
   }
+})
+
+// Opaque tokens (issue 36): both engines admit the same introspection answers, then give the
+// same verdict, result and counters for each, under the generated configs that introspect.
+test('both engines judge admitted introspection answers alike', () => {
+  const checker = makeChecker()
+  const rng = random(36)
+  const configs = CONFIGS.filter((c) => c.introspectionCacheMaxEntries > 0)
+  const extra = { accessSecret: ACCESS, clockTimestamp: NOW, introspectionCacheMaxEntries: 50, introspectionCacheMaxBytes: 65536 }
+  for (const config of [...configs, extra, { ...extra, audience: 'api', issuer: 'auth.example', requiredScope: 'read' }, { ...extra, introspectJwts: true }]) {
+    const pair = pairOf(config)
+    const jwts = Array.from({ length: 8 }, () => tokenFor(rng, config))
+    for (let i = 0; i < 400; i++) {
+      // With introspectJwts, JWTs (a few distinct ones, so some are admitted before they come back) too.
+      const opaque = config.introspectJwts && rng.chance(0.3) ? jwts[rng.int(jwts.length)] : `opaque-${rng.int(80)}`
+      if (rng.chance(0.5)) {
+        const inactive = rng.chance(0.2)
+        const json = inactive ? null : JSON.stringify(claimsFor(rng, config))
+        const until = NOW + rng.pick([-1, 0, 1, 60])
+        const admitted = [pair.n, pair.j].map((a) => {
+          try {
+            return a.admitIntrospection(opaque, json, until)
+          } catch (err) {
+            return `${err.name}: ${err.message}`
+          }
+        })
+        assert.equal(admitted[1], admitted[0], json)
+        const held = [pair.n, pair.j].map((a) => a.introspectionClaims(opaque))
+        assert.equal(held[1], held[0])
+      }
+      checker.check(pair, [authorizationFor(rng, opaque), rng.pick(TENANT_HEADERS), rng.pick(HOSTS)], `opaque #${i}`)
+    }
+    assert.equal(pair.j.introspectionCacheEntries, pair.n.introspectionCacheEntries)
+    sameMetrics(pair)
+  }
+  assert.deepEqual(checker.mismatches, [])
+  for (const code of ['ok', 'introspection_required', 'token_inactive', 'token_expired', 'invalid_claims', 'insufficient_scope']) assert.ok(checker.codes.get(code) >= 3, `${code}: ${checker.codes.get(code) || 0}`)
 })

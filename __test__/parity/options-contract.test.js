@@ -38,6 +38,7 @@ const SHARED_READERS = {
   middlewareOptions: 'lib/options/reader.js (the adapters)',
   feedOptions: 'lib/options/reader.js (createRevocationFeed)',
   jwksOptions: 'lib/options/reader.js (createRemoteJwks)',
+  introspectionOptions: "lib/options/reader.js (a trusted issuer's introspection option, lib/introspection/options.js)",
 }
 const ENGINE_BAGS = ['options', 'entryOptions']
 
@@ -131,6 +132,40 @@ const PROBES = {
       const [a, b, c] = ['a', 'b', 'c'].map((sub) => bearer(claims({ sub })))
       const junk = ['Bearer ===', 'Bearer a=b', 'Bearer é', `${a.slice(0, 40)}~!${a.slice(42)}`, 'Bearer abc.def']
       return [a, b, c, a, b, c, a, a, ...junk].map((t) => auth.authenticate(t)).concat([auth.verifiedTokenCacheEntries, auth.verifyAccessToken('a=b')])
+    },
+  },
+  introspectionCacheMaxEntries: {
+    // Off by default (an opaque token is malformed_token); on, a token is held until its end,
+    // an inactive one refused, and the size bounds what is held (js/introspection.js).
+    values: [1, 3],
+    run: (auth) => {
+      const admit = (t, c, until) => outcome(() => auth.admitIntrospection(t, c === null ? null : JSON.stringify(c), until))
+      const until = claims().exp
+      const out = [auth.authenticate('Bearer opaque-a')]
+      out.push(admit('opaque-a', claims({ sub: 'a' }), until), admit('opaque-b', null, until), admit('opaque-c', claims({ sub: 'c' }), until))
+      for (const t of ['opaque-a', 'opaque-b', 'opaque-c', 'a=b', 'x.y.z']) out.push(auth.authenticate(`Bearer ${t}`))
+      return out.concat([auth.introspectionCacheEntries, admit('opaque-d', '[1]', until), admit('', null, until), admit('opaque-d', null, NaN)])
+    },
+  },
+  introspectionCacheMaxBytes: {
+    context: { introspectionCacheMaxEntries: 100 },
+    values: [65536],
+    run: (auth) => {
+      const pad = 'p'.repeat(8000)
+      const out = []
+      for (let i = 0; i < 12; i++) out.push(auth.admitIntrospection(`opaque-${i}`, JSON.stringify(claims({ sub: `s${i}`, pad })), claims().exp))
+      for (let i = 0; i < 12; i++) out.push(auth.authenticate(`Bearer opaque-${i}`).errorCode)
+      return out.concat([auth.introspectionCacheEntries])
+    },
+  },
+  introspectJwts: {
+    // A JWT is verified locally unless every token is introspected: then it is looked up too.
+    context: { introspectionCacheMaxEntries: 10 },
+    run: (auth) => {
+      const t = bearer(claims({ sub: 'from-jwt' }))
+      const out = [auth.authenticate(t)]
+      out.push(auth.admitIntrospection(t.slice(7), JSON.stringify(claims({ sub: 'from-introspection' })), claims().exp))
+      return out.concat([auth.authenticate(t), auth.authenticate('Bearer opaque-x')])
     },
   },
   refreshSecret: {

@@ -14,7 +14,7 @@ const SCHEMA = require('../../contract/options.json')
 const { random } = require('./tokens')
 
 /** The bags of options.json that hold option entries (`callOptions` holds names only). */
-const OPTION_BAGS = ['options', 'entryOptions', 'storeOptions', 'middlewareOptions', 'feedOptions', 'jwksOptions']
+const OPTION_BAGS = ['options', 'entryOptions', 'storeOptions', 'middlewareOptions', 'feedOptions', 'jwksOptions', 'introspectionOptions']
 
 /** `option` of `bag` by name, or undefined. */
 function optionOf(name, bag = 'options') {

@@ -30,7 +30,13 @@ const issuerAge: number | null | undefined = trusted.metrics().issuers['https://
 const allKeys: boolean = trusted.metrics().keysAvailable
 authShield({ audience: 'https://api.example/' }, { jwks: trusted, algorithms: ['RS256'] })
 jwksEntry.createTrustedIssuers(['https://a.example/', { issuer: 'https://b.example/', audience: ['api'], algorithms: ['RS256'], jwksUri: 'https://b.example/keys' }])
-void [trustedList, firstUri, maxIssuers, issuerAge, allKeys]
+// Opaque tokens of an issuer, introspected (RFC 7662, RFC 9701).
+const opaque = jwksEntry.createTrustedIssuers([
+  { issuer: 'https://login.example/', audience: 'https://api.example/', introspection: { clientId: 'api', clientSecret: 's', cacheMaxSec: 60, negativeCacheSec: 5, jwtResponse: true } },
+])
+const introspected: number | undefined = opaque.status()[0]?.introspection?.introspections
+jwksEntry.createTrustedIssuers([{ issuer: 'https://login.example/', introspection: { clientId: 'api', privateKey: 'PEM', authMethod: 'private_key_jwt', endpoint: 'https://login.example/introspect' } }])
+void [trustedList, firstUri, maxIssuers, issuerAge, allKeys, introspected]
 
 // Per-route requirements in every adapter.
 const readOrders: authShield.RouteRequirement = authShield.requireScopes('read:orders', 'write:orders')

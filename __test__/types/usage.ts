@@ -108,6 +108,12 @@ const access: string = auth.signAccessToken(claims)
 const refresh: string = auth.signRefreshToken({ sub: 'user-1' })
 
 const result: AuthResult = auth.authenticate(`Bearer ${access}`, null, 'acme.example.com')
+// The introspection cache (RFC 7662): an answer held for an opaque token, its claims read back.
+const opaqueAuth = new Authenticator({ accessSecret: 'x'.repeat(32), introspectionCacheMaxEntries: 1000, introspectionCacheMaxBytes: 1 << 20 })
+const admitted: boolean = opaqueAuth.admitIntrospection('opaque', '{"sub":"u"}', 1_900_000_000)
+const heldClaims: string | null = opaqueAuth.introspectionClaims('opaque')
+const heldCount: number = opaqueAuth.introspectionCacheEntries
+void [admitted, heldClaims, heldCount]
 const authenticated: boolean = result.authenticated
 const status: number | undefined = result.errorStatus
 const retry: number = result.retryAfterMs

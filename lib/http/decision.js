@@ -165,7 +165,7 @@ class AuthDecision {
     this.rateLimitHeaders = rateLimitHeaderWriter(this.options.rateLimitHeaders, this.engine.authenticator.rateLimitMax, this.refillPerSec)
     this.recoveries = new Map()
     // The parsed payloads of the last few tokens, for `claims` (lib/http/verified-claims.js).
-    this.verifiedClaims = new VerifiedClaims()
+    this.verifiedClaims = new VerifiedClaims(this.pipeline.opaqueClaimsOf, this.pipeline.claimsOfEveryToken)
     // DPoP (lib/http/dpop.js): the proof, method and URL of each request, with dpopOrigin or
     // dpopUrl only. The route's DPoP mode (dpopMode): 'disabled' reads no proof and refuses the DPoP scheme.
     this.dpopMode = dpopModeOf(options || {})
@@ -220,10 +220,13 @@ class AuthDecision {
    * the Promise it returns and, when it resolves to true, authenticates the request once more,
    * reading its credentials again; one request waits at most `attempts`
    * times (default 1) in all. For failures that background state can repair: a
-   * key set refreshed on an unknown `kid`, a rate-limit lease fetched from a shared store. A
-   * throw, a rejection, any answer but `true`, or no answer within `callbackTimeoutMs` keeps the
-   * first failure (the recovery is fenced as every callback is). Only these paths are
-   * asynchronous.
+   * key set refreshed on an unknown `kid`, a rate-limit lease fetched from a shared store, an
+   * opaque token introspected. A recovery may also resolve to another failure result (an
+   * AuthResult with `authenticated: false`: the introspection endpoint down), answered in place
+   * of the first. A throw, a rejection, any other answer, or no answer within
+   * `callbackTimeoutMs` keeps the first failure (the recovery is fenced as every callback is).
+   * Only these paths are asynchronous. A request run again is counted once, by its last result
+   * (an unknown_key or introspection_required that was only the way to a verdict is no refusal).
    */
   recover(code, recover, attempts = 1) {
     if (typeof recover !== 'function') throw typeError('recover must be a function')
@@ -330,12 +333,12 @@ class AuthDecision {
         // The retry's verdict is the request's: the engine's count of this one is taken back,
         // so a request a recovery admitted is one success, not also this failure.
         const again = () => {
-          this.ledger.superseded(result)
+          this.ledger.superseded(request.engineResult)
           return Promise.resolve(authorizationOf(req, getToken, cookie)).then((a) => this.decideFor(req, a, request.tries + 1))
         }
         return Promise.resolve()
           .then(() => recover(result, req, request))
-          .then((repaired) => (repaired === true ? again() : verdict()), verdict)
+          .then((repaired) => (repaired === true ? again() : isFailure(repaired) ? this.settled(request, repaired) : verdict()), verdict)
       }
     }
     // A route for DPoP only: a Bearer success is refused (lib/http/dpop.js).
@@ -538,6 +541,11 @@ function revokedResult(result) {
   revoked.errorCode = 'token_revoked'
   revoked.errorStatus = status
   return revoked
+}
+
+/** A failure result a recovery answered in place of the first (never a pass). */
+function isFailure(value) {
+  return typeof value === 'object' && value !== null && value.authenticated === false && typeof value.errorCode === 'string' && typeof value.errorStatus === 'number'
 }
 
 /** True for a Promise-like decision (a recovery path). */

@@ -28,6 +28,8 @@
 //                                a pass's `claims` are still read as a JWT's payload today: such
 //                                a stage brings its claims along with the request)
 //   checkResult(result, request) -> result, on every engine result (the request whole)
+//   claimsOf(authorization)      -> the claims JSON of a pass for a token that is not a JWT
+//                                (introspection: what the engine holds for it), or null
 // Adding a stage (token introspection) is its file and one line in STAGES. A stage never
 // re-assigns another's methods, and reads the request object it is given without copying
 // fields out of it, so nothing it does not use can be lost on the way.
@@ -37,6 +39,8 @@ const { readAlgorithms } = require('./algorithms')
 const STAGES = Object.freeze([
   // The key source: the `jwks` option (a remote JWKS, trusted issuers).
   { name: 'key source', create: (options, pipeline) => require('../jwks/middleware').keySourceStage(options, pipeline.allowList) },
+  // Opaque tokens of trusted issuers with an `introspection` option (lib/introspection/stage.js).
+  { name: 'introspection', create: (options) => require('../introspection/stage').introspectionStage(options) },
 ])
 
 /**
@@ -71,6 +75,11 @@ class Pipeline {
     // Only the stages that have a say are called per request (none: no loop at all).
     this.engineStages = this.stages.filter((s) => typeof s.beforeEngine === 'function')
     this.resultStages = this.stages.filter((s) => typeof s.checkResult === 'function')
+    // A stage whose passes carry claims the token does not (introspection): `claimsOf(authorization)`.
+    const claims = this.stages.find((s) => typeof s.claimsOf === 'function')
+    this.opaqueClaimsOf = claims === undefined ? undefined : (authorization) => claims.claimsOf(authorization)
+    // …for every token, JWTs too (introspectJwts), or only for a token that is not a JWT.
+    this.claimsOfEveryToken = claims !== undefined && claims.claimsOfEveryToken === true
   }
 
   /** The first answer a stage gives in place of the engine, or undefined. */

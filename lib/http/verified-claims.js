@@ -19,8 +19,15 @@
 const SLOTS = 64
 
 class VerifiedClaims {
-  constructor() {
+  /**
+   * `opaqueClaimsOf(authorization)`: the claims JSON of a pass for a token that is not a JWT (an
+   * introspected one, lib/introspection/stage.js), or null; undefined when no stage gives them.
+   * `everyToken`: JWTs are introspected too, so every pass's claims are that stage's.
+   */
+  constructor(opaqueClaimsOf, everyToken = false) {
     this.slots = new Array(SLOTS).fill(null)
+    this.opaqueClaimsOf = opaqueClaimsOf
+    this.everyToken = everyToken
   }
 
   /** The payload of a verified `Bearer <header>.<payload>.<signature>`, as a fresh object. */
@@ -49,6 +56,14 @@ class VerifiedClaims {
     if (kept !== null && kept.authorization === authorization) return kept
     const start = authorization.indexOf('.') + 1
     const end = authorization.indexOf('.', start)
+    if (this.opaqueClaimsOf !== undefined && (this.everyToken || start === 0 || end === -1 || authorization.indexOf('.', end + 1) !== -1)) {
+      // An opaque token's pass: the claims the engine holds for it. Gone since (evicted between
+      // the decision and this read): no claims at all, so a route requirement refuses.
+      // Never kept in a slot: a new answer for the same token (a scope taken away, read again
+      // after cacheMaxSec) must be what the route requirements read, as the engine did.
+      const json = this.opaqueClaimsOf(authorization)
+      return { authorization, parsed: json === null ? {} : JSON.parse(json), nested: undefined }
+    }
     const parsed = JSON.parse(Buffer.from(authorization.slice(start, end), 'base64url').toString('utf8'))
     // Only an object is kept (a verified payload always is): anything else is returned as is.
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { authorization, parsed, nested: undefined }

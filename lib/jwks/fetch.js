@@ -14,7 +14,17 @@ const { jwksError } = require('./document')
 const HTTP_STATUS = Symbol('auth-shield.jwks-http-status')
 
 /** The document's bytes: status 200, at most `maxBytes`, within `timeoutMs` from request to last byte. */
-async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
+async function fetchDocument(url, limits, closing) {
+  return (await fetchResponse(url, limits, closing, GET)).bytes
+}
+
+const GET = Object.freeze({ headers: { accept: 'application/json, application/jwk-set+json' } })
+
+/**
+ * As fetchDocument, with the request's `init` (method, headers, body: token introspection's
+ * POST, lib/introspection/client.js): `{ bytes, contentType }` of a 200 answer.
+ */
+async function fetchResponse(url, { timeoutMs, maxBytes }, closing, init) {
   const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), closing])
   const failed = (err) => {
     if (closing.aborted) return jwksError('ERR_AUTH_SHIELD_JWKS_CLOSED', 'the JWKS source was closed during the fetch')
@@ -24,7 +34,7 @@ async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
   let res
   try {
     // `manual`: the 3xx itself comes back, and is refused below; nothing else is fetched.
-    res = await fetch(url, { signal, redirect: 'manual', headers: { accept: 'application/json, application/jwk-set+json' } })
+    res = await fetch(url, { ...init, signal, redirect: 'manual' })
   } catch (err) {
     throw failed(err)
   }
@@ -44,7 +54,8 @@ async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
     discard(res)
     throw tooLarge()
   }
-  if (res.body === null) return Buffer.alloc(0)
+  const contentType = res.headers.get('content-type')
+  if (res.body === null) return { bytes: Buffer.alloc(0), contentType }
   const reader = res.body.getReader()
   const chunks = []
   let total = 0
@@ -63,7 +74,7 @@ async function fetchDocument(url, { timeoutMs, maxBytes }, closing) {
   } catch (err) {
     throw err.code === 'ERR_AUTH_SHIELD_JWKS_TOO_LARGE' ? err : failed(err)
   }
-  return Buffer.concat(chunks, total)
+  return { bytes: Buffer.concat(chunks, total), contentType }
 }
 
 /**
@@ -102,4 +113,4 @@ function readUrl(url) {
   return parsed
 }
 
-module.exports = { fetchDocument, readUrl, HTTP_STATUS }
+module.exports = { fetchDocument, fetchResponse, readUrl, HTTP_STATUS, causeText }

@@ -139,6 +139,48 @@ export interface TrustedIssuerOptions {
   jwksUri?: string | undefined
   /** The tenant this issuer's tokens belong to: `tenantId`, with `tenantSource` `'issuer'`. */
   tenant?: string | undefined
+  /**
+   * Opaque access tokens of this issuer are introspected (RFC 7662; at most one issuer of a
+   * registry): docs/resource-server.md#opaque-tokens-introspection.
+   */
+  introspection?: TrustedIssuerIntrospectionOptions | undefined
+}
+
+/** How the resource server introspects an issuer's opaque tokens (RFC 7662, RFC 9701). */
+export interface TrustedIssuerIntrospectionOptions {
+  /** The resource server's client id at the authorization server. */
+  clientId: string
+  /** Its secret, for client_secret_basic (the default) and client_secret_post. */
+  clientSecret?: string | undefined
+  /** Its private key (PEM, private JWK or KeyObject), for private_key_jwt (RFC 7523; the default when given). */
+  privateKey?: string | Buffer | object | undefined
+  /** The client assertion's alg: RS256 or PS256 for RSA, ES256/ES384 for EC, EdDSA for Ed25519 (default: the first). */
+  privateKeyAlg?: string | undefined
+  /** The client assertion's `kid` header. */
+  privateKeyKid?: string | undefined
+  /** Default: private_key_jwt with a privateKey, else client_secret_basic. */
+  authMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | undefined
+  /** The introspection endpoint; default: the metadata's `introspection_endpoint` (https:, or loopback http: for a loopback issuer). */
+  endpoint?: string | undefined
+  /** Introspect JWTs too (each token's state asked of the server, within cacheMaxSec); default false: a JWT is verified locally. */
+  introspectJwts?: boolean | undefined
+  /** Ask for RFC 9701 signed answers (Accept: application/token-introspection+jwt), verified with the issuer's keys; a plain JSON answer is then refused. Default false. */
+  jwtResponse?: boolean | undefined
+  /** Longest an active answer is held, in seconds (never past the token's `exp`). Default 300, 1 to 86400. */
+  cacheMaxSec?: number | undefined
+  /** How long an inactive answer is held, in seconds (0: not held). Default 10, 0 to 3600. */
+  negativeCacheSec?: number | undefined
+  /** Each exchange's time-out, request to last byte. Default 5000 ms, 1 to 60000. */
+  timeoutMs?: number | undefined
+  /** Largest answer read, in bytes. Default 65536, 256 to 1048576. */
+  maxBytes?: number | undefined
+  /** Most exchanges in flight with this issuer. Default 8, 1 to 1000. */
+  maxConcurrent?: number | undefined
+  /** Most requests waiting for a free exchange; past it, 503 at once. Default 1000, 0 to 100000. */
+  maxQueued?: number | undefined
+  /** Back-off after a failed exchange: from retryMinMs doubling to retryMaxMs (defaults 1000 and 30000). */
+  retryMinMs?: number | undefined
+  retryMaxMs?: number | undefined
 }
 
 /** One key in force, as `TrustedIssuers#status()` describes it. */
@@ -165,6 +207,8 @@ export interface TrustedIssuerStatus {
   keys: readonly TrustedIssuerKeySummary[] | null
   /** Why its last discovery or fetch failed, or null. */
   lastError: JwksError | null
+  /** With an `introspection` option: its endpoint (null before discovery) and counters, summed over the middlewares using it. */
+  introspection?: { endpoint: string | null; introspections: number; failures: number; lastError: Error | null }
 }
 
 /**

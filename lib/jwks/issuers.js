@@ -26,6 +26,7 @@ const { readOptionBag } = require('../options/reader')
 const { RemoteJwks, placeholderKeys, SOURCE, RETRY_IN } = require('./source')
 const { readIssuer, discoverJwksUri, readJwksUri } = require('./discovery')
 const { jwksError, readAlgorithms } = require('./document')
+const { readIntrospection } = require('../introspection/options')
 
 /** Most issuers one registry trusts. */
 const MAX_ISSUERS = 50
@@ -40,6 +41,7 @@ class TrustedIssuers extends EventEmitter {
   #targets = new Set()
   #closed = false
   #closing = new AbortController()
+  #introspection = new Set()
 
   constructor(issuers, options) {
     super()
@@ -63,7 +65,12 @@ class TrustedIssuers extends EventEmitter {
       readOptionBag(sourceOptions, 'jwksOptions')
       readAlgorithms(sourceOptions === undefined ? undefined : sourceOptions.algorithms)
       const algorithms = spec.algorithms === undefined ? null : spec.algorithms
-      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, tenant, algorithms, sourceOptions, source: null, keys: null, discovering: null, failures: 0, discoveries: 0, discoveryFailures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
+      // Opaque tokens of this issuer, introspected (lib/introspection/).
+      const introspection = spec.introspection === undefined ? null : readIntrospection(spec.introspection, issuer, url)
+      if (introspection !== null && [...this.#entries.values()].some((e) => e.introspection !== null)) {
+        throw typeError('at most one trusted issuer has an introspection option: an opaque token names no issuer, so it is asked of that one')
+      }
+      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, tenant, algorithms, introspection, sourceOptions, source: null, keys: null, discovering: null, failures: 0, discoveries: 0, discoveryFailures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
     }
     this.#list = Object.freeze([...this.#entries.keys()])
     for (const entry of this.#entries.values()) {
@@ -114,12 +121,30 @@ class TrustedIssuers extends EventEmitter {
    * provider's JWKS; a KeyObject would print as `{}`.
    */
   status() {
-    return [...this.#entries.values()].map((e) => ({
-      issuer: e.issuer,
-      jwksUri: e.source === null ? null : e.source.url,
-      keys: e.keys === null ? null : e.keys.map(describeKey),
-      lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError,
-    }))
+    return [...this.#entries.values()].map((e) => {
+      const one = {
+        issuer: e.issuer,
+        jwksUri: e.source === null ? null : e.source.url,
+        keys: e.keys === null ? null : e.keys.map(describeKey),
+        lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError,
+      }
+      if (e.introspection !== null) one.introspection = this.#introspectionStatus(e)
+      return one
+    })
+  }
+
+  /** An introspecting issuer's endpoint and counters over the middlewares using it (lib/introspection/stage.js). */
+  #introspectionStatus(entry) {
+    const sum = { endpoint: entry.introspection.endpoint === null ? null : entry.introspection.endpoint.href, introspections: 0, failures: 0, lastError: null }
+    for (const stage of this.#introspection) {
+      const s = stage.status()
+      if (s.issuer !== entry.issuer) continue
+      if (s.endpoint !== null) sum.endpoint = s.endpoint
+      sum.introspections += s.introspections
+      sum.failures += s.failures
+      if (s.lastError !== null) sum.lastError = s.lastError
+    }
+    return sum
   }
 
   /**
@@ -150,6 +175,17 @@ class TrustedIssuers extends EventEmitter {
       else if (one.keyAgeSeconds !== null) oldest = oldest === null ? one.keyAgeSeconds : Math.max(oldest, one.keyAgeSeconds)
     }
     return { fetches, failures, keyAgeSeconds: oldest, keysAvailable: available, issuers }
+  }
+
+  /** The entries of issuers with an `introspection` option (lib/introspection/stage.js). */
+  introspecting() {
+    return [...this.#entries.values()].filter((e) => e.introspection !== null)
+  }
+
+  /** A middleware's introspection stage, closed with this registry and reported by status(). */
+  attachIntrospection(stage) {
+    this.#introspection.add(stage)
+    if (this.#closed) stage.close()
   }
 
   /** The issuer entry a token's `iss` names, or undefined (exact comparison). */
@@ -206,6 +242,7 @@ class TrustedIssuers extends EventEmitter {
   close() {
     this.#closed = true
     this.#closing.abort()
+    for (const stage of this.#introspection) stage.close()
     for (const e of this.#entries.values()) {
       clearTimeout(e.timer)
       e.timer = null
@@ -311,14 +348,14 @@ class TrustedIssuers extends EventEmitter {
   }
 }
 
-const SPEC_FIELDS = new Set(['issuer', 'audience', 'algorithms', 'jwksUri', 'tenant'])
+const SPEC_FIELDS = new Set(['issuer', 'audience', 'algorithms', 'jwksUri', 'tenant', 'introspection'])
 // The engine's rule (src/tenant.rs `is_valid_tenant_id`).
 const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/
 
 /** An issuer as a string, or `{ issuer, audience?, algorithms?, jwksUri?, tenant? }`. */
 function readSpec(item) {
   if (typeof item === 'string') return { issuer: item }
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw typeError('each trusted issuer is an issuer identifier or { issuer, audience?, algorithms?, jwksUri?, tenant? }')
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw typeError('each trusted issuer is an issuer identifier or { issuer, audience?, algorithms?, jwksUri?, tenant?, introspection? }')
   for (const name of Object.keys(item)) if (!SPEC_FIELDS.has(name)) throw typeError(`unknown trusted-issuer field ${JSON.stringify(name)}`)
   return item
 }

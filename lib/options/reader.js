@@ -1,7 +1,7 @@
 'use strict'
 
 // The one reader of every JS options bag described in contract/options.json (storeOptions,
-// middlewareOptions, feedOptions, jwksOptions): unknown names, kinds, bounds and defaults come
+// middlewareOptions, feedOptions, jwksOptions, introspectionOptions): unknown names, kinds, bounds and defaults come
 // from the schema, so every bag refuses a misspelt option with the same TypeError
 // (ERR_INVALID_ARG_TYPE, `<where>.<name> is not a known option`) and a wrong value with the same
 // words (TypeError for a wrong kind, RangeError ERR_OUT_OF_RANGE past a bound). The Authenticator

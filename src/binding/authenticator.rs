@@ -172,6 +172,68 @@ impl Authenticator {
         }
     }
 
+    /// Holds what the introspection endpoint answered for the opaque `token` (RFC 7662), so
+    /// that `authenticate` accepts it from then on with every check a verified JWT's claims
+    /// get (docs/resource-server.md#opaque-tokens-introspection): `claimsJson` is the answer
+    /// mapped to claims (a JSON object of at most 16384 bytes), or `null` for an inactive token
+    /// (`token_inactive` until `cacheUntilSec`); `cacheUntilSec` (seconds since the epoch) ends
+    /// the entry. Only the token's SHA-256 is kept. False when the cache's bounds refused it;
+    /// a `TypeError` for a bad argument, or when `introspectionCacheMaxEntries` is 0.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "token: string, claimsJson: string | null, cacheUntilSec: number"
+    )]
+    pub fn admit_introspection(
+        &self,
+        env: Env,
+        token: Unknown,
+        claims_json: Option<Unknown>,
+        cache_until_sec: Option<Unknown>,
+    ) -> Result<bool> {
+        // Every wrong type becomes a value the core refuses with its own message, so that the
+        // checks run in one order (the JS engine's): token, claims, then the time.
+        let max = self.core.settings().max_token_bytes();
+        let token = super::args::string(&token, "token", max).unwrap_or_default();
+        let claims = if super::args::is_nullish(&claims_json) {
+            None
+        } else {
+            let v = claims_json.as_ref().expect("not nullish");
+            let limit = crate::introspection::MAX_CLAIMS_BYTES;
+            Some(super::args::string(v, "claimsJson", limit).unwrap_or_default())
+        };
+        let until = super::args::number(&cache_until_sec, "cacheUntilSec")
+            .ok()
+            .flatten()
+            .unwrap_or(f64::NAN);
+        let admitted = self.core.admit_introspection(
+            token.as_bytes(),
+            claims.as_deref().map(str::as_bytes),
+            until,
+        );
+        admitted.map_err(|e| throw(&env, e.into()))
+    }
+
+    /// The claims JSON `admitIntrospection` holds for the opaque `token` while it is active, or
+    /// `null` (none held, inactive, past its end, or introspection off): what the middleware
+    /// hands the application as the token's claims.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "token: string",
+        ts_return_type = "string | null"
+    )]
+    pub fn introspection_claims(&self, token: Unknown) -> Option<String> {
+        let max = self.core.settings().max_token_bytes();
+        let token = super::args::string(&token, "token", max).ok()?;
+        let json = self.core.introspection_claims(token.as_bytes())?;
+        String::from_utf8(json).ok()
+    }
+
+    /// Answers held by the introspection cache (at most `introspectionCacheMaxEntries`).
+    #[napi(catch_unwind, getter)]
+    pub fn introspection_cache_entries(&self) -> u32 {
+        self.core.introspection_cache_len().min(u32::MAX as usize) as u32
+    }
+
     /// Tokens held by the verified-token cache (at most `verifiedTokenCacheMaxEntries`).
     #[napi(catch_unwind, getter)]
     pub fn verified_token_cache_entries(&self) -> u32 {

@@ -51,6 +51,9 @@ fn current(s: &Settings, name: &str) -> Option<serde_json::Value> {
         },
         "keys" => json!(s.access_secret().is_none().then_some("set")),
         "verifiedTokenCacheMaxEntries" => json!(s.verified_token_cache_size().map(|n| n as f64)),
+        "introspectionCacheMaxEntries" => json!(s.introspection_cache().0 as f64),
+        "introspectionCacheMaxBytes" => json!(s.introspection_cache().1 as f64),
+        "introspectJwts" => json!(s.introspect_jwts()),
         "signingKey" => json!(s.signing_key().map(|k| k.kid())),
         _ => return None,
     })

@@ -181,6 +181,22 @@ impl Verifier {
     }
 }
 
+impl Verifier {
+    /// Claims vouched for another way than a signature (an introspection answer, src/introspection.rs),
+    /// checked by the same rules as a verified token's: the issuer's own (chosen by `iss`) or
+    /// the default.
+    pub fn validate_claims<'s>(
+        &self,
+        json: &'s [u8],
+        keys: &impl KeyLookup,
+        now: f64,
+    ) -> Result<Claims<'s>, AuthError> {
+        let claims = Claims::parse(json).ok_or(AuthError::MalformedToken)?;
+        keys.rules(&claims, &self.rules)?.validate(&claims, now)?;
+        Ok(claims)
+    }
+}
+
 /// Decodes `token` and checks its structure, key and signature; the claims borrow from
 /// `scratch`.
 ///

@@ -1,0 +1,107 @@
+'use strict'
+
+// Test support: a real oidc-provider on loopback issuing OPAQUE access tokens (client_credentials,
+// one resource indicator), with its introspection endpoint (RFC 7662, features.introspection), JWT
+// introspection answers (RFC 9701, features.jwtIntrospection), revocation (RFC 7009) and DPoP
+// (RFC 9449). Every request to the introspection endpoint is counted.
+//
+// Clients: `orders-client` obtains tokens; the resource server introspects as `rs-basic`
+// (client_secret_basic), `rs-post` (client_secret_post), `rs-jwt` (private_key_jwt) or `rs-signed`
+// (client_secret_basic, answers signed: introspection_signed_response_alg RS256).
+
+const http = require('node:http')
+const { generateKeyPairSync } = require('node:crypto')
+const { listen } = require('../support/http')
+const { rsaJwk } = require('../support/oidc-provider')
+
+const SECRET = 'introspection-test-client-secret-0123456789'
+const RS_SECRET = 'resource-server-introspection-secret-0123456789'
+
+async function startOpaqueProvider({ resource = 'https://api.example/', scopes = ['read:orders', 'write:orders'], accessTokenTTL = 300 } = {}) {
+  const { default: Provider } = await import('oidc-provider')
+  const server = http.createServer()
+  const { base, close } = await listen(server)
+  const rsKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const rsPublicJwk = { ...rsKey.publicKey.export({ format: 'jwk' }), kid: 'rs-key', alg: 'ES256', use: 'sig' }
+  const rs = (client_id, extra) => ({ client_id, grant_types: [], redirect_uris: [], response_types: [], ...extra })
+  const provider = new Provider(base, {
+    clients: [
+      { client_id: 'orders-client', client_secret: SECRET, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic', scope: scopes.join(' ') },
+      rs('rs-basic', { client_secret: RS_SECRET, token_endpoint_auth_method: 'client_secret_basic' }),
+      rs('rs-post', { client_secret: RS_SECRET, token_endpoint_auth_method: 'client_secret_post' }),
+      rs('rs-jwt', { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [rsPublicJwk] } }),
+      rs('rs-signed', { client_secret: RS_SECRET, token_endpoint_auth_method: 'client_secret_basic', introspection_signed_response_alg: 'RS256' }),
+    ],
+    scopes,
+    jwks: { keys: [rsaJwk()] },
+    ttl: { ClientCredentials: accessTokenTTL },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      jwtIntrospection: { enabled: true },
+      revocation: { enabled: true },
+      dPoP: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (ctx, indicator) => {
+          if (indicator !== resource) throw new Error(`unknown resource ${indicator}`)
+          return { scope: scopes.join(' '), audience: resource, accessTokenTTL, accessTokenFormat: 'opaque' }
+        },
+      },
+    },
+  })
+  const callback = provider.callback()
+  let introspections = 0
+  let delayMs = 0
+  server.on('request', (req, res) => {
+    if (req.url.startsWith('/token/introspection')) {
+      introspections++
+      if (delayMs > 0) return setTimeout(() => callback(req, res), delayMs)
+    }
+    return callback(req, res)
+  })
+  const metadata = await (await fetch(`${base}/.well-known/openid-configuration`)).json()
+  const basic = `Basic ${Buffer.from(`orders-client:${SECRET}`).toString('base64')}`
+
+  /** A new opaque access token for `scope`; `dpop`: a DPoP proof for the token endpoint (the token is bound to its key). */
+  async function token(scope, { dpop } = {}) {
+    const headers = { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }
+    if (dpop !== undefined) headers.dpop = dpop
+    const res = await fetch(metadata.token_endpoint, { method: 'POST', headers, body: new URLSearchParams({ grant_type: 'client_credentials', resource, ...(scope === undefined ? {} : { scope }) }).toString() })
+    const json = await res.json()
+    if (res.status !== 200 || typeof json.access_token !== 'string') throw new Error(`token endpoint answered ${res.status}: ${JSON.stringify(json)}`)
+    return json.access_token
+  }
+
+  /** Revokes `accessToken` at the provider (RFC 7009). */
+  async function revoke(accessToken) {
+    const res = await fetch(metadata.revocation_endpoint, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: accessToken, token_type_hint: 'access_token' }).toString() })
+    if (res.status !== 200) throw new Error(`revocation answered ${res.status}`)
+  }
+
+  return {
+    issuer: metadata.issuer,
+    resource,
+    metadata,
+    token,
+    revoke,
+    close,
+    introspections: () => introspections,
+    setDelay: (ms) => {
+      delayMs = ms
+    },
+    /** The introspection option for the resource server authenticating as `method`. */
+    introspection(method = 'client_secret_basic', extra = {}) {
+      if (method === 'client_secret_basic') return { clientId: 'rs-basic', clientSecret: RS_SECRET, ...extra }
+      if (method === 'client_secret_post') return { clientId: 'rs-post', clientSecret: RS_SECRET, authMethod: 'client_secret_post', ...extra }
+      if (method === 'private_key_jwt') return { clientId: 'rs-jwt', privateKey: rsKey.privateKey, privateKeyKid: 'rs-key', ...extra }
+      if (method === 'jwt_response') return { clientId: 'rs-signed', clientSecret: RS_SECRET, jwtResponse: true, ...extra }
+      throw new Error(method)
+    },
+  }
+}
+
+module.exports = { startOpaqueProvider }
