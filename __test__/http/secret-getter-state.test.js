@@ -87,19 +87,24 @@ for (const engine of ['native', 'js']) {
         }
       })
 
-      it("counts every key's requests in mw.authenticator.metrics() and the exporters (was: the rate limit and cache of no key)", async () => {
+      it("counts every key's requests in mw.authenticator.metrics() and the exporters (was: the rate limit, cache and duration of no key)", async () => {
         const app = await start(express, { engine })
         try {
           assert.deepEqual(await app.get(sign('a')), [200, 'alice'])
+          // Turned on after key a's engine was made, before key b's.
+          app.mw.authenticator.setDurationMetrics(true)
           assert.deepEqual(await app.get(sign('b')), [200, 'alice'])
           assert.deepEqual(await app.get(sign('b', { exp: now() - 60 })), [401, 'token_expired'])
+          assert.deepEqual(await app.get(sign('a')), [200, 'alice'])
           const m = app.mw.authenticator.metrics()
-          assert.equal(m.authentication.succeeded, 2)
+          assert.equal(m.authentication.succeeded, 3)
           assert.equal(m.authentication.failures.token_expired, 1)
-          assert.equal(m.rateLimit.allowed, 2)
+          assert.equal(m.rateLimit.allowed, 3)
+          // The three requests after the call, on both keys' engines.
+          assert.equal(m.duration.count, 3)
           assert.equal(app.mw.authenticator.rateLimitBuckets, 1 + 1)
           const text = toPrometheus({ authenticators: { api: app.mw.authenticator } })
-          assert.match(text, /auth_shield_rate_limiting_requests_total\{[^}]*acquired[^}]*\} 2/)
+          assert.match(text, /auth_shield_rate_limiting_requests_total\{[^}]*acquired[^}]*\} 3/)
         } finally {
           await app.close()
         }

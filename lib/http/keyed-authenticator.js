@@ -26,6 +26,8 @@ class KeyedAuthenticator {
     // How long an engine keeps a subject's cut-off (js/authenticator.js retentionSec).
     this.retentionSec = Math.max(this.base.accessTtlSec, this.base.refreshTtlSec) + this.toleranceSec
     this.lastPruneSize = 0
+    // setDurationMetrics' last answer, for the engines made after it (undefined: never called).
+    this.durationMetrics = undefined
   }
 
   /** Seconds since the epoch as the engines read them (to the millisecond). */
@@ -37,10 +39,12 @@ class KeyedAuthenticator {
     // The base engine checks the arguments and the maxRevocations bound first: a refused
     // revocation throws before any engine or the log takes it.
     const answer = this.base.revokeToken(jti, expiresAtSec, options)
-    const id = `t\0${issOf(options)}\0${jti}`
+    // A copy: the caller may reuse its options object for another call.
+    const args = [jti, expiresAtSec, copyOf(options)]
+    const id = JSON.stringify(['token', issOf(options), jti])
     const held = this.log.get(id)
-    if (held === undefined || held[1][1] < expiresAtSec) this.log.set(id, ['revokeToken', [jti, expiresAtSec, options]])
-    this.forward('revokeToken', [jti, expiresAtSec, options])
+    if (held === undefined || held[1][1] < expiresAtSec) this.log.set(id, ['revokeToken', args])
+    this.forward('revokeToken', args)
     this.prune()
     return answer
   }
@@ -48,9 +52,9 @@ class KeyedAuthenticator {
   revokeSubject(sub, options) {
     // The default cut-off ("the millisecond after the call", docs/revocation.md) is fixed now,
     // once, so an engine made later replays this call's cut-off, not its own moment's.
-    const args = [sub, withCutoff(options, this.nowSec())]
+    const args = [sub, copyOf(withCutoff(options, this.nowSec()))]
     const answer = this.base.revokeSubject(...args)
-    const id = `s\0${issOf(options)}\0${sub}`
+    const id = JSON.stringify(['subject', issOf(options), sub])
     const held = this.log.get(id)
     if (held === undefined || cutoffOf(held[1][1]) <= cutoffOf(args[1])) this.log.set(id, ['revokeSubject', args])
     this.forward('revokeSubject', args)
@@ -74,6 +78,15 @@ class KeyedAuthenticator {
   /** Every revocation made so far, onto the engine of a key met now (throws as the engine refuses one). */
   replayOnto(authenticator) {
     for (const [method, args] of this.log.values()) authenticator[method](...args)
+    if (this.durationMetrics !== undefined) authenticator.setDurationMetrics(this.durationMetrics)
+  }
+
+  /** The duration histogram (docs/observability.md) on or off in every key's engine, those made later too. */
+  setDurationMetrics(enabled) {
+    const answer = this.base.setDurationMetrics(enabled)
+    this.durationMetrics = enabled
+    this.forward('setDurationMetrics', [enabled])
+    return answer
   }
 
   /** Drops logged revocations no engine can still hold (a token's past its expiry plus leeway, a subject's past retention). */
@@ -139,6 +152,10 @@ class KeyedAuthenticator {
   get certificateBoundTokens() {
     return this.base.certificateBoundTokens
   }
+}
+
+function copyOf(options) {
+  return options !== null && typeof options === 'object' ? { ...options } : options
 }
 
 /** The `iss` a revocation names (undefined: the config's issuer, the same in every engine). */
