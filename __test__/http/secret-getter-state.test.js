@@ -87,6 +87,20 @@ for (const engine of ['native', 'js']) {
         }
       })
 
+      it("keeps one rate limit per key: the same sub under another key (another tenant's user) is not throttled by it", async () => {
+        // docs/migrating.md: the engines' identity is (tenant_id, sub, client_id), not the issuer,
+        // so a getter's keys (one per tenant, as a rule) keep their buckets apart.
+        const app = await start(express, { engine, rateLimitMax: 1, rateLimitRefillPerSec: 0.001 })
+        try {
+          assert.deepEqual(await app.get(sign('a')), [200, 'alice'])
+          assert.deepEqual(await app.get(sign('a')), [429, 'rate_limited'])
+          assert.deepEqual(await app.get(sign('b')), [200, 'alice'])
+          assert.equal(app.mw.authenticator.metrics().rateLimit.limited, 1)
+        } finally {
+          await app.close()
+        }
+      })
+
       it("counts every key's requests in mw.authenticator.metrics() and the exporters (was: the rate limit, cache and duration of no key)", async () => {
         const app = await start(express, { engine })
         try {
@@ -102,9 +116,11 @@ for (const engine of ['native', 'js']) {
           assert.equal(m.rateLimit.allowed, 3)
           // The three requests after the call, on both keys' engines.
           assert.equal(m.duration.count, 3)
-          assert.equal(app.mw.authenticator.rateLimitBuckets, 1 + 1)
+          // Alice's bucket in each key's engine.
+          assert.equal(app.mw.authenticator.rateLimitBuckets, 2)
           const text = toPrometheus({ authenticators: { api: app.mw.authenticator } })
           assert.match(text, /auth_shield_rate_limiting_requests_total\{[^}]*acquired[^}]*\} 3/)
+          assert.match(text, /auth_shield_authentication_requests_total\{[^}]*"success"[^}]*\} 3/)
         } finally {
           await app.close()
         }
