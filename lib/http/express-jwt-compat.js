@@ -197,6 +197,7 @@ class KeyedDecisions {
     // The middleware's `authenticator`: every revocation made through it reaches every key's
     // engine, those made later too; its metrics() sum them all (lib/http/keyed-authenticator.js).
     this.authenticator = new KeyedAuthenticator(base, this.decisions, config)
+    // The decision of the requests answered before key selection (its shadow-mode stats are summed with the keys').
     this.base = base
     // One DPoP replay cache for every key's decision (js/dpop/replay.js, keyed on the proof's
     // replay key): each decision's engine keeps its own, so a key the getter spells two ways
