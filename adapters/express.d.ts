@@ -157,6 +157,11 @@ declare namespace authShield {
     (req: IncomingMessage, res: ServerResponse, next: Next): void
     /** The engine serving results. */
     readonly engine: middleware.EngineName
+    /**
+     * The middleware's Authenticator. With `expressjwt`'s secret getter, the one object that
+     * speaks for every key's engine: `revokeToken`, `revokeSubject`, `metrics()`, the counts and
+     * the settings getters only (docs/migrating.md).
+     */
     readonly authenticator: middleware.AnyAuthenticator
     /** Request and shadow-mismatch counts. */
     stats(): middleware.AuthShieldStats

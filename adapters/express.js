@@ -30,23 +30,31 @@ const EXPRESS_OPTIONS = new Set(['requestProperty'])
  * ServiceUnavailableError for 503). Skipped paths are left untouched.
  */
 function authShield(configOrAuthenticator, options) {
-  const decision = new AuthDecision(configOrAuthenticator, options, EXPRESS_OPTIONS)
-  // Without skip rules the path is never read: not worked out per request.
-  const decide = decision.options.skip === null ? (req) => decision.decide(req) : (req) => decision.decide(req, pathOf(urlOf(req)))
-  return middlewareOf(decision, decide, {})
+  return middlewareOf((form) => {
+    const decision = new AuthDecision(configOrAuthenticator, options, EXPRESS_OPTIONS, undefined, form)
+    // Without skip rules the path is never read: not worked out per request.
+    const decide = decision.options.skip === null ? (req) => decision.decide(req) : (req) => decision.decide(req, pathOf(urlOf(req)))
+    return { decision, decide }
+  })
 }
 
 /**
- * The middleware for `decision`: `decide(req)` gives the decision (or a Promise of it);
- * `hooks.nextError(d)` the error `errors: 'next'` hands on (default: the decision's). The
- * compatible export (lib/http/express-jwt-compat.js) builds on it with its own `decide`.
+ * The middleware of the parts `build(form)` makes: `decision`, the AuthDecision made with `form`
+ * (this middleware's answer to a route requirement's refusal); `decide(req)`, the decision for a
+ * request (or a Promise of it); optionally `nextError(d)`, the error `errors: 'next'` hands on
+ * (default: the decision's), and the middleware's `authenticator` and `stats` (default: the
+ * decision's engine's). The compatible export (lib/http/express-jwt-compat.js) builds on it with
+ * its own parts.
  */
-function middlewareOf(decision, decide, hooks) {
+function middlewareOf(build) {
+  // `apply` is hoisted: it reads the constants below only when a request comes, after they are set.
+  const parts = build({ routeRefusal: apply })
+  const { decision } = parts
   const { onError, errors } = decision.options
   const setClaims = claimsSetter(readRequestProperty(decision.adapterOptions.requestProperty))
-  const nextError = hooks.nextError || ((d) => decision.unauthorizedError(d))
+  const nextError = parts.nextError || ((d) => decision.unauthorizedError(d))
   // With the tracing option, the decision's span attributes (lib/metrics/tracing.js); else `decide` as is.
-  decide = decision.traced(decide)
+  const decide = decision.traced(parts.decide)
 
   function authShieldMiddleware(req, res, next) {
     // First, so that the decision's reads of the request (headers, method) find the one
@@ -120,12 +128,9 @@ function middlewareOf(decision, decide, hooks) {
     else finish()
   }
 
-  // A route requirement's refusal is answered as this middleware answers its own.
-  decision.routeRefusal = apply
-
   authShieldMiddleware.engine = decision.engine.name
-  authShieldMiddleware.authenticator = decision.engine.authenticator
-  authShieldMiddleware.stats = decision.engine.stats
+  authShieldMiddleware.authenticator = parts.authenticator || decision.engine.authenticator
+  authShieldMiddleware.stats = parts.stats || decision.engine.stats
   // Internal: where adapter options (a JWKS source, a shared store) register their recoveries.
   Object.defineProperty(authShieldMiddleware, 'decision', { value: decision })
   Object.defineProperty(authShieldMiddleware, 'unless', { value: unlessOf(authShieldMiddleware) })

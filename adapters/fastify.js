@@ -34,7 +34,9 @@ async function authShieldPlugin(fastify, pluginOptions) {
     throw typeError("options.hook must be 'onRequest', 'preHandler' or false")
   }
   if (formatUser !== undefined && typeof formatUser !== 'function') throw typeError('options.formatUser must be a function')
-  const decision = new AuthDecision(config !== undefined ? config : authenticator, rest, PLUGIN_OPTIONS)
+  // A route requirement's refusal is answered as the hook answers its own (`refuse`, hoisted:
+  // it reads the constants below only when a request comes).
+  const decision = new AuthDecision(config !== undefined ? config : authenticator, rest, PLUGIN_OPTIONS, undefined, { routeRefusal: refuse })
   const { engine } = decision
   // onError comes fenced (lib/http/callback-fence.js), formatUser is fenced here: what they throw or
   // reject with reaches Fastify's error handling as a real Error.
@@ -121,7 +123,6 @@ async function authShieldPlugin(fastify, pluginOptions) {
     reply.code(d.status).type('application/json; charset=utf-8')
     return reply.send(d.body)
   }
-  decision.routeRefusal = refuse
 
   fastify.decorate('authenticate', authenticate)
   if (hook !== false) fastify.addHook(hook, authenticateHook)

@@ -29,7 +29,9 @@ const RESERVED_KEYS = new Set(['tenantId', 'tenantSource', 'requestId', '__proto
  * Skipped paths are left untouched.
  */
 function authShield(configOrAuthenticator, options) {
-  const decision = new AuthDecision(configOrAuthenticator, options, KOA_OPTIONS, 'koa')
+  // A route requirement's refusal is answered as this middleware answers its own (`refuseRoute`,
+  // hoisted: it reads the constants below only when a request comes).
+  const decision = new AuthDecision(configOrAuthenticator, options, KOA_OPTIONS, 'koa', { routeRefusal: refuseRoute })
   const { onError, errors } = decision.options
   const key = readKey(decision.adapterOptions.key)
   // With the tracing option, the decision's span attributes (lib/metrics/tracing.js).
@@ -68,7 +70,7 @@ function authShield(configOrAuthenticator, options) {
     if (answered instanceof Promise) await answered
     if (untouched(ctx)) answer(d, ctx)
   }
-  decision.routeRefusal = (d, ctx) => {
+  function refuseRoute(d, ctx) {
     ctx.state.requestId = d.requestId
     for (const [name, value] of d.headers) ctx.set(name, value)
     return refuse(d, ctx)

@@ -102,8 +102,8 @@ function engineFor(source, options, fence) {
 }
 
 const NO_HEADERS = Object.freeze({})
-// An adapter whose requests the callbacks see as they are (all but Fetch).
-const NO_FORM = Object.freeze({ subjectOf: undefined, senderOf: undefined, stages: undefined })
+// An adapter whose requests the callbacks see as they are (all but Fetch), with no route requirements.
+const NO_FORM = Object.freeze({ subjectOf: undefined, senderOf: undefined, stages: undefined, routeRefusal: undefined, sharedProofs: undefined })
 
 // A skipped request: the adapter leaves it and the response untouched.
 const SKIP = Object.freeze({ action: 'skip' })
@@ -133,10 +133,15 @@ class AuthDecision {
    * (getToken, isRevoked, skip / unless and their rules, dpopUrl) are given; `senderOf(view)` the
    * request's client-certificate sender context, for an adapter without a socket. `stages`:
    * the pipeline's stage list (lib/http/pipeline.js STAGES by default; another in tests).
+   * `routeRefusal(d, ...request)`: how the adapter answers a route requirement's refusal `d`
+   * (lib/http/route-requirements.js) of a request this decision passed, as it answers its own.
+   * `sharedProofs`: a DPoP replay cache this decision releases refused proofs from besides its
+   * engine's (expressjwt's one cache for every key of a secret getter).
    */
   constructor(source, options, ignoredOptions, adapter, form = NO_FORM) {
     ;({ config: source, options } = splitSource(source, options, new Set([...OPTION_NAMES, ...(ignoredOptions || [])])))
-    const { subjectOf, senderOf, stages } = form
+    const { subjectOf, senderOf, stages, routeRefusal, sharedProofs } = form
+    this.routeRefusal = routeRefusal
     this.options = readOptions(options, ignoredOptions, adapter, subjectOf)
     this.adapterOptions = options
     // The config (or Authenticator) after the split: lib/http/express-jwt-compat.js reads its claim rules.
@@ -152,9 +157,6 @@ class AuthDecision {
     this.engine = engineFor(this.pipeline.configure(source), options, this.options.fence)
     // Refusals decided after the engine, for its counters (lib/metrics/ledger.js).
     this.ledger = ledgerOf(this.engine.authenticator)
-    // Whether the engine's own verdicts go to `ledger` too: for a decision that answers for
-    // another's Authenticator (expressjwt's per-key decisions count into the middleware's).
-    this.countsEngineVerdicts = false
     // The client certificate for certificate-bound tokens, read only when they are checked
     // (lib/http/client-cert.js); null otherwise.
     this.senderOf = clientCertReader(options || {}, this.engine.authenticator.certificateBoundTokens === true)
@@ -177,8 +179,7 @@ class AuthDecision {
     }
     this.dpopRequired = this.dpopMode === 'required'
     this.dpopDisabled = this.dpopMode === 'disabled'
-    // expressjwt's replay cache shared by its keys' decisions, set by lib/http/express-jwt-compat.js.
-    this.sharedProofs = undefined
+    this.sharedProofs = sharedProofs
     this.dpopReplay = this.dpopDisabled ? null : sharedReplayCheck(options === undefined || options === null ? undefined : options.dpopReplayStore, this.dpopSender, this.fixedClock)
     // Every WWW-Authenticate value this middleware can send, written now (lib/http/challenge.js).
     const { requiredScope, requiredAcr, maxAuthAgeSec } = this.engine.authenticator
@@ -293,7 +294,6 @@ class AuthDecision {
 
   /** The engine's `result` for `request`, on through the stages after the engine. */
   engineVerdict(request, result) {
-    if (this.countsEngineVerdicts) this.ledger.counted(result)
     return this.afterEngine(request, result)
   }
 

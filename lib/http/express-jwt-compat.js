@@ -25,6 +25,7 @@ const { unexpectedAnswer } = require('./callback-fence')
 const { ReplayCache, accessClaimRules } = require('../../js/seam')
 const { engineNowSec } = require('../../base/engine-clock')
 const { defaultOf } = require('../../contract')
+const { KeyedAuthenticator } = require('./keyed-authenticator')
 
 // Distinct keys a secret getter may return: one prepared Authenticator (native or JS) each, so
 // every request after the first of a key stays one engine call. At the bound a new key is
@@ -75,46 +76,51 @@ function compatMiddleware(adapter, source, options) {
   // The layer checks preflights itself (express-jwt's rule).
   options.skipPreflight = false
 
-  let keyed = null
-  let base
   if (getKey !== undefined) {
     if (hasOwn('store') || hasOwn('jwks')) throw typeError('a secret getter cannot be combined with store or jwks: give the keys in the config')
     if ('accessSecret' in source || 'keys' in source) throw typeError('a secret getter gives the key: config.accessSecret and config.keys cannot be given with it')
-    // Requests whose credentials never reach key selection (none, another scheme, a malformed
-    // header) are answered by a decision whose key nobody knows.
-    base = new AuthDecision({ ...source, accessSecret: randomBytes(32) }, options, adapter.EXPRESS_OPTIONS)
-    keyed = new KeyedDecisions(source, options, adapter.EXPRESS_OPTIONS, base)
-  } else {
-    base = new AuthDecision(source, options, adapter.EXPRESS_OPTIONS)
   }
-  const config = isAuthenticator(base.source) ? null : base.source
-  if (onExpired !== undefined && config === null) throw typeError('options.onExpired needs a config, not an Authenticator')
-  const rules = config === null ? null : lazyRules(config)
+  return adapter.middlewareOf((form) => {
+    let keyed = null
+    let base
+    if (getKey !== undefined) {
+      // Requests whose credentials never reach key selection (none, another scheme, a malformed
+      // header) are answered by a decision whose key nobody knows.
+      base = new AuthDecision({ ...source, accessSecret: randomBytes(32) }, options, adapter.EXPRESS_OPTIONS, undefined, form)
+      keyed = new KeyedDecisions(source, options, adapter.EXPRESS_OPTIONS, base, form.routeRefusal)
+    } else {
+      base = new AuthDecision(source, options, adapter.EXPRESS_OPTIONS, undefined, form)
+    }
+    const config = isAuthenticator(base.source) ? null : base.source
+    if (onExpired !== undefined && config === null) throw typeError('options.onExpired needs a config, not an Authenticator')
+    const rules = config === null ? null : lazyRules(config)
 
-  // Fenced already, as every callback of the middleware (lib/http/callback-fence.js).
-  const getToken = base.options.getToken
-  // The callbacks of this layer go through the middleware's fence as every other one
-  // (lib/http/callback-fence.js): a throw or rejection of any value is a real Error, a Promise that
-  // does not settle within callbackTimeoutMs refuses the request.
-  const { fence } = base.options
-  const wrap = (name, fn) => (fn === undefined ? undefined : fence.wrap(`options.${name}`, fn))
-  const compat = {
-    base,
-    keyed,
-    getKey: wrap('secret', getKey),
-    onExpired: wrap('onExpired', onExpired),
-    // A yes or a no, as the middleware's own isRevoked: anything else refuses.
-    isRevoked: isRevoked === undefined ? undefined : fence.predicate('options.isRevoked', isRevoked),
-    rules,
-    skipPreflight,
-    getToken,
-  }
-  const decide = (req) => observed(base, () => decideCompat(compat, req, pathOf(adapter.urlOf(req))))
-  const middleware = adapter.middlewareOf(base, decide, { nextError: (d) => nextError(d, rules) })
-  // With a getter, the requests are decided by one decision per key: shadow mode's comparisons
-  // are theirs, summed with the base decision's.
-  if (keyed !== null) middleware.stats = () => keyed.stats()
-  return middleware
+    // Fenced already, as every callback of the middleware (lib/http/callback-fence.js).
+    const getToken = base.options.getToken
+    // The callbacks of this layer go through the middleware's fence as every other one
+    // (lib/http/callback-fence.js): a throw or rejection of any value is a real Error, a Promise that
+    // does not settle within callbackTimeoutMs refuses the request.
+    const { fence } = base.options
+    const wrap = (name, fn) => (fn === undefined ? undefined : fence.wrap(`options.${name}`, fn))
+    const compat = {
+      base,
+      keyed,
+      getKey: wrap('secret', getKey),
+      onExpired: wrap('onExpired', onExpired),
+      // A yes or a no, as the middleware's own isRevoked: anything else refuses.
+      isRevoked: isRevoked === undefined ? undefined : fence.predicate('options.isRevoked', isRevoked),
+      rules,
+      skipPreflight,
+      getToken,
+    }
+    const decide = (req) => observed(base, () => decideCompat(compat, req, pathOf(adapter.urlOf(req))))
+    const parts = { decision: base, decide, nextError: (d) => nextError(d, rules) }
+    if (keyed === null) return parts
+    // With a getter, the requests are decided by one decision per key: the middleware's
+    // `authenticator` reaches all of them (revocations, metrics), and shadow mode's comparisons
+    // are theirs, summed with the base decision's.
+    return { ...parts, authenticator: keyed.authenticator, stats: () => keyed.stats() }
+  })
 }
 
 /**
@@ -181,14 +187,18 @@ function listOf(value) {
  * key as `accessSecret` and kept (at most MAX_GETTER_KEYS; past it a new key is an error).
  */
 class KeyedDecisions {
-  constructor(config, options, adapterOptions, base) {
+  constructor(config, options, adapterOptions, base, routeRefusal) {
     this.config = config
     this.options = options
     this.adapterOptions = adapterOptions
-    // The middleware's own decision: it answers the route requirements' refusals and holds
-    // the counts every key's decision adds to (the middleware's `authenticator` and metrics).
-    this.base = base
+    // The adapter's answer to a route requirement's refusal, the same for every key's decision.
+    this.routeRefusal = routeRefusal
     this.decisions = new Map()
+    // The middleware's `authenticator`: every revocation made through it reaches every key's
+    // engine, those made later too; its metrics() sum them all (lib/http/keyed-authenticator.js).
+    this.authenticator = new KeyedAuthenticator(base, this.decisions, config)
+    // The decision of the requests answered before key selection (its shadow-mode stats are summed with the keys').
+    this.base = base
     // One DPoP replay cache for every key's decision (js/dpop/replay.js, keyed on the proof's
     // replay key): each decision's engine keeps its own, so a key the getter spells two ways
     // (HMAC pads a key with zero bytes, RFC 2104 §2) would take one proof once per spelling.
@@ -226,18 +236,14 @@ class KeyedDecisions {
     if (this.decisions.size >= MAX_GETTER_KEYS) {
       throw codedError('ERR_AUTH_SHIELD_KEY_LIMIT', `the secret getter returned more than ${MAX_GETTER_KEYS} distinct keys; this one is refused`)
     }
-    // A refused key (too short, say) throws here, every time, and is not kept.
-    decision = new AuthDecision({ ...this.config, accessSecret: key }, this.options, this.adapterOptions)
-    // A route requirement refusing a request after admitProofOnce releases its proof here too.
-    if (this.proofs !== null) decision.sharedProofs = this.proofs
-    // Observed as one middleware: every verdict of this key's engine, and every refusal after
-    // it, counts into the middleware's Authenticator (what its metrics() and the exporters read).
-    decision.ledger = this.base.ledger
-    decision.countsEngineVerdicts = true
-    // A route requirement's refusal of a request this decision passed is answered as the
-    // middleware answers its own (the adapter gave the base decision its `routeRefusal`).
-    const { base } = this
-    decision.routeRefusal = (...args) => base.routeRefusal(...args)
+    // A refused key (too short, say) throws here, every time, and is not kept. A route
+    // requirement's refusal of a request it passed is answered as the middleware answers its
+    // own; one refusing a request after admitProofOnce releases its proof from the shared cache.
+    const form = { routeRefusal: this.routeRefusal, sharedProofs: this.proofs === null ? undefined : this.proofs }
+    decision = new AuthDecision({ ...this.config, accessSecret: key }, this.options, this.adapterOptions, undefined, form)
+    // Every revocation made so far, before the engine decides a request (a refused one throws:
+    // the key is not kept and the request fails).
+    this.authenticator.replayOnto(decision.engine.authenticator)
     this.decisions.set(id, decision)
     return decision
   }

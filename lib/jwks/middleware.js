@@ -173,31 +173,31 @@ class TrustedIssuersStage {
     if (entry.keys === null) return remember(this.named, refused(result, UNAVAILABLE, retryInMs(this.registry, entry)), entry)
     return remember(this.named, result, entry)
   }
-}
 
-/**
- * An `iss` that differs from a trusted issuer only by a trailing slash is almost always a
- * configuration slip (`https://op.example` for `https://op.example/`): identifiers are compared
- * byte for byte (RFC 8414 §3.3), so the token stays refused, and the operator is told once per
- * issuer, with the fix. At most one refused token is read per second, so a flood of untrusted
- * tokens costs no more than it did.
- */
-TrustedIssuersStage.prototype.hintTrailingSlash = function hintTrailingSlash(authorization) {
-  const now = Date.now()
-  if (this.hintReadAt !== undefined && now - this.hintReadAt < 1000) return
-  this.hintReadAt = now
-  const iss = issuerOf(authorization)
-  if (iss === null) return
-  const trusted = iss.endsWith('/') ? iss.slice(0, -1) : `${iss}/`
-  if (this.registry.entry(trusted) === undefined) return
-  this.hinted ??= new Set()
-  if (this.hinted.has(trusted)) return
-  this.hinted.add(trusted)
-  process.emitWarning(
-    `auth-shield: a token's iss ${JSON.stringify(iss)} differs from the trusted issuer ${JSON.stringify(trusted)} only by a trailing slash; ` +
-      'issuers are compared byte for byte, so it is refused (untrusted_issuer). Configure the issuer exactly as the provider writes it in its tokens and metadata.',
-    { code: 'AUTH_SHIELD_ISSUER_TRAILING_SLASH' },
-  )
+  /**
+   * An `iss` that differs from a trusted issuer only by a trailing slash is almost always a
+   * configuration slip (`https://op.example` for `https://op.example/`): identifiers are compared
+   * byte for byte (RFC 8414 §3.3), so the token stays refused, and the operator is told once per
+   * issuer, with the fix. At most one refused token is read per second, so a flood of untrusted
+   * tokens costs no more than it did.
+   */
+  hintTrailingSlash(authorization) {
+    const now = Date.now()
+    if (this.hintReadAt !== undefined && now - this.hintReadAt < 1000) return
+    this.hintReadAt = now
+    const iss = issuerOf(authorization)
+    if (iss === null) return
+    const trusted = iss.endsWith('/') ? iss.slice(0, -1) : `${iss}/`
+    if (this.registry.entry(trusted) === undefined) return
+    this.hinted ??= new Set()
+    if (this.hinted.has(trusted)) return
+    this.hinted.add(trusted)
+    process.emitWarning(
+      `auth-shield: a token's iss ${JSON.stringify(iss)} differs from the trusted issuer ${JSON.stringify(trusted)} only by a trailing slash; ` +
+        'issuers are compared byte for byte, so it is refused (untrusted_issuer). Configure the issuer exactly as the provider writes it in its tokens and metadata.',
+      { code: 'AUTH_SHIELD_ISSUER_TRAILING_SLASH' },
+    )
+  }
 }
 
 function remember(named, result, entry) {
