@@ -322,6 +322,13 @@ describe('every feature with every other: an all-pairs combination suite', { ski
         expectedSub = provider.clientId
       } else token = await source.sign(claims)
       if (fromProvider && row.sender === 'dpop') assert.equal(decodePayload(token).cnf.jkt, dpopKey.jkt, 'the provider bound the token to the client key')
+      if (source.opaque && (row.sender !== 'bearer' || row.route === 'stepUp')) {
+        // What the provider's introspection answer says of the token: its binding, its acr.
+        const answer = await opaque.introspect(token)
+        if (row.sender === 'dpop') assert.equal(answer.cnf.jkt, dpopKey.jkt, 'the provider bound the opaque token to the client key')
+        if (row.sender === 'mtls') assert.equal(answer.cnf['x5t#S256'], certs.clientA.thumbprint, "the provider bound the opaque token to client A's certificate")
+        if (row.route === 'stepUp') assert.equal(answer.acr, 'mfa')
+      }
       const request = async (t, { withProof = true, client = certs.clientA } = {}) => {
         if (row.sender === 'dpop') return { sub: expectedSub, headers: { authorization: `DPoP ${t}`, ...(withProof ? { dpop: await proof(dpopKey, { token: t, url: HTU }) } : {}) } }
         if (row.sender === 'mtls') return { sub: expectedSub, headers: { authorization: `Bearer ${t}` }, client, ca: certs.ca.cert }

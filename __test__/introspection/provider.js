@@ -122,11 +122,19 @@ async function startOpaqueProvider({ resource = 'https://api.example/', scopes =
     if (res.status !== 200) throw new Error(`revocation answered ${res.status}`)
   }
 
+  /** The introspection endpoint's answer about `token`, asked as `rs-basic` (not counted: the test's own look). */
+  async function introspect(accessToken) {
+    introspections--
+    const res = await fetch(metadata.introspection_endpoint, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`rs-basic:${RS_SECRET}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: accessToken }).toString() })
+    return res.json()
+  }
+
   return {
     issuer: metadata.issuer,
     resource,
     metadata,
     token,
+    introspect,
     revoke,
     close,
     introspections: () => introspections,
