@@ -5,8 +5,8 @@
 // Two apps stand for two processes: each its own Express middleware, its own trusted issuers
 // introspecting a real oidc-provider's opaque tokens, its own Redis connection, rate-limit store
 // and RevocationFeed on one prefix. A revokes a token by its jti (the `sha256:` id both apps derive
-// from the token) or its subject; B refuses it, whether B had it cached or never saw it. Every
-// pair of engines (native/js for A and B).
+// from the token) or its subject; B refuses it, whether B had it cached or never saw it, and a
+// process C started afterwards loads the set. Every pair of engines (native/js for A and B).
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
@@ -111,6 +111,13 @@ describe('introspected tokens revoked through the Redis feed', { skip: redisSkip
         await a.authenticator.revokeSubject('orders-client', { iss: op.issuer, issuedBeforeSec: Math.floor(Date.now() / 1000) + 1 })
         await eventually(async () => (await b.ask(other)) === 'token_revoked', 3000, 'B refuses the subject A revoked')
         assert.equal(await a.ask(other), 'token_revoked')
+
+        // A process started now (B's engine) loads the set: its first look at each is a refusal,
+        // a token of the subject issued after the cut-off passes.
+        const c = await process_(engineB, prefix, cleanup)
+        for (const token of [seen, unseen, other]) assert.equal(await c.ask(token), 'token_revoked')
+        await sleep(1100)
+        assert.equal((await c.ask(await op.token('read:orders'))).sub, 'orders-client')
       } finally {
         for (const done of cleanup.reverse()) await done()
       }
