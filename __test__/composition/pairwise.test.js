@@ -336,6 +336,8 @@ describe('every feature with every other: an all-pairs combination suite', { ski
       }
 
       const valid = await request(token)
+      const introspectionsBefore = source.opaque ? opaque.introspections() : 0
+      if (source.opaque) assert.ok(!token.includes('.'), 'an opaque token, not a JWT')
       if (row.route === 'scopeUnmet') await expect('valid token, scope not met', valid, 403, 'insufficient_scope')
       else await expect('valid request', valid, 200)
       if (row.route === 'stepUp') {
@@ -354,6 +356,9 @@ describe('every feature with every other: an all-pairs combination suite', { ski
       }
       if (row.sender === 'mtls') await expect("another client's certificate", await request(token, { client: certs.clientB }), 401, 'certificate_mismatch')
 
+      // Each opaque token was introspected once, however many requests and engines (shadow mode)
+      // met it: the valid one, the unknown one, the weak one for step-up.
+      if (source.opaque) assert.equal(opaque.introspections() - introspectionsBefore, row.route === 'stepUp' ? 3 : 2)
       // The observation holds exactly the refusals answered, by code.
       const failed = Object.values(refused).reduce((a, b) => a + b, 0)
       if (row.observation === 'metrics') {
