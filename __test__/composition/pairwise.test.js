@@ -253,11 +253,6 @@ describe('every feature with every other: an all-pairs combination suite', { ski
         if (row.sender === 'dpop') options.dpopReplayStore = store.dpopReplay()
       }
       if (row.shadow === 'on') {
-        // Each engine refills its buckets on its own clock, microseconds apart: with a fast
-        // refill two admitted requests a few ms apart (a DPoP proof released by a route's refusal,
-        // then replayed) can straddle a whole token and count as a mismatch, as docs/middleware.md
-        // ("Shadow mode") says. A slow refill keeps the comparison exact.
-        config.rateLimitRefillPerSec = 1
         options.shadow = true
         options.onMismatch = (m) => void mismatches.push(m)
       }
