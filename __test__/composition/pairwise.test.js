@@ -10,6 +10,12 @@
 // one (401), for mTLS another client's certificate (401); its observation (Prometheus counters,
 // the real OpenTelemetry tracer's spans, onAuthFailure) must hold exactly the refusals it answered,
 // by code, and shadow mode what docs/middleware.md promises (the primary's answers, no mismatch).
+// The introspection source is a trusted issuer with the `introspection` option against a second
+// real oidc-provider issuing OPAQUE tokens (__test__/introspection/provider.js): DPoP-bound
+// (dPoP feature: cnf.jkt in the answer), certificate-bound (mTLS feature: cnf["x5t#S256"], the
+// certificate handed to its token endpoint as a TLS-terminating proxy forwards it) and with acr
+// (extraTokenClaims) as the combination needs; its tampered token is one the provider never issued
+// (401 token_inactive).
 // The expensive servers start once for the file; each combination has its own subject, key
 // prefix and middleware. The combinations the docs declare unsupported are listed in UNSUPPORTED
 // with the line that says so, and checked to be refused as documented.
@@ -29,6 +35,7 @@ const { clientKey, proof } = require('../support/dpop')
 const { makeCertificates } = require('../support/certificates')
 const { startJwksServer, keyPair } = require('../support/jwks-server')
 const { startProvider } = require('../support/oidc-provider')
+const { startOpaqueProvider, tokenClient } = require('../introspection/provider')
 const { startRedis } = require('../support/redis-server')
 const { startCluster, topologySkip } = require('../support/redis-topologies')
 const { connectClient } = require('../support/redis-clients')
@@ -39,7 +46,7 @@ const { watchMetrics } = require('../../lib/metrics/events')
 const { registerMetrics } = require('../../lib/metrics/otel')
 
 const FACTORS = [
-  { name: 'source', values: ['accessSecret', 'keys', 'remoteJwks', 'trustedIssuers', 'engineIssuers'] },
+  { name: 'source', values: ['accessSecret', 'keys', 'remoteJwks', 'trustedIssuers', 'engineIssuers', 'introspection'] },
   { name: 'sender', values: ['bearer', 'dpop', 'mtls'] },
   { name: 'route', values: ['none', 'scopeMet', 'scopeUnmet', 'stepUp'] },
   { name: 'state', values: ['memory', 'redis', 'cluster'] },
@@ -105,6 +112,7 @@ describe('every feature with every other: an all-pairs combination suite', { ski
   let dpopKey
   let jwksServer
   let provider
+  let opaque
   let redis
   let cluster
   let redisClient
@@ -115,7 +123,7 @@ describe('every feature with every other: an all-pairs combination suite', { ski
   before(async () => {
     process.on('unhandledRejection', onUnhandled)
     certs = makeCertificates()
-    ;[dpopKey, jwksServer, provider, redis, cluster] = await Promise.all([clientKey('ES256'), startJwksServer(), startProvider({ resource: AUD, dpop: true }), startRedis(), startCluster()])
+    ;[dpopKey, jwksServer, provider, opaque, redis, cluster] = await Promise.all([clientKey('ES256'), startJwksServer(), startProvider({ resource: AUD, dpop: true }), startOpaqueProvider({ resource: AUD }), startRedis(), startCluster()])
     ;[redisClient, clusterClient] = await Promise.all([connectClient('node-redis', redis.url), connectClient('ioredis', { cluster: cluster.rootNodes })])
     const remote = keyPair('RS256', 'remote-rs256')
     jwksServer.serve({ keys: [remote.jwk] })
@@ -139,13 +147,15 @@ describe('every feature with every other: an all-pairs combination suite', { ski
         algorithms: ['ES256'],
         sign: signer(engineKey.privateKey, 'ES256', 'engine-es256', ENGINE_ISS),
       },
+      // Opaque tokens only (no sign): expressjwt's `algorithms` is still required, and unused.
+      introspection: { config: {}, algorithms: ['RS256'], jwks: () => createTrustedIssuers([{ issuer: opaque.issuer, audience: AUD, introspection: opaque.introspection() }]), opaque: true },
     })
   })
 
   after(async () => {
     process.off('unhandledRejection', onUnhandled)
     await Promise.all([redisClient?.close(), clusterClient?.close()])
-    await Promise.all([jwksServer?.close(), provider?.close(), redis?.stop(), cluster?.stop()])
+    await Promise.all([jwksServer?.close(), provider?.close(), opaque?.close(), redis?.stop(), cluster?.stop()])
     certs?.remove()
     assert.deepEqual(unhandled, [])
     // What the run cost (the suite's budget is 90 s on the CI machine).
@@ -292,9 +302,28 @@ describe('every feature with every other: an all-pairs combination suite', { ski
       // on TLS here); DPoP-bound when the token request carries a proof. Its sub is the client id.
       const fromProvider = row.source === 'trustedIssuers' && row.sender !== 'mtls' && row.route !== 'stepUp'
       const tokenRequestProof = async () => ({ dpop: await proof(dpopKey, { url: provider.metadata.token_endpoint, method: 'POST' }) })
-      const token = fromProvider ? await provider.token('read:orders', row.sender === 'dpop' ? await tokenRequestProof() : undefined) : await source.sign(claims)
+      // The opaque provider issues every kind the combination needs: bound to the DPoP key or
+      // to client A's certificate, with acr "mfa" for step-up (the weak token: none).
+      const opaqueToken = async (mfa) => {
+        const binding = { mfa, ...(row.sender === 'mtls' ? { certificate: certs.clientA.cert } : {}) }
+        if (row.sender === 'dpop') binding.dpop = await proof(dpopKey, { url: opaque.metadata.token_endpoint, method: 'POST' })
+        return { token: await opaque.token('read:orders', binding), sub: tokenClient(binding) }
+      }
+      let token
+      let expectedSub = sub
+      if (source.opaque) ({ token, sub: expectedSub } = await opaqueToken(row.route === 'stepUp'))
+      else if (fromProvider) {
+        token = await provider.token('read:orders', row.sender === 'dpop' ? await tokenRequestProof() : undefined)
+        expectedSub = provider.clientId
+      } else token = await source.sign(claims)
       if (fromProvider && row.sender === 'dpop') assert.equal(decodePayload(token).cnf.jkt, dpopKey.jkt, 'the provider bound the token to the client key')
-      const expectedSub = fromProvider ? provider.clientId : sub
+      if (source.opaque && (row.sender !== 'bearer' || row.route === 'stepUp')) {
+        // What the provider's introspection answer says of the token: its binding, its acr.
+        const answer = await opaque.introspect(token)
+        if (row.sender === 'dpop') assert.equal(answer.cnf.jkt, dpopKey.jkt, 'the provider bound the opaque token to the client key')
+        if (row.sender === 'mtls') assert.equal(answer.cnf['x5t#S256'], certs.clientA.thumbprint, "the provider bound the opaque token to client A's certificate")
+        if (row.route === 'stepUp') assert.equal(answer.acr, 'mfa')
+      }
       const request = async (t, { withProof = true, client = certs.clientA } = {}) => {
         if (row.sender === 'dpop') return { sub: expectedSub, headers: { authorization: `DPoP ${t}`, ...(withProof ? { dpop: await proof(dpopKey, { token: t, url: HTU }) } : {}) } }
         if (row.sender === 'mtls') return { sub: expectedSub, headers: { authorization: `Bearer ${t}` }, client, ca: certs.ca.cert }
@@ -302,14 +331,17 @@ describe('every feature with every other: an all-pairs combination suite', { ski
       }
 
       const valid = await request(token)
+      const introspectionsBefore = source.opaque ? opaque.introspections() : 0
+      if (source.opaque) assert.ok(!token.includes('.'), 'an opaque token, not a JWT')
       if (row.route === 'scopeUnmet') await expect('valid token, scope not met', valid, 403, 'insufficient_scope')
       else await expect('valid request', valid, 200)
       if (row.route === 'stepUp') {
-        const weak = await request(await source.sign({ ...claims, acr: 'pwd' }))
+        const weak = await request(source.opaque ? (await opaqueToken(false)).token : await source.sign({ ...claims, acr: 'pwd' }))
         const r = await expect('token without the step-up', weak, 401, 'insufficient_user_authentication')
         if (row.adapter !== 'expressjwt') assert.match(r.headers['www-authenticate'], /acr_values="mfa"/)
       }
-      await expect('tampered token', await request(tamper(token)), 401, 'invalid_signature')
+      if (source.opaque) await expect('a token the provider never issued', await request(tamperOpaque(token)), 401, 'token_inactive')
+      else await expect('tampered token', await request(tamper(token)), 401, 'invalid_signature')
       if (row.sender === 'dpop') {
         // A proof of a request a route requirement refused was released (docs/sender-constrained.md,
         // "Replay cache"): its replay meets the same refusal.
@@ -319,6 +351,9 @@ describe('every feature with every other: an all-pairs combination suite', { ski
       }
       if (row.sender === 'mtls') await expect("another client's certificate", await request(token, { client: certs.clientB }), 401, 'certificate_mismatch')
 
+      // Each opaque token was introspected once, however many requests and engines (shadow mode)
+      // met it: the valid one, the unknown one, the weak one for step-up.
+      if (source.opaque) assert.equal(opaque.introspections() - introspectionsBefore, row.route === 'stepUp' ? 3 : 2)
       // The observation holds exactly the refusals answered, by code.
       const failed = Object.values(refused).reduce((a, b) => a + b, 0)
       if (row.observation === 'metrics') {
@@ -369,6 +404,12 @@ function tamper(token) {
   const [header, payload, signature] = token.split('.')
   const i = Math.floor(signature.length / 2)
   return `${header}.${payload}.${signature.slice(0, i)}${signature[i] === 'A' ? 'B' : 'A'}${signature.slice(i + 1)}`
+}
+
+/** An opaque token with one character changed: one its issuer never issued. */
+function tamperOpaque(token) {
+  const i = Math.floor(token.length / 2)
+  return `${token.slice(0, i)}${token[i] === 'A' ? 'B' : 'A'}${token.slice(i + 1)}`
 }
 
 /** `{ success, failures: { code: n } }` of the Prometheus requests counter. */

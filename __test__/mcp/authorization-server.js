@@ -9,6 +9,9 @@
 // provider's interactionDetails / interactionFinished API): the user `alice` logs in and grants
 // what the client asked for. `authorize(url)` plays the user agent: it follows the redirects
 // (with the cookies the provider sets) until the client's redirect URI and returns its query.
+// With `accessTokenFormat: 'opaque'` its access tokens are opaque, and its introspection endpoint
+// (RFC 7662, features.introspection) answers the resource server, which authenticates as
+// `mcp-server` (client_secret_basic; `introspection` is the trusted issuer's option for it).
 
 const http = require('node:http')
 const { listen } = require('../support/http')
@@ -16,13 +19,15 @@ const { rsaJwk } = require('../support/oidc-provider')
 
 const ACCOUNT = 'alice'
 const M2M_SECRET = 'mcp-test-m2m-secret-0123456789abcdef'
+const RS_SECRET = 'mcp-test-introspection-secret-0123456789'
 
 /**
  * Starts the provider. `resources`: { [resource indicator]: [scope, …] }, the resource servers
- * it issues JWT access tokens for. Resolves to { issuer, authorize(url), clientCredentialsToken(resource,
- * scope), registrations(), close() }.
+ * it issues access tokens for, JWTs or (`accessTokenFormat: 'opaque'`) opaque. Resolves to
+ * { issuer, authorize(url), clientCredentialsToken(resource, scope), registrations(),
+ * introspection, introspect(token), introspections(), close() }.
  */
-async function startAuthorizationServer({ resources, accessTokenTTL = 300 }) {
+async function startAuthorizationServer({ resources, accessTokenTTL = 300, accessTokenFormat = 'jwt' }) {
   const { default: Provider } = await import('oidc-provider')
   const server = http.createServer()
   const { base, close } = await listen(server)
@@ -30,6 +35,8 @@ async function startAuthorizationServer({ resources, accessTokenTTL = 300 }) {
     clients: [
       // A machine client of the same provider, for tokens of any resource (another audience).
       { client_id: 'm2m', client_secret: M2M_SECRET, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic' },
+      // The MCP server, asking the introspection endpoint about the tokens it is shown.
+      { client_id: 'mcp-server', client_secret: RS_SECRET, grant_types: [], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic' },
     ],
     jwks: { keys: [rsaJwk()] },
     findAccount: (ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
@@ -51,6 +58,7 @@ async function startAuthorizationServer({ resources, accessTokenTTL = 300 }) {
       devInteractions: { enabled: false },
       registration: { enabled: true },
       clientCredentials: { enabled: true },
+      introspection: { enabled: true },
       resourceIndicators: {
         enabled: true,
         // A request naming no resource gets none: the MCP client always names one.
@@ -59,6 +67,7 @@ async function startAuthorizationServer({ resources, accessTokenTTL = 300 }) {
         getResourceServerInfo: (ctx, indicator) => {
           const scopes = resources[indicator]
           if (scopes === undefined) throw new Error(`unknown resource ${indicator}`)
+          if (accessTokenFormat === 'opaque') return { scope: scopes.join(' '), audience: indicator, accessTokenTTL, accessTokenFormat }
           return { scope: scopes.join(' '), audience: indicator, accessTokenTTL, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }
         },
       },
@@ -66,7 +75,9 @@ async function startAuthorizationServer({ resources, accessTokenTTL = 300 }) {
   })
   const callback = provider.callback()
   let registrations = 0
+  let introspections = 0
   server.on('request', (req, res) => {
+    if (req.url.startsWith('/token/introspection')) introspections++
     if (req.url.startsWith('/interaction/')) {
       interact(provider, req, res).catch((err) => {
         res.statusCode = 500
@@ -92,7 +103,20 @@ async function startAuthorizationServer({ resources, accessTokenTTL = 300 }) {
     return json.access_token
   }
 
-  return { issuer, metadata, authorize, clientCredentialsToken, registrations: () => registrations, close }
+  const introspection = { clientId: 'mcp-server', clientSecret: RS_SECRET }
+
+  /** The introspection endpoint's answer about `token` (what the MCP server is told), asked as the test. */
+  async function introspect(token) {
+    introspections--
+    const res = await fetch(metadata.introspection_endpoint, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`mcp-server:${RS_SECRET}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }).toString(),
+    })
+    return res.json()
+  }
+
+  return { issuer, metadata, authorize, clientCredentialsToken, registrations: () => registrations, introspection, introspect, introspections: () => introspections, close }
 }
 
 /** The test's login and consent page: `alice` logs in and grants everything asked for. */

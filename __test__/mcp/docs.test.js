@@ -3,6 +3,8 @@
 // docs/mcp.md's Express and Fetch examples run as written: each block is taken from the page,
 // only the issuer URL replaced by a real oidc-provider's on loopback, and served; its metadata,
 // its 401, a tool call with a token for the documented resource and a tool's 403 are checked.
+// The introspection example is run in the Express one's place of `mcpAuth({ … })`, against a
+// provider issuing opaque tokens for the resource.
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
@@ -49,13 +51,13 @@ describe('docs/mcp.md runs as written', () => {
   })
   after(() => as.close())
 
-  async function check(base, metadataPath) {
+  async function check(base, metadataPath, server = as) {
     const doc = await (await fetch(`${base}${metadataPath}`)).json()
-    assert.deepEqual(doc, { resource: RESOURCE, authorization_servers: [as.issuer], scopes_supported: ['mcp:tools', 'mcp:admin'], bearer_methods_supported: ['header'] })
+    assert.deepEqual(doc, { resource: RESOURCE, authorization_servers: [server.issuer], scopes_supported: ['mcp:tools', 'mcp:admin'], bearer_methods_supported: ['header'] })
     const bare = await post(base, undefined, whoami)
     assert.equal(bare.status, 401)
     assert.equal(bare.challenge, `Bearer scope="mcp:tools", resource_metadata="${METADATA_URL}"`)
-    const token = await as.clientCredentialsToken(RESOURCE, 'mcp:tools')
+    const token = await server.clientCredentialsToken(RESOURCE, 'mcp:tools')
     const ok = await post(base, token, whoami)
     assert.equal(ok.status, 200, ok.text)
     assert.match(ok.text, /m2m via m2m/)
@@ -94,6 +96,33 @@ describe('docs/mcp.md runs as written', () => {
     } finally {
       verify.close()
       await close()
+    }
+  })
+
+  it('Opaque tokens (introspection), in the Express example', async () => {
+    const opaque = await startAuthorizationServer({ resources: { [RESOURCE]: ['mcp:tools', 'mcp:admin'], 'https://other.example.com/mcp': ['mcp:tools'] }, accessTokenFormat: 'opaque' })
+    const express = block('Express')
+    const call = /^const mcp = mcpAuth\(\{\n[\s\S]*?^\}\)$/m
+    assert.match(express, call)
+    const code = express.replace(call, block('Opaque tokens (introspection)').trim())
+    process.env.INTROSPECTION_SECRET = opaque.introspection.clientSecret
+    const { app, mcp } = run(code, opaque.issuer, ['app', 'mcp'])
+    delete process.env.INTROSPECTION_SECRET
+    const server = await listen(http.createServer(app))
+    try {
+      const before = opaque.introspections()
+      await check(server.base, mcp.metadata.path, opaque)
+      assert.equal(opaque.introspections() - before, 1, 'the opaque token was introspected, once')
+      const foreign = await post(server.base, await opaque.clientCredentialsToken('https://other.example.com/mcp', 'mcp:tools'), whoami)
+      assert.equal(foreign.status, 401)
+      assert.match(foreign.text, /invalid_audience/)
+      const unknown = await post(server.base, 'an-opaque-token-nobody-issued', whoami)
+      assert.equal(unknown.status, 401)
+      assert.match(unknown.text, /token_inactive/)
+    } finally {
+      mcp.close()
+      await server.close()
+      await opaque.close()
     }
   })
 })

@@ -9,7 +9,10 @@
 // the token lacks answers 403 insufficient_scope with scope="…", and the client steps up (a new
 // authorization for those scopes). A token of the same provider for another resource is
 // refused 401. Express (the SDK's Node transport), a Fetch-API handler and a Hono app (its
-// web-standard transport), both engines.
+// web-standard transport), both engines; JWT access tokens, and OPAQUE ones (the provider's
+// accessTokenFormat 'opaque' for the resource) verified by introspection (the trusted issuer's
+// `introspection` option): the answer's `aud` is the MCP server's canonical URL, each token is
+// introspected once however many calls carry it.
 
 const { describe, it, before, after } = require('node:test')
 const assert = require('node:assert/strict')
@@ -88,13 +91,19 @@ function textOf(result) {
   return JSON.parse(result.content[0].text)
 }
 
-describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc-provider', () => {
+for (const format of ['jwt', 'opaque']) describe(`auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc-provider (${format} access tokens)`, () => {
   let as
   const resources = {}
+  /** What the token says: a JWT's payload; an opaque token's introspection answer. */
+  const claimsOf = async (token) => {
+    if (format === 'jwt') return decodeJwt(token).payload
+    assert.ok(!token.includes('.'), 'an opaque token, not a JWT')
+    return as.introspect(token)
+  }
 
   before(async () => {
     // Resources are added as the MCP servers start (their port is their canonical URL's).
-    as = await startAuthorizationServer({ resources })
+    as = await startAuthorizationServer({ resources, accessTokenFormat: format })
     resources[OTHER_RESOURCE] = ['mcp:tools', 'mcp:admin']
   })
 
@@ -106,7 +115,8 @@ describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc
   for (const kind of ['express', 'fetch', 'hono']) {
     for (const engine of ['native', 'js']) {
       it(`${kind}, ${engine}: discovery → registration → PKCE → token; tools listed and called; step-up for a tool's scope; another resource's token refused`, async () => {
-        const server = await startMcpServer(kind, { issuer: as.issuer, engine })
+        const server = await startMcpServer(kind, { issuer: as.issuer, engine, introspection: format === 'opaque' ? as.introspection : undefined })
+        const introspectionsBefore = as.introspections()
         resources[server.resource] = ['mcp:tools', 'mcp:admin']
         try {
           const metadataUrl = `${server.base}/.well-known/oauth-protected-resource/mcp`
@@ -133,8 +143,8 @@ describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc
           assert.equal(asked.get('code_challenge_method'), 'S256')
           assert.equal(asked.get('client_id'), provider.registered.client_id)
           await completeAuthorization(provider, first.transport)
-          const { header, payload } = decodeJwt(provider.saved.access_token)
-          assert.equal(header.typ, 'at+jwt')
+          if (format === 'jwt') assert.equal(decodeJwt(provider.saved.access_token).header.typ, 'at+jwt')
+          const payload = await claimsOf(provider.saved.access_token)
           assert.equal(payload.aud, server.resource)
           assert.equal(payload.scope, 'mcp:tools')
 
@@ -161,7 +171,7 @@ describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc
           assert.equal(stepUp.get('scope'), 'mcp:tools mcp:admin')
           assert.equal(stepUp.get('resource'), server.resource)
           await completeAuthorization(provider, transport)
-          assert.equal(decodeJwt(provider.saved.access_token).payload.scope, 'mcp:tools mcp:admin')
+          assert.equal((await claimsOf(provider.saved.access_token)).scope, 'mcp:tools mcp:admin')
           const admin = textOf(await client.callTool({ name: 'reset_index', arguments: {} }))
           assert.deepEqual(admin.scopes, ['mcp:tools', 'mcp:admin'])
           assert.equal(as.registrations() - registrationsBefore, 1, 'registered once, reused for the step-up')
@@ -169,7 +179,7 @@ describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc
 
           // The same provider's token for another resource (another audience): 401, not served.
           const foreign = await as.clientCredentialsToken(OTHER_RESOURCE, 'mcp:tools mcp:admin')
-          assert.equal(decodeJwt(foreign).payload.aud, OTHER_RESOURCE)
+          assert.equal((await claimsOf(foreign)).aud, OTHER_RESOURCE)
           const refused = await fetch(server.resource, {
             method: 'POST',
             headers: { authorization: `Bearer ${foreign}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -185,6 +195,8 @@ describe('auth-shield/mcp: the MCP SDK client completes the OAuth flow with oidc
           const third = clientFor(server.resource, holder)
           await assert.rejects(third.client.connect(third.transport), UnauthorizedError)
           assert.equal(holder.authorizations.length, 1)
+          // Three tokens (the first, the stepped-up one, the foreign one), each introspected once.
+          if (format === 'opaque') assert.equal(as.introspections() - introspectionsBefore, 3)
         } finally {
           await server.close()
         }

@@ -31,15 +31,16 @@ function mcpServer() {
 
 /**
  * Starts an MCP server on loopback at `/mcp`, protected for `issuer` (trusted issuers, by
- * discovery) with the `engine` given; `kind` is 'express', 'fetch' or 'hono'. Resolves to
+ * discovery) with the `engine` given; `kind` is 'express', 'fetch' or 'hono'; `introspection`
+ * (the trusted issuer's option) makes the issuer's opaque tokens introspected. Resolves to
  * { base, resource, protection, close() }.
  */
-async function startMcpServer(kind, { issuer, engine }) {
+async function startMcpServer(kind, { issuer, engine, introspection }) {
   let handler = null
   const server = http.createServer((req, res) => handler(req, res))
   const { base, close } = await listen(server)
   const resource = `${base}/mcp`
-  const options = { resource, issuers: [issuer], scopes: SCOPES, toolScopes: TOOL_SCOPES, resourceName: 'auth-shield test MCP server', options: { engine } }
+  const options = { resource, issuers: [introspection === undefined ? issuer : { issuer, introspection }], scopes: SCOPES, toolScopes: TOOL_SCOPES, resourceName: 'auth-shield test MCP server', options: { engine } }
   let protection
   if (kind === 'express') {
     const mcp = mcpAuth(options)

@@ -121,3 +121,55 @@ describe("createTokenVerifier behind the MCP SDK's requireBearerAuth", () => {
     assert.throws(() => createTokenVerifier({ resource: 'http://127.0.0.1:1/mcp', authorizationServers: ['http://127.0.0.1:2'], config: { accessSecret: 'x'.repeat(32) }, toolScopes: { a: ['b'] } }), /toolScopes is not an option of createTokenVerifier/)
   })
 })
+
+describe("createTokenVerifier with opaque tokens, introspected, behind the SDK's requireBearerAuth", () => {
+  let as
+  const resources = { [OTHER_RESOURCE]: ['mcp:tools'] }
+  before(async () => {
+    as = await startAuthorizationServer({ resources, accessTokenFormat: 'opaque' })
+  })
+  after(async () => {
+    await as.close()
+    assert.deepEqual(unhandled, [])
+  })
+
+  for (const engine of ['native', 'js']) {
+    it(`${engine}: the resource's opaque token admitted with the SDK's AuthInfo (one introspection); another resource's, an unknown one 401; the SDK's requiredScopes 403`, async () => {
+      const { requireBearerAuth } = require('@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js')
+      let handler = null
+      const server = http.createServer((req, res) => handler(req, res))
+      const { base, close } = await listen(server)
+      const resource = `${base}/mcp`
+      resources[resource] = ['mcp:tools', 'mcp:admin']
+      const verifier = createTokenVerifier({ resource, issuers: [{ issuer: as.issuer, introspection: as.introspection }], options: { engine } })
+      handler = await sdkApp(requireBearerAuth, verifier, resource)
+      const post = (token) => fetch(resource, { method: 'POST', headers: { authorization: `Bearer ${token}` } })
+      try {
+        const token = await as.clientCredentialsToken(resource, 'mcp:tools mcp:admin')
+        assert.ok(!token.includes('.'), 'an opaque token')
+        const before = as.introspections()
+        for (let i = 0; i < 3; i++) {
+          const ok = await post(token)
+          assert.equal(ok.status, 200)
+          assert.deepEqual(await ok.json(), { clientId: 'm2m', scopes: ['mcp:tools', 'mcp:admin'], resource, expiresAt: 'number', sub: 'm2m' })
+        }
+        assert.equal(as.introspections() - before, 1)
+
+        const foreign = await post(await as.clientCredentialsToken(OTHER_RESOURCE, 'mcp:tools'))
+        assert.equal(foreign.status, 401)
+        assert.deepEqual(await foreign.json(), { error: 'invalid_token', error_description: 'Invalid token audience' })
+
+        const unknown = await post('an-opaque-token-nobody-issued')
+        assert.equal(unknown.status, 401)
+        assert.equal((await unknown.json()).error, 'invalid_token')
+
+        const lacking = await post(await as.clientCredentialsToken(resource, 'mcp:admin'))
+        assert.equal(lacking.status, 403)
+        assert.equal((await lacking.json()).error, 'insufficient_scope')
+      } finally {
+        verifier.close()
+        await close()
+      }
+    })
+  }
+})

@@ -28,6 +28,11 @@ const JS_WORDS = ['false', '0', 'no', 'off']
 // Each engine measures time on its own clock, microseconds apart: a wait that differs by less
 // than the Retry-After header's one-second granularity is the same answer.
 const DEFAULT_RETRY_AFTER_TOLERANCE_MS = 1000
+// For the same reason the tokens left in a refilling bucket, read at two instants, can straddle
+// a whole token (both engines charge the same requests; only `now` differs): one token apart is
+// the same answer. At any refill rate up to thousands a second a bucket gains less than one
+// token in the microseconds between the two calls, so a count further apart is a real difference.
+const REMAINING_TOLERANCE = 1
 
 let nativeBinding // undefined: not tried yet; null: failed to load
 let nativeLoadError = null
@@ -224,6 +229,7 @@ function differingFields(a, b, retryAfterToleranceMs = 0) {
     const y = b[field]
     if (Object.is(x, y)) continue
     if (field === 'retryAfterMs' && x > 0 && y > 0 && Math.abs(x - y) <= retryAfterToleranceMs) continue
+    if (field === 'rateLimitRemaining' && typeof x === 'number' && typeof y === 'number' && Math.abs(x - y) <= REMAINING_TOLERANCE) continue
     fields.push(field)
   }
   return fields
