@@ -19,6 +19,7 @@ const express = require('express')
 const authShield = require('../../adapters/express')
 const { createTrustedIssuers } = require('../../lib/jwks/index')
 const { listen, get } = require('../support/http')
+const { ADAPTER_STARTS, expressServer } = require('../support/adapter-servers')
 
 const RESOURCE = 'https://orders.api.example/'
 const SECRET = 'rs-secret-0123456789'
@@ -73,6 +74,7 @@ async function app(options, adapterOptions) {
   return server
 }
 
+const ADAPTERS = [...ADAPTER_STARTS, ['expressjwt', (config, options) => expressServer(require('../../adapters/express').expressjwt({ ...config, ...options }))]]
 const bearer = (token) => ({ authorization: `Bearer ${token}` })
 const MODES = [
   ['native', { engine: 'native' }],
@@ -107,6 +109,25 @@ describe('introspection loose ends', () => {
         await sleep(1400)
         assert.equal((await get(`${server.base}/api`, bearer(`late-token-${mode}-1`))).status, 200)
         if (options.shadow) assert.equal(server.shield.stats().mismatches, 0)
+      } finally {
+        await server.close()
+        issuers.close()
+      }
+    })
+  }
+
+  for (const [adapter, start] of ADAPTERS) {
+    it(`${adapter}: a miss past callbackTimeoutMs is 503 with Retry-After, never introspection_required`, async () => {
+      fake.behave = (req, res) => setTimeout(() => json(res, good()), 400)
+      const issuers = createTrustedIssuers([{ issuer: fake.issuer, audience: RESOURCE, introspection: { clientId: 'rs', clientSecret: SECRET, timeoutMs: 5000 } }])
+      await issuers.ready()
+      const server = await start({}, { jwks: issuers, callbackTimeoutMs: 150 })
+      try {
+        const r = await get(`${server.base}/orders`, bearer(`late-${adapter}`))
+        assert.equal(r.status, 503, JSON.stringify(r.json))
+        assert.ok(Number(r.headers['retry-after']) >= 1, 'Retry-After')
+        assert.doesNotMatch(JSON.stringify(r.json ?? r.body ?? ''), /introspection_required/)
+        if (adapter !== 'expressjwt') assert.equal(r.json.code, 'introspection_unavailable')
       } finally {
         await server.close()
         issuers.close()
