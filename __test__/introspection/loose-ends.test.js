@@ -245,6 +245,7 @@ describe('introspection loose ends', () => {
         assert.equal(warnings.length, 1)
         assert.match(warnings[0], /no jwks_uri: it is trusted for introspection only/)
         assert.equal(issuers.status()[0].lastError, null)
+        assert.equal(issuers.status()[0].introspectionOnly, true)
       } finally {
         process.off('warning', onWarning)
         fake.metadata = metadata

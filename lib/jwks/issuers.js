@@ -129,6 +129,8 @@ class TrustedIssuers extends EventEmitter {
         lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError,
       }
       if (e.introspection !== null) one.introspection = this.#introspectionStatus(e)
+      // Its metadata has no jwks_uri: no key set will ever be fetched (docs/resource-server.md).
+      if (e.keyless) one.introspectionOnly = true
       return one
     })
   }
