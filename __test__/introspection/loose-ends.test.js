@@ -210,6 +210,25 @@ describe('introspection loose ends', () => {
     })
   }
 
+  it('shadow: setKeys through the middleware\'s authenticator reaches both engines (a rotated key verifies, 0 mismatches)', async () => {
+    const { rawToken } = require('../support/tokens')
+    const ISS = 'https://idp.example/'
+    const [old, rotated] = ['old-secret-0123456789abcdefghijkl', 'new-secret-0123456789abcdefghijkl']
+    const token = (kid, secret) => rawToken({ alg: 'HS256', kid }, { sub: 'u', iss: ISS, aud: 'api', exp: now() + 60 }, secret)
+    const server = await app({ issuers: [{ issuer: ISS, keys: [{ kid: 'k1', alg: 'HS256', secret: old }] }], audience: 'api', rateLimitMax: 0 }, { engine: 'native', shadow: true })
+    try {
+      assert.equal((await get(`${server.base}/api`, bearer(token('k1', old)))).status, 200)
+      assert.equal((await get(`${server.base}/api`, bearer(token('k2', rotated)))).json.code, 'unknown_key')
+      server.shield.authenticator.setKeys([{ kid: 'k2', alg: 'HS256', secret: rotated }], { issuer: ISS })
+      assert.equal((await get(`${server.base}/api`, bearer(token('k2', rotated)))).status, 200)
+      assert.equal((await get(`${server.base}/api`, bearer(token('k1', old)))).json.code, 'unknown_key')
+      assert.equal(server.shield.stats().mismatches, 0)
+      assert.equal(server.shield.stats().requests, 4)
+    } finally {
+      await server.close()
+    }
+  })
+
   for (const [mode, options] of MODES) {
     it(`${mode}: an issuer for introspection only (no jwks_uri) fetches no keys, says so once, and refuses its JWTs 401 unknown_key`, async () => {
       fake.behave = (req, res) => json(res, good())
