@@ -203,6 +203,10 @@ class AuthDecision {
     const shared = storeOf(this.engine.authenticator)
     if (shared !== undefined) this.recover(shared.pendingCode, shared.recover, STORE_WAITS)
     this.pipeline.attach(this)
+    // introspection_required is the engine's way to the introspection stage, never an answer: an
+    // engine with an introspection cache and no introspecting issuer (nothing will ever ask)
+    // answers what the docs promise, 503 introspection_unavailable with Retry-After.
+    if (!this.recoveries.has(INTROSPECTION_REQUIRED)) this.recover(INTROSPECTION_REQUIRED, unrepairable, 0, introspectionUnavailable)
     // `tracing` (lib/metrics/tracing.js): null without the option, and then traced() adds nothing.
     this.tracing = readTracing(options === undefined || options === null ? undefined : options.tracing, storeOf(this.engine.authenticator))
   }
@@ -225,13 +229,16 @@ class AuthDecision {
    * opaque token introspected. A recovery may also resolve to another failure result (an
    * AuthResult with `authenticated: false`: the introspection endpoint down), answered in place
    * of the first. A throw, a rejection, any other answer, or no answer within
-   * `callbackTimeoutMs` keeps the first failure (the recovery is fenced as every callback is).
+   * `callbackTimeoutMs` keeps the first failure (the recovery is fenced as every callback is),
+   * or, with `unrepaired`, answers `unrepaired(first)` in its place; so does a request past its
+   * attempts (an internal code such as introspection_required never reaches a client).
    * Only these paths are asynchronous. A request run again is counted once, by its last result
    * (an unknown_key or introspection_required that was only the way to a verdict is no refusal).
    */
-  recover(code, recover, attempts = 1) {
+  recover(code, recover, attempts = 1, unrepaired = undefined) {
     if (typeof recover !== 'function') throw typeError('recover must be a function')
-    this.recoveries.set(code, { recover: this.options.fence.wrap(`the ${code} recovery`, recover), attempts })
+    if (unrepaired !== undefined && typeof unrepaired !== 'function') throw typeError('unrepaired must be a function')
+    this.recoveries.set(code, { recover: this.options.fence.wrap(`the ${code} recovery`, recover), attempts, unrepaired })
   }
 
   /**
@@ -325,10 +332,12 @@ class AuthDecision {
     }
     if (!result.authenticated && this.recoveries.size !== 0) {
       const registered = this.recoveries.get(result.errorCode)
-      if (registered !== undefined && request.tries < registered.attempts) {
-        const { recover } = registered
+      if (registered !== undefined && request.tries >= registered.attempts) {
+        if (registered.unrepaired !== undefined) result = registered.unrepaired(result)
+      } else if (registered !== undefined) {
+        const { recover, unrepaired } = registered
         const req = request.raw
-        const verdict = () => this.answer(request, result)
+        const verdict = () => this.answer(request, unrepaired === undefined ? result : unrepaired(result))
         const { getToken, cookie } = this.options
         // The retry's verdict is the request's: the engine's count of this one is taken back,
         // so a request a recovery admitted is one success, not also this failure.
@@ -377,9 +386,9 @@ class AuthDecision {
   releaseProof(result) {
     if (result === undefined || typeof result.dpopReplayKey !== 'string') return
     const key = result.dpopReplayKey
-    const { authenticator, shadowAuthenticator } = this.engine
+    // (In shadow mode the served engine releases it from the shadow engine too: lib/http/engine.js.)
+    const { authenticator } = this.engine
     if (typeof authenticator.releaseDpopProof === 'function') authenticator.releaseDpopProof(key)
-    if (shadowAuthenticator != null && typeof shadowAuthenticator.releaseDpopProof === 'function') shadowAuthenticator.releaseDpopProof(key)
     // expressjwt's cache shared by its keys' decisions (lib/http/express-jwt-compat.js).
     if (this.sharedProofs !== undefined) this.sharedProofs.release(key)
     // The shared replay store, when this request recorded the proof there.
@@ -541,6 +550,21 @@ function revokedResult(result) {
   revoked.errorCode = 'token_revoked'
   revoked.errorStatus = status
   return revoked
+}
+
+const INTROSPECTION_REQUIRED = 'introspection_required'
+// The Retry-After of an introspection the middleware cannot make (RFC 9110 §10.2.3): a second.
+const INTROSPECTION_RETRY_MS = 1000
+
+function unrepairable() {
+  return false
+}
+
+/** introspection_required as a client sees it: 503 introspection_unavailable with Retry-After. */
+function introspectionUnavailable(result) {
+  const unavailable = refusedResult(result, 'introspection_unavailable')
+  unavailable.retryAfterMs = INTROSPECTION_RETRY_MS
+  return unavailable
 }
 
 /** A failure result a recovery answered in place of the first (never a pass). */

@@ -10,6 +10,9 @@
 // request runs through both engines, the primary's result is served, and every difference
 // (requestId aside) is counted and reported to onMismatch, through the middleware's callback
 // fence: an onMismatch that throws, rejects or does not settle refuses the request it reports on.
+// The served engine is then built as a subclass whose state-changing methods (revocations, key
+// sets, introspection answers) reach the shadow engine too, so an app's revocation through the
+// middleware's `authenticator` is held by both and compares equal.
 //
 // The JS engine (through js/seam.js) is required only when it is used, so an app
 // on the native engine never loads it.
@@ -17,6 +20,8 @@
 const { typeError } = require('../../base/error')
 const { CallbackFence } = require('./callback-fence')
 const { RESULT_FIELDS: ALL_RESULT_FIELDS } = require('../../base/schema')
+const { fixedClockOf } = require('../../base/engine-clock')
+const { withCutoff } = require('./keyed-authenticator')
 
 // Compared in shadow mode: every AuthResult field but the request id, fresh per call by design.
 const RESULT_FIELDS = ALL_RESULT_FIELDS.filter((field) => field !== 'requestId')
@@ -152,12 +157,12 @@ function createEngine(source, options = {}) {
       name = 'js'
       Primary = jsAuthenticator()
     }
-    primary = new Primary(source)
     if (options.shadow) {
       const Shadow = constructorFor(name === 'js' ? 'native' : 'js')
       // Without a native binary there is nothing to compare with; the warning above said why.
       if (Shadow !== null) shadow = new Shadow(source)
     }
+    primary = shadow === null ? new Primary(source) : new (mirroredClass(Primary))(source, shadow)
   }
 
   const counts = { requests: 0, mismatches: 0, mismatchesByField: {}, onMismatchErrors: 0 }
@@ -219,6 +224,62 @@ function createEngine(source, options = {}) {
       }
     },
   })
+}
+
+// The state-changing methods of an Authenticator: in shadow mode each call made on the served
+// engine (by the app through the middleware's `authenticator`, by a key source, by the
+// introspection stage) is made on the shadow engine too, so both hold the same revocations, keys
+// and introspection answers, and a comparison shows a real difference, never a call one of them
+// missed. Everything else (authenticate, the getters, signing, metrics) is the served engine's.
+const MIRRORED = new Map()
+
+/**
+ * `Base` (an engine's Authenticator class) extended so its state-changing methods also reach a
+ * shadow engine given to the constructor. A subclass, not a wrapper: the served engine stays an
+ * instance of its engine's class with every method and getter, and nothing is re-assigned.
+ * The served engine checks the arguments first: a call it refuses reaches neither.
+ */
+function mirroredClass(Base) {
+  let Mirrored = MIRRORED.get(Base)
+  if (Mirrored !== undefined) return Mirrored
+  Mirrored = class ShadowedAuthenticator extends Base {
+    #shadow
+    constructor(config, shadow) {
+      super(config)
+      this.#shadow = shadow
+    }
+    setKeys(keys, options) {
+      const answer = options === undefined ? super.setKeys(keys) : super.setKeys(keys, options)
+      if (options === undefined) this.#shadow.setKeys(keys)
+      else this.#shadow.setKeys(keys, options)
+      return answer
+    }
+    revokeToken(jti, expiresAtSec, options) {
+      const answer = super.revokeToken(jti, expiresAtSec, options)
+      this.#shadow.revokeToken(jti, expiresAtSec, options)
+      return answer
+    }
+    revokeSubject(sub, options) {
+      // The default cut-off ("the millisecond after the call", docs/revocation.md) is fixed now,
+      // once, so both engines take the same one (as expressjwt's keyed engines do).
+      const fixed = fixedClockOf(this)
+      const args = withCutoff(options, fixed === null ? Date.now() / 1000 : Math.floor(fixed * 1000) / 1000)
+      const answer = super.revokeSubject(sub, args)
+      this.#shadow.revokeSubject(sub, args)
+      return answer
+    }
+    admitIntrospection(token, claimsJson, cacheUntilSec) {
+      const admitted = super.admitIntrospection(token, claimsJson, cacheUntilSec)
+      return this.#shadow.admitIntrospection(token, claimsJson, cacheUntilSec) && admitted
+    }
+    releaseDpopProof(replayKey) {
+      const released = super.releaseDpopProof(replayKey)
+      this.#shadow.releaseDpopProof(replayKey)
+      return released
+    }
+  }
+  MIRRORED.set(Base, Mirrored)
+  return Mirrored
 }
 
 /** The AuthResult fields on which two results differ; requestId is fresh per call by design. */

@@ -203,4 +203,4 @@ function sum(a, b) {
   }
 }
 
-module.exports = { KeyedAuthenticator }
+module.exports = { KeyedAuthenticator, withCutoff }

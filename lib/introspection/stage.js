@@ -34,6 +34,8 @@ const REQUIRED = 'introspection_required'
 const UNAVAILABLE = 'introspection_unavailable'
 const INACTIVE = 'token_inactive'
 const MIN_RETRY_AFTER_MS = 1000
+// Failures in a row of a discovered endpoint after which it is discovered again.
+const REDISCOVER_AFTER_FAILURES = 3
 // The engine's cache when the config does not size it: 10,000 answers (at most 16 MiB of claims).
 const DEFAULT_CACHE_ENTRIES = 10000
 
@@ -84,11 +86,14 @@ class IntrospectionStage {
 
   attach(decision) {
     const { engine } = decision
-    this.targets = engine.shadowAuthenticator ? [engine.authenticator, engine.shadowAuthenticator] : [engine.authenticator]
+    // In shadow mode the served engine hands each answer to the shadow engine too (lib/http/engine.js).
+    this.targets = [engine.authenticator]
     // Entries end by the engine's clock (a fixed clockTimestamp in tests).
     this.fixedClock = decision.fixedClock
     // A miss is the way to a verdict, not one: the request is counted once, by its last result.
-    decision.recover(REQUIRED, (result, req, request) => this.recover(result, request), 1)
+    // A miss that was not answered in time (callbackTimeoutMs while it waited in the queue), or
+    // that the engine still misses after its attempt, is the documented 503, never the internal code.
+    decision.recover(REQUIRED, (result, req, request) => this.recover(result, request), 1, (result) => refused(result, UNAVAILABLE, this.retryAfterMs()))
     this.registry.attachIntrospection(this)
   }
 
@@ -141,10 +146,22 @@ class IntrospectionStage {
       const { retryMinMs, retryMaxMs } = this.settings
       const wait = Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(this.failures - 1, 31))
       this.blockedUntil = Math.max(this.blockedUntil, Date.now() + wait)
+      // An endpoint discovered that keeps failing may have moved (as a key source discovers
+      // again after failures): from the third failure in a row the next exchange, after the
+      // back-off, discovers it again first. Bounded by the back-off: one discovery per step.
+      if (this.failures >= REDISCOVER_AFTER_FAILURES && this.settings.endpoint == null && this.discovering !== null) {
+        this.endpoint = null
+        this.discovering = null
+      }
       return unavailable(wait)
     } finally {
       this.release()
     }
+  }
+
+  /** Milliseconds a client should wait before asking again: the back-off left, at least a second. */
+  retryAfterMs() {
+    return Math.max(MIN_RETRY_AFTER_MS, Math.ceil(this.blockedUntil - Date.now()))
   }
 
   release() {

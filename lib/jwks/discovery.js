@@ -52,11 +52,12 @@ function metadataUrls(issuerUrl) {
 }
 
 /**
- * Fetches the issuer's metadata and resolves to its checked `jwks_uri` (a URL). Rejects with
+ * Fetches the issuer's metadata and resolves to its checked `jwks_uri` (a URL), or to null when
+ * it has none and `keysOptional` (an issuer used for introspection only). Rejects with
  * the fetch error (ERR_AUTH_SHIELD_JWKS_FETCH, _TIMEOUT, _TOO_LARGE, _CLOSED), or with
  * `ERR_AUTH_SHIELD_JWKS_DISCOVERY` for a document refused or when both forms answered 404.
  */
-async function discoverJwksUri(issuer, issuerUrl, options, signal) {
+async function discoverJwksUri(issuer, issuerUrl, options, signal, keysOptional = false) {
   let bytes = null
   let lastError = null
   for (const url of metadataUrls(issuerUrl)) {
@@ -81,6 +82,8 @@ async function discoverJwksUri(issuer, issuerUrl, options, signal) {
   if (doc.issuer !== issuer) {
     throw jwksError('ERR_AUTH_SHIELD_JWKS_DISCOVERY', `the metadata fetched for ${issuer} names another issuer (${JSON.stringify(String(doc.issuer).slice(0, 256))}): refused (mix-up defence)`)
   }
+  // An issuer trusted for introspection only may publish no keys (null: none to fetch).
+  if (doc.jwks_uri === undefined && keysOptional) return null
   if (typeof doc.jwks_uri !== 'string') throw jwksError('ERR_AUTH_SHIELD_JWKS_DISCOVERY', `the metadata of ${issuer} has no jwks_uri`)
   let jwksUri
   try {

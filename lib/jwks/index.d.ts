@@ -209,6 +209,8 @@ export interface TrustedIssuerStatus {
   lastError: JwksError | null
   /** With an `introspection` option: its endpoint (null before discovery) and counters, summed over the middlewares using it. */
   introspection?: { endpoint: string | null; introspections: number; failures: number; lastError: Error | null }
+  /** True for an introspecting issuer whose metadata has no `jwks_uri`: no key set is ever fetched, its JWTs are refused `unknown_key` (unless `introspectJwts`). */
+  introspectionOnly?: true
 }
 
 /**

@@ -70,7 +70,7 @@ class TrustedIssuers extends EventEmitter {
       if (introspection !== null && [...this.#entries.values()].some((e) => e.introspection !== null)) {
         throw typeError('at most one trusted issuer has an introspection option: an opaque token names no issuer, so it is asked of that one')
       }
-      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, tenant, algorithms, introspection, sourceOptions, source: null, keys: null, discovering: null, failures: 0, discoveries: 0, discoveryFailures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
+      this.#entries.set(issuer, { issuer, url, jwksUri, audiences, tenant, algorithms, introspection, sourceOptions, source: null, keys: null, keyless: false, discovering: null, failures: 0, discoveries: 0, discoveryFailures: 0, lastStartMs: -Infinity, timer: null, timerAtMs: Infinity, lastError: null })
     }
     this.#list = Object.freeze([...this.#entries.keys()])
     for (const entry of this.#entries.values()) {
@@ -129,6 +129,8 @@ class TrustedIssuers extends EventEmitter {
         lastError: e.source !== null && e.source.lastError !== null ? e.source.lastError : e.lastError,
       }
       if (e.introspection !== null) one.introspection = this.#introspectionStatus(e)
+      // Its metadata has no jwks_uri: no key set will ever be fetched (docs/resource-server.md).
+      if (e.keyless) one.introspectionOnly = true
       return one
     })
   }
@@ -216,6 +218,7 @@ class TrustedIssuers extends EventEmitter {
     if (this.#closed) return Promise.resolve(false)
     if (entry === undefined) return Promise.all([...this.#entries.values()].map((e) => this.refresh(e))).then((all) => all.includes(true))
     if (entry.source !== null) return entry.source.refresh()
+    if (entry.keyless) return Promise.resolve(false)
     if (entry.discovering !== null) return entry.discovering
     const wait = entry.lastStartMs + this.#read.cooldownMs - Date.now()
     if (wait > 0) {
@@ -231,6 +234,8 @@ class TrustedIssuers extends EventEmitter {
       [...this.#entries.values()].map(async (e) => {
         if (e.source === null) {
           await (e.discovering !== null ? e.discovering : Promise.resolve(false))
+          // An issuer for introspection only is ready once its metadata said so.
+          if (e.keyless) return undefined
           if (e.source === null) throw e.lastError !== null ? e.lastError : jwksError('ERR_AUTH_SHIELD_JWKS_CLOSED', 'the trusted issuers are closed')
         }
         return e.source.ready()
@@ -264,13 +269,20 @@ class TrustedIssuers extends EventEmitter {
     clearTimeout(entry.timer)
     entry.timer = null
     entry.timerAtMs = Infinity
-    entry.discovering = discoverJwksUri(entry.issuer, entry.url, this.#read, this.#closing.signal).then(
+    // An issuer introspected whose answers are plain JSON needs keys only for its JWTs: without
+    // a jwks_uri it is used for introspection only (docs/resource-server.md).
+    const keysOptional = entry.introspection !== null && !entry.introspection.jwtResponse
+    entry.discovering = discoverJwksUri(entry.issuer, entry.url, this.#read, this.#closing.signal, keysOptional).then(
       (jwksUri) => {
         entry.discovering = null
         entry.discoveries++
         if (this.#closed) return false
         entry.failures = 0
         entry.lastError = null
+        if (jwksUri === null) {
+          this.#keyless(entry)
+          return false
+        }
         return this.#startSource(entry, jwksUri).ready().then(
           () => true,
           () => false,
@@ -290,6 +302,21 @@ class TrustedIssuers extends EventEmitter {
       },
     )
     return entry.discovering
+  }
+
+  /**
+   * `entry` publishes no keys: none is ever fetched (no retries, no 'error' events); its JWTs are
+   * refused 401 unknown_key (lib/jwks/middleware.js), unless introspectJwts introspects them too.
+   * Said once, at start-up.
+   */
+  #keyless(entry) {
+    entry.keyless = true
+    const jwts = entry.introspection.introspectJwts ? 'its JWT access tokens are introspected too' : 'its JWT access tokens are refused (401 unknown_key)'
+    process.emitWarning(
+      `auth-shield: the metadata of ${entry.issuer} has no jwks_uri: it is trusted for introspection only (its opaque tokens are introspected, ${jwts}, and no key set is fetched). ` +
+        'Give the issuer a jwksUri for its JWTs, or introspectJwts: true to introspect them.',
+      { code: 'AUTH_SHIELD_INTROSPECTION_ONLY' },
+    )
   }
 
   /** The remote key set of `entry`, started. */

@@ -95,7 +95,6 @@ class RemoteJwksStage {
   attach(decision) {
     const { engine } = decision
     this.source.attach(filteredTarget(engine.authenticator, this.allowList))
-    if (engine.shadowAuthenticator) this.source.attach(filteredTarget(engine.shadowAuthenticator, this.allowList))
     const refresh = () => this.source.refresh()
     decision.recover('unknown_key', refresh)
     decision.recover(UNAVAILABLE, refresh)
@@ -151,7 +150,6 @@ class TrustedIssuersStage {
   attach(decision) {
     const { engine } = decision
     this.registry.attach(filteredTarget(engine.authenticator, this.allowList))
-    if (engine.shadowAuthenticator) this.registry.attach(filteredTarget(engine.shadowAuthenticator, this.allowList))
     const refresh = (result) => {
       const entry = this.named.get(result)
       return entry === undefined ? false : this.registry.refresh(entry)
@@ -170,6 +168,9 @@ class TrustedIssuersStage {
     const entry = iss === null ? undefined : this.registry.entry(iss)
     // The engine chose a trusted issuer before the key failed; fail closed all the same.
     if (entry === undefined) return result
+    // An issuer for introspection only (no jwks_uri): its JWTs never verify, and no key set is
+    // coming, so a 401 that says no key is known, never a 503 to retry.
+    if (entry.keyless) return result.errorCode === 'unknown_key' ? result : refused(result, 'unknown_key')
     if (entry.keys === null) return remember(this.named, refused(result, UNAVAILABLE, retryInMs(this.registry, entry)), entry)
     return remember(this.named, result, entry)
   }
