@@ -15,7 +15,7 @@ try {
 
 const { normalizeKeys, rawKeys } = require('./base/keys/normalize.js')
 const { readSigningKey } = require('./base/keys/signing-key.js')
-const { splitStore, attachStore, STORE_SEAM } = require('./base/store-seam.js')
+const { splitStore, attachStore, STORE_SEAM, revocationWriter } = require('./base/store-seam.js')
 const { renameDeprecated, warnDeprecated, renamedName } = require('./base/deprecation.js')
 const { checkKnownOptions } = require('./base/schema.js')
 const { ENGINE_CLOCK } = require('./base/engine-clock.js')
@@ -83,8 +83,20 @@ class Authenticator extends Native {
     return this.rateLimitRefillPerSec
   }
 
-  /** Revokes every token of `sub` issued before the cut-off (`options.before`: deprecated). */
+  /**
+   * Refuses the token `(options.iss, jti)` until `expiresAtSec` (docs/revocation.md); with a
+   * RevocationFeed attached, through the feed (base/store-seam.js revocationWriter).
+   */
+  revokeToken(jti, expiresAtSec, options) {
+    const writer = revocationWriter(this)
+    if (writer !== undefined) return writer.revokeToken(jti, expiresAtSec, options)
+    return super.revokeToken(jti, expiresAtSec, options)
+  }
+
+  /** Revokes every token of `sub` issued before the cut-off (`options.before`: deprecated); as revokeToken. */
   revokeSubject(sub, options) {
+    const writer = revocationWriter(this)
+    if (writer !== undefined) return writer.revokeSubject(sub, options)
     if (typeof options === 'object' && options !== null) {
       checkKnownOptions(options, 'RevokeSubjectOptions')
       options = renameDeprecated(options, 'RevokeSubjectOptions', 'options')

@@ -51,6 +51,44 @@ function splitStore(config) {
   return { config: rest, store: store === null ? undefined : store }
 }
 
+// The revocation feed each authenticator writes its revocations through (lib/store/revocations.js,
+// docs/revocation.md): once attached, both engines' revokeToken / revokeSubject (and a subclass's,
+// lib/http/engine.js) hand the call to it, and it applies the revocation here through
+// revokeLocally, then writes it to Redis. Read only by revocation calls, never by authenticate.
+const writers = new WeakMap()
+// The authenticator a writer is applying a revocation to now: its methods apply it themselves.
+let applyingLocally = null
+
+/** Makes `writer` (`revokeToken`, `revokeSubject`) take `authenticator`'s revocations. */
+function setRevocationWriter(authenticator, writer) {
+  writers.set(authenticator, writer)
+}
+
+/** Gives `authenticator` its own revocation methods back, if `writer` is still the one it writes through. */
+function clearRevocationWriter(authenticator, writer) {
+  if (writers.get(authenticator) === writer) writers.delete(authenticator)
+}
+
+/** The writer `authenticator`'s revocations go to, or undefined (none, or it is applying one locally). */
+function revocationWriter(authenticator) {
+  return authenticator === applyingLocally ? undefined : writers.get(authenticator)
+}
+
+/**
+ * `apply()` (a call of `authenticator`'s own revokeToken / revokeSubject) with the writer set
+ * aside for `authenticator`, so the call applies the revocation in its engine(s) instead of
+ * coming back to the writer. Returns what it returns; throws what it throws.
+ */
+function revokeLocally(authenticator, apply) {
+  const outer = applyingLocally
+  applyingLocally = authenticator
+  try {
+    return apply()
+  } finally {
+    applyingLocally = outer
+  }
+}
+
 /** The store `authenticator` shares its limit through, or undefined. */
 function storeOf(authenticator) {
   return stores.get(authenticator)
@@ -76,4 +114,18 @@ function attachStore(authenticator, store) {
   recordStore(authenticator, store)
 }
 
-module.exports = { STORE_WAITS, STORE_SEAM, storeSeam, checkStore, splitStore, storeOf, checkNotElsewhere, recordStore, attachStore }
+module.exports = {
+  STORE_WAITS,
+  STORE_SEAM,
+  storeSeam,
+  checkStore,
+  splitStore,
+  storeOf,
+  checkNotElsewhere,
+  recordStore,
+  attachStore,
+  setRevocationWriter,
+  clearRevocationWriter,
+  revocationWriter,
+  revokeLocally,
+}

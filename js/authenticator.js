@@ -32,7 +32,7 @@ const { ReplayCache } = require('./dpop/replay')
 // An AuthResult's dpopReplayKey, as it is written (src/dpop/replay.rs parse_replay_key).
 const REPLAY_KEY = /^[0-9a-f]{64}$/
 const { NonceKey } = require('./dpop/nonce')
-const { splitStore, attachStore, STORE_SEAM } = require('../base/store-seam')
+const { splitStore, attachStore, STORE_SEAM, revocationWriter } = require('../base/store-seam')
 const { ENGINE_CLOCK } = require('../base/engine-clock')
 const { warnDeprecated, renamedName } = require('../base/deprecation')
 
@@ -691,17 +691,24 @@ class Authenticator {
     return this.#core.verify(token, 'access')
   }
 
-  /** Refuses the token `(options.iss, jti)` until `expiresAtSec` (docs/revocation.md). */
+  /**
+   * Refuses the token `(options.iss, jti)` until `expiresAtSec` (docs/revocation.md); with a
+   * RevocationFeed attached, through the feed (base/store-seam.js revocationWriter).
+   */
   revokeToken(jti, expiresAtSec, options) {
+    const writer = revocationWriter(this)
+    if (writer !== undefined) return writer.revokeToken(jti, expiresAtSec, options)
     const core = this.#core
     core.revoke(() => core.revocations.revokeToken(jti, expiresAtSec, options, core.defaultIssuer, core.now()))
   }
 
   /**
    * Refuses the tokens of `sub` issued before `options.issuedBeforeSec`; by default every token issued up
-   * to and including the current millisecond (docs/revocation.md).
+   * to and including the current millisecond (docs/revocation.md); as revokeToken.
    */
   revokeSubject(sub, options) {
+    const writer = revocationWriter(this)
+    if (writer !== undefined) return writer.revokeSubject(sub, options)
     const core = this.#core
     core.revoke(() => core.revocations.revokeSubject(sub, options, core.defaultIssuer, core.nowMs()))
   }

@@ -21,6 +21,7 @@ const { typeError } = require('../../base/error')
 const { CallbackFence } = require('./callback-fence')
 const { RESULT_FIELDS: ALL_RESULT_FIELDS } = require('../../base/schema')
 const { fixedClockOf } = require('../../base/engine-clock')
+const { revocationWriter } = require('../../base/store-seam')
 const { withCutoff } = require('./keyed-authenticator')
 
 // Compared in shadow mode: every AuthResult field but the request id, fresh per call by design.
@@ -254,12 +255,18 @@ function mirroredClass(Base) {
       else this.#shadow.setKeys(keys, options)
       return answer
     }
+    // With a RevocationFeed attached, the feed takes the call first (base/store-seam.js) and
+    // applies it here through revokeLocally: both engines once, then Redis.
     revokeToken(jti, expiresAtSec, options) {
+      const writer = revocationWriter(this)
+      if (writer !== undefined) return writer.revokeToken(jti, expiresAtSec, options)
       const answer = super.revokeToken(jti, expiresAtSec, options)
       this.#shadow.revokeToken(jti, expiresAtSec, options)
       return answer
     }
     revokeSubject(sub, options) {
+      const writer = revocationWriter(this)
+      if (writer !== undefined) return writer.revokeSubject(sub, options)
       // The default cut-off ("the millisecond after the call", docs/revocation.md) is fixed now,
       // once, so both engines take the same one (as expressjwt's keyed engines do).
       const fixed = fixedClockOf(this)

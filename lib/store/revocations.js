@@ -29,7 +29,7 @@ const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
 const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
 const { RevocationOutbox, BATCH } = require('./revocation-outbox')
 const { KnownRevocations } = require('./known-revocations')
-const { storeSeam } = require('../../base/store-seam')
+const { storeSeam, setRevocationWriter, clearRevocationWriter, revokeLocally } = require('../../base/store-seam')
 const { revocationKeys } = require('./key-layout')
 
 // One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.
@@ -84,7 +84,7 @@ class RevocationFeed {
   #warnedClient = false
   #options
   #keys
-  #targets = [] // { authenticator, seam, revokeToken, revokeSubject } with the local (unwrapped) methods
+  #targets = [] // { authenticator, seam }
   #outbox
   #known
   #epoch = null // the marker value of the data set this feed loaded (null before start)
@@ -118,7 +118,8 @@ class RevocationFeed {
   /**
    * Applies the shared revocations to `authenticator` (either engine) and makes its
    * `revokeToken` / `revokeSubject` write through this feed: they then return a Promise of
-   * `'delivered'` / `'queued'` (the feed's own methods, below).
+   * `'delivered'` / `'queued'` (the feed's own methods, below). Nothing of the authenticator is
+   * replaced: its methods read the feed from base/store-seam.js, until close().
    */
   attach(authenticator) {
     if (!authenticator || typeof authenticator.revokeToken !== 'function' || storeSeam(authenticator) === undefined) {
@@ -126,24 +127,11 @@ class RevocationFeed {
     }
     if (this.#targets.some((t) => t.authenticator === authenticator)) return this
     if (this.#running) throw storeError('ERR_AUTH_SHIELD_ALREADY_STARTED', 'attach every Authenticator before start(), which loads the set into them')
-    const target = {
-      authenticator,
-      seam: storeSeam(authenticator),
-      revokeToken: authenticator.revokeToken.bind(authenticator),
-      revokeSubject: authenticator.revokeSubject.bind(authenticator),
-    }
+    const target = { authenticator, seam: storeSeam(authenticator) }
     this.#targets.push(target)
-    // Own, configurable properties: `detach` (close) restores the prototype's methods.
-    Object.defineProperty(authenticator, 'revokeToken', {
-      value: (jti, expiresAtSec, options) => this.revokeToken(jti, expiresAtSec, options),
-      writable: true,
-      configurable: true,
-    })
-    Object.defineProperty(authenticator, 'revokeSubject', {
-      value: (sub, options) => this.revokeSubject(sub, options),
-      writable: true,
-      configurable: true,
-    })
+    // The authenticator's revokeToken / revokeSubject now hand their calls to this feed
+    // (base/store-seam.js), which applies them locally through revokeLocally; close() ends it.
+    setRevocationWriter(authenticator, this)
     if (this.#stale && this.#options.onStale === 'closed') target.seam.setRevocationUnavailable(authenticator, true)
     return this
   }
@@ -183,7 +171,7 @@ class RevocationFeed {
    * `commandTimeoutMs` (delivered later, in order, once Redis answers).
    */
   revokeToken(jti, expiresAtSec, options) {
-    return this.#write('t', (t) => t.revokeToken(jti, expiresAtSec, options), [options?.iss ?? null, jti], expiresAtSec)
+    return this.#write('t', (a) => a.revokeToken(jti, expiresAtSec, options), [options?.iss ?? null, jti], expiresAtSec)
   }
 
   /** Revokes the tokens of `sub` issued before `options.issuedBeforeSec` (default now), everywhere; as `revokeToken`. */
@@ -191,7 +179,7 @@ class RevocationFeed {
     if (typeof options === 'object' && options !== null) options = renameDeprecated(options, 'RevokeSubjectOptions', 'options')
     const before = subjectCutoff(options)
     const local = options === undefined || options === null ? { issuedBeforeSec: before } : typeof options === 'object' ? { ...options, issuedBeforeSec: before } : options
-    return this.#write('s', (t) => t.revokeSubject(sub, local), [options?.iss ?? null, sub], before)
+    return this.#write('s', (a) => a.revokeSubject(sub, local), [options?.iss ?? null, sub], before)
   }
 
   /** Synchronous up to the queue: every refusal is a throw, before anything is written. */
@@ -211,7 +199,7 @@ class RevocationFeed {
       throw err
     }
     // Local first: validates the arguments (same errors as without a store) and enforces at once.
-    for (const target of this.#targets) applyLocally(target)
+    for (const { authenticator } of this.#targets) revokeLocally(authenticator, () => applyLocally(authenticator))
     this.#known.add(key, kind, m, score, this.#keepUntil(kind, score))
     const outcome = this.#outbox.add(key, kind, m, score, this.#options.commandTimeoutMs)
     this.#outbox.drain((batch) => this.#send(this.#commands, batch))
@@ -305,10 +293,7 @@ class RevocationFeed {
     this.#known.clear()
     await this.#closeReader()
     await this.#loop
-    for (const { authenticator } of this.#targets) {
-      delete authenticator.revokeToken
-      delete authenticator.revokeSubject
-    }
+    for (const { authenticator } of this.#targets) clearRevocationWriter(authenticator, this)
     this.#targets = []
     this.#epoch = null
     this.#closing = new Promise((resolve) => (this.#endWaits = resolve))
@@ -383,8 +368,9 @@ class RevocationFeed {
     let held = false
     for (const target of this.#targets) {
       try {
-        if (kind === 't') target.revokeToken(id, score, options)
-        else target.revokeSubject(id, { ...options, issuedBeforeSec: score })
+        const a = target.authenticator
+        if (kind === 't') revokeLocally(a, () => a.revokeToken(id, score, options))
+        else revokeLocally(a, () => a.revokeSubject(id, { ...options, issuedBeforeSec: score }))
         this.#stats.applied++
         held = true
       } catch (err) {
