@@ -30,6 +30,19 @@ function storeSeam(authenticator) {
   return seam !== null && typeof seam === 'object' ? seam : undefined
 }
 
+// What a RevocationFeed needs of an object that stands for several engines' authenticators
+// (lib/http/keyed-authenticator.js: expressjwt's engine per key) instead of being one:
+// `setRevocationUnavailable` only. Such an object is no store's: storeSeam leaves it out.
+const REVOCATION_SEAM = Symbol('auth-shield revocation seam')
+
+/** The revocation-facing functions of `authenticator` (an engine's store seam, or REVOCATION_SEAM's), or undefined. */
+function revocationSeam(authenticator) {
+  const seam = storeSeam(authenticator)
+  if (seam !== undefined || authenticator === null || typeof authenticator !== 'object') return seam
+  const own = authenticator[REVOCATION_SEAM]
+  return own !== null && typeof own === 'object' ? own : undefined
+}
+
 /** Throws a TypeError unless `store` is a store (`what` names the option). */
 function checkStore(store, what) {
   if (store === null || typeof store !== 'object' || typeof store.attach !== 'function' || typeof store.recover !== 'function') {
@@ -118,6 +131,8 @@ module.exports = {
   STORE_WAITS,
   STORE_SEAM,
   storeSeam,
+  REVOCATION_SEAM,
+  revocationSeam,
   checkStore,
   splitStore,
   storeOf,

@@ -12,6 +12,7 @@
 const { authenticatorMetrics } = require('../metrics/ledger')
 const { fixedClockOf } = require('../../base/engine-clock')
 const { defaultOf } = require('../../contract')
+const { REVOCATION_SEAM, storeSeam, revocationWriter } = require('../../base/store-seam')
 
 class KeyedAuthenticator {
   /** `base`: the decision answering requests before key selection; `decisions`: the keys' (a Map, grown by its owner). */
@@ -28,6 +29,8 @@ class KeyedAuthenticator {
     this.lastPruneSize = 0
     // setDurationMetrics' last answer, for the engines made after it (undefined: never called).
     this.durationMetrics = undefined
+    // Set by a stale RevocationFeed with onStale 'closed' (KEYED_SEAM), for the engines made after it.
+    this.revocationsUnavailable = false
   }
 
   /** Seconds since the epoch as the engines read them (to the millisecond). */
@@ -35,7 +38,11 @@ class KeyedAuthenticator {
     return this.fixedClock === null ? Date.now() / 1000 : Math.floor(this.fixedClock * 1000) / 1000
   }
 
+  // With a RevocationFeed attached, the feed takes the call first (base/store-seam.js) and
+  // applies it here through revokeLocally: every engine and the log, then Redis.
   revokeToken(jti, expiresAtSec, options) {
+    const writer = revocationWriter(this)
+    if (writer !== undefined) return writer.revokeToken(jti, expiresAtSec, options)
     // The base engine checks the arguments and the maxRevocations bound first: a refused
     // revocation throws before any engine or the log takes it.
     const answer = this.base.revokeToken(jti, expiresAtSec, options)
@@ -50,6 +57,8 @@ class KeyedAuthenticator {
   }
 
   revokeSubject(sub, options) {
+    const writer = revocationWriter(this)
+    if (writer !== undefined) return writer.revokeSubject(sub, options)
     // The default cut-off ("the millisecond after the call", docs/revocation.md) is fixed now,
     // once, so an engine made later replays this call's cut-off, not its own moment's.
     const args = [sub, copyOf(withCutoff(options, this.nowSec()))]
@@ -79,6 +88,7 @@ class KeyedAuthenticator {
   replayOnto(authenticator) {
     for (const [method, args] of this.log.values()) authenticator[method](...args)
     if (this.durationMetrics !== undefined) authenticator.setDurationMetrics(this.durationMetrics)
+    if (this.revocationsUnavailable) storeSeam(authenticator).setRevocationUnavailable(authenticator, true)
   }
 
   /** The duration histogram (docs/observability.md) on or off in every key's engine, those made later too. */
@@ -152,7 +162,23 @@ class KeyedAuthenticator {
   get certificateBoundTokens() {
     return this.base.certificateBoundTokens
   }
+
+  /** What a RevocationFeed attached to this authenticator calls (base/store-seam.js revocationSeam). */
+  get [REVOCATION_SEAM]() {
+    return KEYED_SEAM
+  }
 }
+
+const KEYED_SEAM = Object.freeze({
+  /** revocationUnavailable in every key's engine, those made later too. */
+  setRevocationUnavailable(keyed, unavailable) {
+    if (typeof unavailable !== 'boolean') throw new TypeError('unavailable must be a boolean')
+    keyed.revocationsUnavailable = unavailable
+    for (const authenticator of [keyed.base, ...[...keyed.decisions.values()].map((d) => d.engine.authenticator)]) {
+      storeSeam(authenticator).setRevocationUnavailable(authenticator, unavailable)
+    }
+  },
+})
 
 function copyOf(options) {
   return options !== null && typeof options === 'object' ? { ...options } : options

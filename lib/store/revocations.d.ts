@@ -89,7 +89,7 @@ export declare class RevocationFeed {
   /** Loads the current set, then follows the stream in the background. */
   start(): Promise<void>
   /**
-   * Stops following, closes the feed's own connection and restores the attached methods. What
+   * Stops following, closes the feed's own connection and ends the attached methods' write-through. What
    * is still queued gets one more `commandTimeoutMs`, then is dropped (`stats().undelivered`).
    */
   close(): Promise<void>

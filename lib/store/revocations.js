@@ -29,7 +29,7 @@ const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
 const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
 const { RevocationOutbox, BATCH } = require('./revocation-outbox')
 const { KnownRevocations } = require('./known-revocations')
-const { storeSeam, setRevocationWriter, clearRevocationWriter, revokeLocally } = require('../../base/store-seam')
+const { revocationSeam, setRevocationWriter, clearRevocationWriter, revokeLocally } = require('../../base/store-seam')
 const { revocationKeys } = require('./key-layout')
 
 // One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.
@@ -116,18 +116,19 @@ class RevocationFeed {
   }
 
   /**
-   * Applies the shared revocations to `authenticator` (either engine) and makes its
+   * Applies the shared revocations to `authenticator` (either engine; an `expressjwt`
+   * middleware's with a secret getter: every key's engine, those made later too) and makes its
    * `revokeToken` / `revokeSubject` write through this feed: they then return a Promise of
    * `'delivered'` / `'queued'` (the feed's own methods, below). Nothing of the authenticator is
    * replaced: its methods read the feed from base/store-seam.js, until close().
    */
   attach(authenticator) {
-    if (!authenticator || typeof authenticator.revokeToken !== 'function' || storeSeam(authenticator) === undefined) {
-      throw typeError('attach needs an auth-shield Authenticator (native or auth-shield/js)')
+    if (!authenticator || typeof authenticator.revokeToken !== 'function' || revocationSeam(authenticator) === undefined) {
+      throw typeError('attach needs an auth-shield Authenticator (native or auth-shield/js, or a middleware\'s `authenticator`)')
     }
     if (this.#targets.some((t) => t.authenticator === authenticator)) return this
     if (this.#running) throw storeError('ERR_AUTH_SHIELD_ALREADY_STARTED', 'attach every Authenticator before start(), which loads the set into them')
-    const target = { authenticator, seam: storeSeam(authenticator) }
+    const target = { authenticator, seam: revocationSeam(authenticator) }
     this.#targets.push(target)
     // The authenticator's revokeToken / revokeSubject now hand their calls to this feed
     // (base/store-seam.js), which applies them locally through revokeLocally; close() ends it.
