@@ -30,17 +30,17 @@ function storeSeam(authenticator) {
   return seam !== null && typeof seam === 'object' ? seam : undefined
 }
 
-// What a RevocationFeed needs of an object that stands for several engines' authenticators
-// (lib/http/keyed-authenticator.js: expressjwt's engine per key) instead of being one:
-// `setRevocationUnavailable` only. Such an object is no store's: storeSeam leaves it out.
+// What a RevocationFeed needs of an authenticator that speaks for several engines
+// (lib/http/engine.js: the served and the shadow engine; lib/http/keyed-authenticator.js:
+// expressjwt's engine per key): `setRevocationUnavailable`, reaching all of them. Taken before
+// the engine's own store seam, which reaches one engine; storeSeam (the stores') ignores it.
 const REVOCATION_SEAM = Symbol('auth-shield revocation seam')
 
-/** The revocation-facing functions of `authenticator` (an engine's store seam, or REVOCATION_SEAM's), or undefined. */
+/** The revocation-facing functions of `authenticator` (REVOCATION_SEAM's, else its engine's store seam), or undefined. */
 function revocationSeam(authenticator) {
-  const seam = storeSeam(authenticator)
-  if (seam !== undefined || authenticator === null || typeof authenticator !== 'object') return seam
+  if (authenticator === null || typeof authenticator !== 'object') return undefined
   const own = authenticator[REVOCATION_SEAM]
-  return own !== null && typeof own === 'object' ? own : undefined
+  return own !== null && typeof own === 'object' ? own : storeSeam(authenticator)
 }
 
 /** Throws a TypeError unless `store` is a store (`what` names the option). */

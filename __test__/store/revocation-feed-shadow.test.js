@@ -110,5 +110,33 @@ describe('a revocation feed on a shadow-mode middleware', { skip: redisSkip() },
         await Promise.all(clients.map((c) => c.quit().catch(() => {})))
       }
     })
+
+    test(`served ${served}: a stale feed with onStale 'closed' refuses in both engines (503, 0 mismatches; was: every request a mismatch)`, async () => {
+      const lost = await startRedis()
+      const client = await connect(lost)
+      const shield = authShield(CONFIG, { engine: served, shadow: true })
+      const app = express()
+      app.use('/api', shield, (req, res) => res.json({ sub: req.user.userId }))
+      const server = await listen(http.createServer(app))
+      const feed = new RevocationFeed(client, { prefix: `stale:${served}`, onStale: 'closed', maxRevocationLagMs: 200, commandTimeoutMs: 100, onError() {} }).attach(shield.authenticator)
+      try {
+        await feed.start()
+        const t = rawToken({ alg: 'HS256', typ: 'JWT' }, { jti: 'j', sub: 'u', iat: now() - 10, exp: now() + 600, type: 'access' }, SECRET)
+        assert.equal((await get(`${server.base}/api`, bearer(t))).status, 200)
+        await lost.kill()
+        await eventually(() => feed.stale, 5000, 'the feed stale')
+        const res = await get(`${server.base}/api`, bearer(t))
+        assert.equal(res.status, 503)
+        assert.equal(res.json.code, 'revocation_unavailable')
+        assert.equal(shield.decision.engine.shadowAuthenticator.revocationUnavailable, true)
+        assert.deepEqual(shield.stats().mismatchesByField, {})
+        assert.equal(shield.stats().mismatches, 0)
+      } finally {
+        await feed.close()
+        await server.close()
+        await client.disconnect().catch(() => {})
+        await lost.stop().catch(() => {})
+      }
+    })
   }
 })

@@ -21,7 +21,7 @@ const { typeError } = require('../../base/error')
 const { CallbackFence } = require('./callback-fence')
 const { RESULT_FIELDS: ALL_RESULT_FIELDS } = require('../../base/schema')
 const { fixedClockOf } = require('../../base/engine-clock')
-const { revocationWriter } = require('../../base/store-seam')
+const { revocationWriter, revocationSeam, storeSeam, REVOCATION_SEAM } = require('../../base/store-seam')
 const { withCutoff } = require('./keyed-authenticator')
 
 // Compared in shadow mode: every AuthResult field but the request id, fresh per call by design.
@@ -243,6 +243,16 @@ const MIRRORED = new Map()
 function mirroredClass(Base) {
   let Mirrored = MIRRORED.get(Base)
   if (Mirrored !== undefined) return Mirrored
+  let shadowOf
+  // A stale RevocationFeed with onStale 'closed' (base/store-seam.js revocationSeam) refuses in
+  // both engines: told to the served one only, every request was a mismatch while stale.
+  const revocations = Object.freeze({
+    setRevocationUnavailable(authenticator, unavailable) {
+      storeSeam(authenticator).setRevocationUnavailable(authenticator, unavailable)
+      const shadow = shadowOf(authenticator)
+      revocationSeam(shadow).setRevocationUnavailable(shadow, unavailable)
+    },
+  })
   Mirrored = class ShadowedAuthenticator extends Base {
     #shadow
     constructor(config, shadow) {
@@ -283,6 +293,12 @@ function mirroredClass(Base) {
       const released = super.releaseDpopProof(replayKey)
       this.#shadow.releaseDpopProof(replayKey)
       return released
+    }
+    get [REVOCATION_SEAM]() {
+      return revocations
+    }
+    static {
+      shadowOf = (authenticator) => authenticator.#shadow
     }
   }
   MIRRORED.set(Base, Mirrored)

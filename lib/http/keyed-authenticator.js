@@ -12,7 +12,7 @@
 const { authenticatorMetrics } = require('../metrics/ledger')
 const { fixedClockOf } = require('../../base/engine-clock')
 const { defaultOf } = require('../../contract')
-const { REVOCATION_SEAM, storeSeam, revocationWriter } = require('../../base/store-seam')
+const { REVOCATION_SEAM, revocationSeam, revocationWriter } = require('../../base/store-seam')
 
 class KeyedAuthenticator {
   /** `base`: the decision answering requests before key selection; `decisions`: the keys' (a Map, grown by its owner). */
@@ -88,7 +88,7 @@ class KeyedAuthenticator {
   replayOnto(authenticator) {
     for (const [method, args] of this.log.values()) authenticator[method](...args)
     if (this.durationMetrics !== undefined) authenticator.setDurationMetrics(this.durationMetrics)
-    if (this.revocationsUnavailable) storeSeam(authenticator).setRevocationUnavailable(authenticator, true)
+    if (this.revocationsUnavailable) revocationSeam(authenticator).setRevocationUnavailable(authenticator, true)
   }
 
   /** The duration histogram (docs/observability.md) on or off in every key's engine, those made later too. */
@@ -175,7 +175,8 @@ const KEYED_SEAM = Object.freeze({
     if (typeof unavailable !== 'boolean') throw new TypeError('unavailable must be a boolean')
     keyed.revocationsUnavailable = unavailable
     for (const authenticator of [keyed.base, ...[...keyed.decisions.values()].map((d) => d.engine.authenticator)]) {
-      storeSeam(authenticator).setRevocationUnavailable(authenticator, unavailable)
+      // A key's engine in shadow mode: both engines (lib/http/engine.js).
+      revocationSeam(authenticator).setRevocationUnavailable(authenticator, unavailable)
     }
   },
 })
