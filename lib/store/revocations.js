@@ -29,7 +29,7 @@ const { idLess, streamEntries, fieldsOf } = require('./stream-replies')
 const { WRITE, SNAPSHOT, CHECK } = require('./revocation-scripts')
 const { RevocationOutbox, BATCH } = require('./revocation-outbox')
 const { KnownRevocations } = require('./known-revocations')
-const { revocationSeam, setRevocationWriter, clearRevocationWriter, revokeLocally } = require('../../base/store-seam')
+const { revocationSeam, setRevocationWriter, clearRevocationWriter, revocationWriter, revokeLocally } = require('../../base/store-seam')
 const { revocationKeys } = require('./key-layout')
 
 // One day: the largest clockToleranceSec, so no process still accepts a token whose entry went.
@@ -128,6 +128,11 @@ class RevocationFeed {
     }
     if (this.#targets.some((t) => t.authenticator === authenticator)) return this
     if (this.#running) throw storeError('ERR_AUTH_SHIELD_ALREADY_STARTED', 'attach every Authenticator before start(), which loads the set into them')
+    // Its revokeToken / revokeSubject write through one feed: a second would take them from the
+    // first without a word (the app's own revocations reaching one data set only).
+    if (revocationWriter(authenticator) !== undefined) {
+      throw storeError('ERR_AUTH_SHIELD_ALREADY_ATTACHED', 'this Authenticator is attached to another RevocationFeed: close() that one first (one feed per Authenticator)')
+    }
     const target = { authenticator, seam: revocationSeam(authenticator) }
     this.#targets.push(target)
     // The authenticator's revokeToken / revokeSubject now hand their calls to this feed
